@@ -1,0 +1,1 @@
+"""Lamina's Python-defined dialects."""

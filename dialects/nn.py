@@ -1,0 +1,993 @@
+"""The `nn` dialect: tensor operators with value semantics.
+
+Ops work on ranked, statically shaped tensors of f32, f16 and bf16 (i1 where
+stated) and follow NumPy's broadcasting. Each op states its type rule
+(`infer_type`), its extra checks (`verify`) and its meaning on NumPy arrays
+(`reference`). Ops are grouped in categories by base class (unary elementwise,
+binary elementwise, reduction, normalisation, data movement), which is what
+passes and lowerings dispatch on. Composite ops (`gelu`, `silu`, `softmax`,
+`log_softmax`, `layer_norm`, `rms_norm`, `attention`) derive from
+`CompositeOp`.
+
+Ops print and parse in MLIR's generic form:
+
+    %y = "nn.softmax"(%x) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+"""
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
+                    Result, TensorType, Variadic, VerifyError)
+
+try:
+    import ml_dtypes
+    _BF16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    _BF16 = None
+
+
+class NN(Dialect, name="nn"):
+    """Lamina's operator-level dialect."""
+
+
+NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": _BF16, "f64": np.float64,
+                "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+                "i64": np.int64}
+
+
+def numpy_dtype(dtype: str):
+    """The NumPy dtype of an element type name (`bf16` is ml_dtypes.bfloat16)."""
+    return np.dtype(NUMPY_DTYPES[dtype])
+
+
+def _compute(x: np.ndarray) -> np.ndarray:
+    """Arrays are computed on in at least f32 (f16/bf16 references round
+    once, at the end)."""
+    if x.dtype == np.bool_ or x.dtype == np.float64:
+        return x
+    return x.astype(np.float32)
+
+
+def _normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise VerifyError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's broadcast rule; raises VerifyError naming the shapes."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise VerifyError("operands are not broadcast-compatible: "
+                              + " vs ".join("x".join(map(str, s)) or "scalar" for s in shapes))
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _same_dtype(*types: TensorType) -> str:
+    dtypes = [t.dtype for t in types]
+    if len(set(dtypes)) > 1:
+        raise VerifyError("element types differ: " + " vs ".join(dtypes))
+    return dtypes[0]
+
+
+def _check_array(name: str, values, length: int, minimum: Optional[int] = None):
+    if len(values) != length:
+        raise VerifyError(f"'{name}' must have {length} elements, got {len(values)}")
+    if minimum is not None and any(v < minimum for v in values):
+        raise VerifyError(f"'{name}' values must be >= {minimum}, got {list(values)}")
+
+
+# ---------------------------------------------------------------------------
+# Unary elementwise.
+
+
+class UnaryElementwiseOp(NN.Operation):
+    """Base of ops applied to each element; the result type is the operand's."""
+
+    x: Operand
+    result: Result
+
+    def infer_type(self, x):
+        return x
+
+    def reference(self, x):
+        return self.compute(_compute(x)).astype(x.dtype)
+
+    def compute(self, x):
+        raise NotImplementedError
+
+
+class NegOp(UnaryElementwiseOp, name="neg"):
+    """Negation: `-x`.
+
+    Example: %y = "nn.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return -x
+
+
+class AbsOp(UnaryElementwiseOp, name="abs"):
+    """Absolute value: `|x|`.
+
+    Example: %y = "nn.abs"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.abs(x)
+
+
+class ExpOp(UnaryElementwiseOp, name="exp"):
+    """Natural exponential: `e^x`.
+
+    Example: %y = "nn.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.exp(x)
+
+
+class LogOp(UnaryElementwiseOp, name="log"):
+    """Natural logarithm.
+
+    Example: %y = "nn.log"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.log(x)
+
+
+class SqrtOp(UnaryElementwiseOp, name="sqrt"):
+    """Square root.
+
+    Example: %y = "nn.sqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.sqrt(x)
+
+
+class RsqrtOp(UnaryElementwiseOp, name="rsqrt"):
+    """Reciprocal square root: `1 / sqrt(x)`.
+
+    Example: %y = "nn.rsqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return 1.0 / np.sqrt(x)
+
+
+class TanhOp(UnaryElementwiseOp, name="tanh"):
+    """Hyperbolic tangent.
+
+    Example: %y = "nn.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.tanh(x)
+
+
+class SigmoidOp(UnaryElementwiseOp, name="sigmoid"):
+    """Logistic sigmoid: `1 / (1 + e^-x)`.
+
+    Example: %y = "nn.sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+class ReluOp(UnaryElementwiseOp, name="relu"):
+    """Rectified linear unit: `max(x, 0)`.
+
+    Example: %y = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return np.maximum(x, 0)
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+class ErfOp(UnaryElementwiseOp, name="erf"):
+    """Gauss error function.
+
+    Example: %y = "nn.erf"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return _erf(x)
+
+
+class CompositeOp(NN.Operation):
+    """Base of ops that have a decomposition into primitive nn ops, so that
+    fusion can see inside them."""
+
+
+class SiluOp(UnaryElementwiseOp, CompositeOp, name="silu"):
+    """Sigmoid-weighted linear unit: `x * sigmoid(x)`.
+
+    Example: %y = "nn.silu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, x):
+        return x / (1.0 + np.exp(-x))
+
+
+class GeluOp(UnaryElementwiseOp, CompositeOp, name="gelu"):
+    """Gaussian error linear unit, exact (`approximate = "none"`) or with the
+    tanh approximation.
+
+    Example: %y = "nn.gelu"(%x) {approximate = "tanh"} : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    approximate: EnumAttr("none", "tanh") = "none"
+
+    def compute(self, x):
+        if self.approximate == "tanh":
+            return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+# ---------------------------------------------------------------------------
+# Binary elementwise with broadcasting.
+
+
+class BinaryElementwiseOp(NN.Operation):
+    """Base of elementwise ops on two operands with NumPy broadcasting; the
+    result has the broadcast shape and the operands' element type."""
+
+    lhs: Operand
+    rhs: Operand
+    result: Result
+
+    def infer_type(self, lhs, rhs):
+        dtype = _same_dtype(lhs, rhs)
+        return TensorType(broadcast_shapes(lhs.shape, rhs.shape), self.result_dtype(dtype))
+
+    def result_dtype(self, dtype: str) -> str:
+        return dtype
+
+    def reference(self, lhs, rhs):
+        out = self.compute(_compute(lhs), _compute(rhs))
+        return out.astype(numpy_dtype(self.result_dtype(_dtype_name(lhs.dtype))))
+
+    def compute(self, lhs, rhs):
+        raise NotImplementedError
+
+
+def _dtype_name(dtype) -> str:
+    for name, np_type in NUMPY_DTYPES.items():
+        if np_type is not None and np.dtype(np_type) == dtype:
+            return name
+    raise ValueError(f"no element type for {dtype}")
+
+
+class AddOp(BinaryElementwiseOp, name="add"):
+    """Addition with broadcasting.
+
+    Example: %z = "nn.add"(%x, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return lhs + rhs
+
+
+class SubOp(BinaryElementwiseOp, name="sub"):
+    """Subtraction with broadcasting.
+
+    Example: %z = "nn.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return lhs - rhs
+
+
+class MulOp(BinaryElementwiseOp, name="mul"):
+    """Multiplication with broadcasting.
+
+    Example: %z = "nn.mul"(%x, %y) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return lhs * rhs
+
+
+class DivOp(BinaryElementwiseOp, name="div"):
+    """Division with broadcasting.
+
+    Example: %z = "nn.div"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return lhs / rhs
+
+
+class MaximumOp(BinaryElementwiseOp, name="maximum"):
+    """Elementwise maximum with broadcasting (NaN propagates).
+
+    Example: %z = "nn.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return np.maximum(lhs, rhs)
+
+
+class MinimumOp(BinaryElementwiseOp, name="minimum"):
+    """Elementwise minimum with broadcasting (NaN propagates).
+
+    Example: %z = "nn.minimum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return np.minimum(lhs, rhs)
+
+
+class PowOp(BinaryElementwiseOp, name="pow"):
+    """Power `lhs ^ rhs` with broadcasting.
+
+    Example: %z = "nn.pow"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def compute(self, lhs, rhs):
+        return np.power(lhs, rhs)
+
+
+class CompareOp(BinaryElementwiseOp, name="compare"):
+    """Elementwise comparison with broadcasting; the result is an i1 tensor.
+
+    Example: %m = "nn.compare"(%x, %y) {predicate = "lt"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    """
+
+    predicate: EnumAttr("eq", "ne", "lt", "le", "gt", "ge")
+
+    def result_dtype(self, dtype):
+        return "i1"
+
+    def compute(self, lhs, rhs):
+        return {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                "gt": np.greater, "ge": np.greater_equal}[self.predicate](lhs, rhs)
+
+
+class SelectOp(NN.Operation, name="select"):
+    """Elementwise choice `cond ? a : b`, broadcasting all three operands.
+
+    Example: %z = "nn.select"(%m, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    cond: Operand
+    lhs: Operand
+    rhs: Operand
+    result: Result
+    element_types = ("f32", "f16", "bf16", "i1")
+
+    def infer_type(self, cond, lhs, rhs):
+        if cond.dtype != "i1":
+            raise VerifyError(f"condition must be an i1 tensor, got {cond}")
+        dtype = _same_dtype(lhs, rhs)
+        return TensorType(broadcast_shapes(cond.shape, lhs.shape, rhs.shape), dtype)
+
+    def reference(self, cond, lhs, rhs):
+        return np.where(cond, lhs, rhs).astype(lhs.dtype)
+
+
+class CastOp(NN.Operation, name="cast"):
+    """Element type conversion; the target type is the result type.
+    Float to i1 is `x != 0`; i1 to float gives 0 or 1.
+
+    Example: %y = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+    """
+
+    x: Operand
+    result: Result
+    element_types = ("f32", "f16", "bf16", "i1")
+    explicit_result_type = True
+
+    def infer_type(self, x):
+        target = self.result_type
+        if target.dtype not in self.element_types:
+            raise VerifyError(f"cannot cast to element type {target.dtype}")
+        if target.shape != x.shape:
+            raise VerifyError(f"cast changes the shape: {x} to {target}")
+        return target
+
+    def reference(self, x):
+        target = numpy_dtype(self.result_type.dtype)
+        if target == np.bool_:
+            return _compute(x) != 0
+        return _compute(x).astype(target)
+
+
+# ---------------------------------------------------------------------------
+# Contractions and windows.
+
+
+class MatmulOp(NN.Operation, name="matmul"):
+    """Matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`; batch dims
+    broadcast.
+
+    Example: %c = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    """
+
+    lhs: Operand
+    rhs: Operand
+    result: Result
+
+    def infer_type(self, lhs, rhs):
+        dtype = _same_dtype(lhs, rhs)
+        if lhs.rank < 2 or rhs.rank < 2:
+            raise VerifyError(f"matmul operands must have rank >= 2, got {lhs} and {rhs}")
+        if lhs.shape[-1] != rhs.shape[-2]:
+            raise VerifyError(
+                f"matmul contraction dims differ: {lhs.shape[-1]} vs {rhs.shape[-2]}")
+        try:
+            batch = broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
+        except VerifyError:
+            raise VerifyError(f"matmul batch dims are not broadcast-compatible: "
+                              f"{list(lhs.shape[:-2])} vs {list(rhs.shape[:-2])}") from None
+        return TensorType(batch + (lhs.shape[-2], rhs.shape[-1]), dtype)
+
+    def reference(self, lhs, rhs):
+        return np.matmul(_compute(lhs), _compute(rhs)).astype(lhs.dtype)
+
+
+def _window_out(size: int, kernel: int, stride: int, dilation: int, pad: int) -> int:
+    return (size + pad - dilation * (kernel - 1) - 1) // stride + 1
+
+
+class Conv2dOp(NN.Operation, name="conv2d"):
+    """2-D convolution (cross-correlation), NCHW input, OIHW weights, with
+    optional bias `[O]`, strides, padding (top, left, bottom, right),
+    dilations and groups.
+
+    Example: %y = "nn.conv2d"(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+    """
+
+    x: Operand
+    weight: Operand
+    bias: Optional[Operand]
+    result: Result
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0, 0, 0)
+    dilations: I64ArrayAttr = (1, 1)
+    groups: IntAttr = 1
+
+    def verify(self, x, weight, bias):
+        _check_array("strides", self.strides, 2, 1)
+        _check_array("padding", self.padding, 4, 0)
+        _check_array("dilations", self.dilations, 2, 1)
+        if self.groups < 1:
+            raise VerifyError(f"'groups' must be >= 1, got {self.groups}")
+
+    def infer_type(self, x, weight, bias):
+        dtype = _same_dtype(*[t for t in (x, weight, bias) if t is not None])
+        if x.rank != 4:
+            raise VerifyError(f"conv2d input must be NCHW (rank 4), got {x}")
+        if weight.rank != 4:
+            raise VerifyError(f"conv2d weight must be OIHW (rank 4), got {weight}")
+        n, c, h, w = x.shape
+        o, ci, kh, kw = weight.shape
+        if c % self.groups or o % self.groups:
+            raise VerifyError(f"conv2d channels ({c} in, {o} out) are not divisible by "
+                              f"groups = {self.groups}")
+        if ci * self.groups != c:
+            raise VerifyError(f"conv2d input channels differ: input has {c}, weight expects "
+                              f"{ci} x {self.groups} groups")
+        if bias is not None and bias.shape != (o,):
+            raise VerifyError(f"conv2d bias must have shape [{o}], got {bias}")
+        top, left, bottom, right = self.padding
+        oh = _window_out(h, kh, self.strides[0], self.dilations[0], top + bottom)
+        ow = _window_out(w, kw, self.strides[1], self.dilations[1], left + right)
+        if oh < 1 or ow < 1:
+            raise VerifyError(f"conv2d kernel {kh}x{kw} does not fit the padded input {h}x{w}")
+        return TensorType((n, o, oh, ow), dtype)
+
+    def reference(self, x, weight, bias):
+        dtype = x.dtype
+        x, weight = _compute(x), _compute(weight)
+        top, left, bottom, right = self.padding
+        xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+        out_shape = self.infer_type(*[TensorType(a.shape, "f32") for a in (x, weight)], None).shape
+        n, o, oh, ow = out_shape
+        _, ci, kh, kw = weight.shape
+        sh, sw = self.strides
+        dh, dw = self.dilations
+        g = self.groups
+        out = np.zeros(out_shape, np.float32)
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                           j * dw: j * dw + sw * (ow - 1) + 1: sw]
+                patch = patch.reshape(n, g, ci, oh, ow)
+                wk = weight[:, :, i, j].reshape(g, o // g, ci)
+                out += np.einsum("ngchw,goc->ngohw", patch, wk).reshape(n, o, oh, ow)
+        if bias is not None:
+            out += _compute(bias)[None, :, None, None]
+        return out.astype(dtype)
+
+
+class Pool2dOp(NN.Operation):
+    """Base of 2-D pooling over NCHW input with `kernel`, `strides` and
+    `padding` (top, left, bottom, right)."""
+
+    x: Operand
+    result: Result
+    kernel: I64ArrayAttr
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0, 0, 0)
+
+    def verify(self, x):
+        _check_array("kernel", self.kernel, 2, 1)
+        _check_array("strides", self.strides, 2, 1)
+        _check_array("padding", self.padding, 4, 0)
+
+    def infer_type(self, x):
+        if x.rank != 4:
+            raise VerifyError(f"pooling input must be NCHW (rank 4), got {x}")
+        n, c, h, w = x.shape
+        top, left, bottom, right = self.padding
+        kh, kw = self.kernel
+        oh = _window_out(h, kh, self.strides[0], 1, top + bottom)
+        ow = _window_out(w, kw, self.strides[1], 1, left + right)
+        if oh < 1 or ow < 1:
+            raise VerifyError(f"pooling window {kh}x{kw} does not fit the padded input {h}x{w}")
+        return TensorType((n, c, oh, ow), x.dtype)
+
+    def windows(self, x, pad_value):
+        top, left, bottom, right = self.padding
+        xp = np.pad(_compute(x), ((0, 0), (0, 0), (top, bottom), (left, right)),
+                    constant_values=pad_value)
+        _, _, oh, ow = self.infer_type(TensorType(x.shape, "f32")).shape
+        sh, sw = self.strides
+        kh, kw = self.kernel
+        return [xp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+                for i in range(kh) for j in range(kw)]
+
+
+class MaxPool2dOp(Pool2dOp, name="max_pool2d"):
+    """2-D max pooling; padding never wins the max.
+
+    Example: %y = "nn.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+    """
+
+    def reference(self, x):
+        return np.maximum.reduce(self.windows(x, -np.inf)).astype(x.dtype)
+
+
+class AvgPool2dOp(Pool2dOp, name="avg_pool2d"):
+    """2-D average pooling; the divisor is the full window size (padding
+    counts as zeros).
+
+    Example: %y = "nn.avg_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+    """
+
+    def reference(self, x):
+        windows = self.windows(x, 0.0)
+        return (np.add.reduce(windows) / len(windows)).astype(x.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Reductions.
+
+
+class ReductionOp(NN.Operation):
+    """Base of reductions over `axes` (negative allowed); `keepdims` keeps
+    the reduced dims as size 1."""
+
+    x: Operand
+    result: Result
+    axes: I64ArrayAttr
+    keepdims: BoolAttr = False
+
+    def normalized_axes(self, rank: int) -> tuple[int, ...]:
+        axes = tuple(_normalize_axis(a, rank, "reduction axis") for a in self.axes)
+        if len(set(axes)) != len(axes):
+            raise VerifyError(f"reduction axes repeat: {list(self.axes)}")
+        return tuple(sorted(axes))
+
+    def infer_type(self, x):
+        if not self.axes:
+            raise VerifyError("reduction needs at least one axis")
+        axes = self.normalized_axes(x.rank)
+        if self.keepdims:
+            shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+        else:
+            shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return x.with_shape(shape)
+
+    def reference(self, x):
+        axes = self.normalized_axes(x.ndim)
+        return self.compute(_compute(x), axes).astype(x.dtype)
+
+
+class ReduceSumOp(ReductionOp, name="reduce_sum"):
+    """Sum over axes.
+
+    Example: %s = "nn.reduce_sum"(%x) {axes = array<i64: -1>} : (tensor<2x8xf32>) -> tensor<2xf32>
+    """
+
+    def compute(self, x, axes):
+        return np.sum(x, axis=axes, keepdims=self.keepdims)
+
+
+class ReduceMaxOp(ReductionOp, name="reduce_max"):
+    """Maximum over axes.
+
+    Example: %s = "nn.reduce_max"(%x) {axes = array<i64: 0>, keepdims = true} : (tensor<2x8xf32>) -> tensor<1x8xf32>
+    """
+
+    def compute(self, x, axes):
+        return np.max(x, axis=axes, keepdims=self.keepdims)
+
+
+class ReduceMinOp(ReductionOp, name="reduce_min"):
+    """Minimum over axes.
+
+    Example: %s = "nn.reduce_min"(%x) {axes = array<i64: 1>} : (tensor<2x8xf32>) -> tensor<2xf32>
+    """
+
+    def compute(self, x, axes):
+        return np.min(x, axis=axes, keepdims=self.keepdims)
+
+
+class ReduceMeanOp(ReductionOp, name="reduce_mean"):
+    """Arithmetic mean over axes.
+
+    Example: %s = "nn.reduce_mean"(%x) {axes = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<f32>
+    """
+
+    def compute(self, x, axes):
+        return np.mean(x, axis=axes, keepdims=self.keepdims)
+
+
+# ---------------------------------------------------------------------------
+# Normalisations and attention (composite).
+
+
+class SoftmaxOp(CompositeOp, name="softmax"):
+    """Softmax along `axis`, computed stably (the max is subtracted first).
+
+    Example: %y = "nn.softmax"(%x) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    """
+
+    x: Operand
+    result: Result
+    axis: IntAttr = -1
+
+    def infer_type(self, x):
+        _normalize_axis(self.axis, x.rank)
+        return x
+
+    def reference(self, x):
+        z = _compute(x)
+        z = z - np.max(z, axis=self.axis, keepdims=True)
+        e = np.exp(z)
+        return (e / np.sum(e, axis=self.axis, keepdims=True)).astype(x.dtype)
+
+
+class LogSoftmaxOp(CompositeOp, name="log_softmax"):
+    """Logarithm of the softmax along `axis`, computed stably.
+
+    Example: %y = "nn.log_softmax"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    """
+
+    x: Operand
+    result: Result
+    axis: IntAttr = -1
+
+    def infer_type(self, x):
+        _normalize_axis(self.axis, x.rank)
+        return x
+
+    def reference(self, x):
+        z = _compute(x)
+        z = z - np.max(z, axis=self.axis, keepdims=True)
+        return (z - np.log(np.sum(np.exp(z), axis=self.axis, keepdims=True))).astype(x.dtype)
+
+
+class NormalizationOp(CompositeOp):
+    """Base of normalisations over the dims `axis .. rank-1`; the scale (and
+    shift) operands are shaped like those dims."""
+
+    axis: IntAttr = -1
+    epsilon: FloatAttr = 1e-5
+
+    def normalized_dims(self, x: TensorType) -> tuple[int, ...]:
+        axis = _normalize_axis(self.axis, x.rank)
+        return tuple(range(axis, x.rank))
+
+    def check_param(self, what: str, x: TensorType, param: TensorType):
+        dims = self.normalized_dims(x)
+        expected = tuple(x.shape[d] for d in dims)
+        if param.shape != expected:
+            raise VerifyError(f"{what} must have shape [{'x'.join(map(str, expected))}] "
+                              f"(the normalised dims), got {param}")
+
+    def verify(self, x, *params):
+        if self.epsilon < 0:
+            raise VerifyError(f"'epsilon' must be >= 0, got {self.epsilon}")
+
+
+class LayerNormOp(NormalizationOp, name="layer_norm"):
+    """Layer normalisation: `(x - mean) / sqrt(var + epsilon) * gamma + beta`
+    over the dims `axis .. rank-1`.
+
+    Example: %y = "nn.layer_norm"(%x, %g, %b) {epsilon = 1.0e-05 : f32} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    """
+
+    x: Operand
+    gamma: Operand
+    beta: Operand
+    result: Result
+
+    def infer_type(self, x, gamma, beta):
+        _same_dtype(x, gamma, beta)
+        self.check_param("gamma", x, gamma)
+        self.check_param("beta", x, beta)
+        return x
+
+    def reference(self, x, gamma, beta):
+        dims = self.normalized_dims(TensorType(x.shape, "f32"))
+        z = _compute(x)
+        mean = np.mean(z, axis=dims, keepdims=True)
+        var = np.mean((z - mean) ** 2, axis=dims, keepdims=True)
+        y = (z - mean) / np.sqrt(var + np.float32(self.epsilon))
+        return (y * _compute(gamma) + _compute(beta)).astype(x.dtype)
+
+
+class RmsNormOp(NormalizationOp, name="rms_norm"):
+    """Root-mean-square normalisation: `x / sqrt(mean(x^2) + epsilon) * gamma`
+    over the dims `axis .. rank-1`.
+
+    Example: %y = "nn.rms_norm"(%x, %g) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    """
+
+    x: Operand
+    gamma: Operand
+    result: Result
+
+    def infer_type(self, x, gamma):
+        _same_dtype(x, gamma)
+        self.check_param("gamma", x, gamma)
+        return x
+
+    def reference(self, x, gamma):
+        dims = self.normalized_dims(TensorType(x.shape, "f32"))
+        z = _compute(x)
+        ms = np.mean(z * z, axis=dims, keepdims=True)
+        return (z / np.sqrt(ms + np.float32(self.epsilon)) * _compute(gamma)).astype(x.dtype)
+
+
+class AttentionOp(CompositeOp, name="attention"):
+    """Scaled dot-product attention `softmax(q k^T * scale + mask) v` with
+    `q [..., Sq, D]`, `k [..., Sk, D]`, `v [..., Sk, Dv]` and result
+    `[..., Sq, Dv]`. `scale` defaults to `1/sqrt(D)`; the optional additive
+    `mask` broadcasts to `[..., Sq, Sk]`; `causal` hides key `j > i` from
+    query `i`.
+
+    Example: %o = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+    """
+
+    q: Operand
+    k: Operand
+    v: Operand
+    mask: Optional[Operand]
+    result: Result
+    causal: BoolAttr = False
+    scale: FloatAttr = None
+
+    def infer_type(self, q, k, v, mask):
+        dtype = _same_dtype(*[t for t in (q, k, v, mask) if t is not None])
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.rank < 2:
+                raise VerifyError(f"attention {name} must have rank >= 2, got {t}")
+        if not q.rank == k.rank == v.rank:
+            raise VerifyError(f"attention q, k and v ranks differ: {q.rank}, {k.rank}, {v.rank}")
+        if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+            raise VerifyError(f"attention batch dims differ: q {list(q.shape[:-2])}, "
+                              f"k {list(k.shape[:-2])}, v {list(v.shape[:-2])}")
+        if q.shape[-1] != k.shape[-1]:
+            raise VerifyError(f"attention head dims of q and k differ: {q.shape[-1]} vs {k.shape[-1]}")
+        if k.shape[-2] != v.shape[-2]:
+            raise VerifyError(f"attention key and value lengths differ: {k.shape[-2]} vs {v.shape[-2]}")
+        scores = q.shape[:-1] + (k.shape[-2],)
+        if mask is not None:
+            try:
+                if broadcast_shapes(mask.shape, scores) != scores:
+                    raise VerifyError("")
+            except VerifyError:
+                raise VerifyError(f"attention mask {mask} does not broadcast to the scores "
+                                  f"[{'x'.join(map(str, scores))}]") from None
+        return TensorType(q.shape[:-1] + (v.shape[-1],), dtype)
+
+    def reference(self, q, k, v, mask):
+        scale = self.scale if self.scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        s = np.matmul(_compute(q), np.swapaxes(_compute(k), -1, -2)) * np.float32(scale)
+        if mask is not None:
+            s = s + _compute(mask)
+        if self.causal:
+            sq, sk = s.shape[-2:]
+            s = np.where(np.triu(np.ones((sq, sk), bool), 1), -np.inf, s)
+        s = s - np.max(s, axis=-1, keepdims=True)
+        p = np.exp(s)
+        p = p / np.sum(p, axis=-1, keepdims=True)
+        return np.matmul(p, _compute(v)).astype(q.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Data movement.
+
+
+class DataMovementOp(NN.Operation):
+    """Base of ops that move or copy elements without arithmetic."""
+
+    element_types = ("f32", "f16", "bf16", "i1")
+
+
+class TransposeOp(DataMovementOp, name="transpose"):
+    """Permutes dims: result dim `i` is operand dim `perm[i]`.
+
+    Example: %y = "nn.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    """
+
+    x: Operand
+    result: Result
+    perm: I64ArrayAttr
+
+    def infer_type(self, x):
+        if sorted(self.perm) != list(range(x.rank)):
+            raise VerifyError(f"'perm' {list(self.perm)} is not a permutation of the "
+                              f"{x.rank} dims of {x}")
+        return x.with_shape([x.shape[p] for p in self.perm])
+
+    def reference(self, x):
+        return np.transpose(x, self.perm)
+
+
+class ReshapeOp(DataMovementOp, name="reshape"):
+    """Reinterprets the elements (row-major) with the result type's shape.
+
+    Example: %y = "nn.reshape"(%x) : (tensor<2x6xf32>) -> tensor<3x4xf32>
+    """
+
+    x: Operand
+    result: Result
+    explicit_result_type = True
+
+    def infer_type(self, x):
+        target = self.result_type
+        if target.dtype != x.dtype:
+            raise VerifyError(f"reshape changes the element type: {x.dtype} to {target.dtype}")
+        if math.prod(target.shape) != math.prod(x.shape):
+            raise VerifyError(f"reshape changes the element count: {x} has "
+                              f"{math.prod(x.shape)}, {target} has {math.prod(target.shape)}")
+        return target
+
+    def reference(self, x):
+        return np.reshape(x, self.result_type.shape)
+
+
+class BroadcastToOp(DataMovementOp, name="broadcast_to"):
+    """Broadcasts (NumPy rules) to the result type's shape.
+
+    Example: %y = "nn.broadcast_to"(%x) : (tensor<1x4xf32>) -> tensor<3x4xf32>
+    """
+
+    x: Operand
+    result: Result
+    explicit_result_type = True
+
+    def infer_type(self, x):
+        target = self.result_type
+        if target.dtype != x.dtype:
+            raise VerifyError(f"broadcast_to changes the element type: {x.dtype} to {target.dtype}")
+        try:
+            ok = broadcast_shapes(x.shape, target.shape) == target.shape
+        except VerifyError:
+            ok = False
+        if not ok:
+            raise VerifyError(f"cannot broadcast {x} to {target}")
+        return target
+
+    def reference(self, x):
+        return np.broadcast_to(x, self.result_type.shape).copy()
+
+
+class ConcatOp(DataMovementOp, name="concat"):
+    """Joins tensors along `axis`; the other dims must agree.
+
+    Example: %y = "nn.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+    """
+
+    inputs: Variadic[Operand]
+    result: Result
+    axis: IntAttr
+
+    def infer_type(self, inputs):
+        dtype = _same_dtype(*inputs)
+        rank = inputs[0].rank
+        if any(t.rank != rank for t in inputs):
+            raise VerifyError("concat operands have different ranks: "
+                              + ", ".join(str(t.rank) for t in inputs))
+        axis = _normalize_axis(self.axis, rank)
+        for i, t in enumerate(inputs[1:], 1):
+            for d in range(rank):
+                if d != axis and t.shape[d] != inputs[0].shape[d]:
+                    raise VerifyError(f"concat operand #{i} differs in dim {d}: "
+                                      f"{t.shape[d]} vs {inputs[0].shape[d]}")
+        shape = list(inputs[0].shape)
+        shape[axis] = sum(t.shape[axis] for t in inputs)
+        return TensorType(tuple(shape), dtype)
+
+    def reference(self, inputs):
+        return np.concatenate(inputs, axis=self.axis)
+
+
+class SliceOp(DataMovementOp, name="slice"):
+    """Strided slice `x[starts:limits:strides]` per dim (limits exclusive).
+
+    Example: %y = "nn.slice"(%x) {starts = array<i64: 0, 1>, limits = array<i64: 2, 5>, strides = array<i64: 1, 2>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+    """
+
+    x: Operand
+    result: Result
+    starts: I64ArrayAttr
+    limits: I64ArrayAttr
+    strides: I64ArrayAttr = None
+
+    def step(self, rank: int) -> tuple[int, ...]:
+        return tuple(self.strides) if self.strides is not None else (1,) * rank
+
+    def infer_type(self, x):
+        strides = self.step(x.rank)
+        for name, values in (("starts", self.starts), ("limits", self.limits),
+                             ("strides", strides)):
+            if len(values) != x.rank:
+                raise VerifyError(f"'{name}' must have {x.rank} elements (the rank), "
+                                  f"got {len(values)}")
+        shape = []
+        for d, (start, limit, stride) in enumerate(zip(self.starts, self.limits, strides)):
+            if stride < 1:
+                raise VerifyError(f"slice stride in dim {d} must be >= 1, got {stride}")
+            if not 0 <= start <= limit <= x.shape[d]:
+                raise VerifyError(f"slice bounds in dim {d} must satisfy 0 <= start <= limit "
+                                  f"<= {x.shape[d]}, got start {start}, limit {limit}")
+            shape.append(-(-(limit - start) // stride))
+        return x.with_shape(shape)
+
+    def reference(self, x):
+        strides = self.step(x.ndim)
+        return x[tuple(slice(s, l, t) for s, l, t in zip(self.starts, self.limits, strides))].copy()
+
+
+class PadOp(DataMovementOp, name="pad"):
+    """Pads each dim with `low` elements before and `high` after, filled
+    with `value`.
+
+    Example: %y = "nn.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+    """
+
+    x: Operand
+    result: Result
+    low: I64ArrayAttr
+    high: I64ArrayAttr
+    value: FloatAttr = 0.0
+    element_types = ("f32", "f16", "bf16")
+
+    def infer_type(self, x):
+        _check_array("low", self.low, x.rank, 0)
+        _check_array("high", self.high, x.rank, 0)
+        return x.with_shape([d + lo + hi for d, lo, hi in zip(x.shape, self.low, self.high)])
+
+    def reference(self, x):
+        return np.pad(x, list(zip(self.low, self.high)), constant_values=self.value)

@@ -1,0 +1,1 @@
+"""Lamina: a multi-level AI compiler on top of MLIR."""

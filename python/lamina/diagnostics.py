@@ -1,0 +1,160 @@
+"""Located diagnostics, the way MLIR tools print them.
+
+Every error a Lamina tool reports reads `FILE:LINE:COL: error: message`, at
+the op it is about. Diagnostics come from three places — the parser
+(`MLIRError`), the upstream verifier and passes, and Lamina's Python rules
+(`Location.emit_error`) — and all of them are collected here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+SEVERITIES = {
+    ir.DiagnosticSeverity.ERROR: "error",
+    ir.DiagnosticSeverity.WARNING: "warning",
+    ir.DiagnosticSeverity.NOTE: "note",
+    ir.DiagnosticSeverity.REMARK: "remark",
+}
+
+
+@dataclass
+class Diagnostic:
+    """One diagnostic, detached from MLIR: where, how severe, what."""
+
+    filename: str | None
+    line: int
+    col: int
+    severity: str
+    message: str
+    notes: list["Diagnostic"] = field(default_factory=list)
+
+    def format(self) -> str:
+        where = f"{self.filename}:{self.line}:{self.col}: " if self.filename else ""
+        text = f"{where}{self.severity}: {self.message}"
+        for note in self.notes:
+            text += "\n" + note.format()
+        return text
+
+
+def file_location(location: ir.Location) -> tuple[str, int, int] | None:
+    """The first file:line:col inside a location (through names, call
+    sites and fused locations), or None."""
+    if location.is_a_file():
+        return location.filename, location.start_line, location.start_col
+    if location.is_a_name():
+        return file_location(location.child_loc)
+    if location.is_a_callsite():
+        return file_location(location.callee)
+    if location.is_a_fused():
+        for inner in location.locations:
+            found = file_location(inner)
+            if found:
+                return found
+    return None
+
+
+def from_mlir(diagnostic, source_name: str | None = None) -> Diagnostic:
+    """Converts an upstream diagnostic. Locations in text parsed from a
+    string carry the file name `-`; `source_name` replaces it."""
+    found = file_location(diagnostic.location)
+    filename, line, col = found if found else (None, 0, 0)
+    if filename == "-" and source_name:
+        filename = source_name
+    return Diagnostic(filename, line, col, SEVERITIES.get(diagnostic.severity, "error"),
+                      diagnostic.message,
+                      [from_mlir(n, source_name) for n in diagnostic.notes])
+
+
+class DiagnosticCollector:
+    """Collects every diagnostic emitted in a context while active:
+
+        with DiagnosticCollector(ctx, "model.mlir") as diags:
+            ...
+        diags.errors
+    """
+
+    def __init__(self, context: ir.Context, source_name: str | None = None):
+        self.context = context
+        self.source_name = source_name
+        self.diagnostics: list[Diagnostic] = []
+        self._handler = None
+
+    def __enter__(self) -> "DiagnosticCollector":
+        self._handler = self.context.attach_diagnostic_handler(self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        self._handler.detach()
+        return False
+
+    def _handle(self, diagnostic) -> bool:
+        self.diagnostics.append(from_mlir(diagnostic, self.source_name))
+        return True
+
+    def add_mlir_error(self, error: ir.MLIRError) -> None:
+        """Records the diagnostics carried by a failed parse or pass run."""
+        for diagnostic in error.error_diagnostics:
+            self.diagnostics.append(from_mlir(diagnostic, self.source_name))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+
+class CompileError(Exception):
+    """Compilation failed with located diagnostics."""
+
+    def __init__(self, diagnostics: list[Diagnostic], summary: str = "compilation failed"):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(d.format() for d in diagnostics) or summary)
+
+
+class UsageError(Exception):
+    """Bad command-line input (unknown pass or option, missing file)."""
+
+
+def run_tool(main, argv=None, prog: str | None = None) -> int:
+    """Runs a tool's `main(argv)`: diagnostics and usage errors are printed
+    to stderr and give exit code 1, with no Python traceback."""
+    prog = prog or os.path.basename(sys.argv[0])
+    try:
+        return main(argv)
+    except CompileError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        if not error.diagnostics:
+            print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    except UsageError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | None, binary: bool = False):
+    """Yields a stream that becomes `path` only when the block succeeds; on
+    failure no file is created or modified. `-` or None is stdout."""
+    if path in (None, "-"):
+        stream = sys.stdout.buffer if binary else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(directory, f".{os.path.basename(path)}.lamina-tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb" if binary else "w") as stream:
+            yield stream
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -1,0 +1,51 @@
+"""Reading `.mlir` text into verified modules with file locations."""
+
+from __future__ import annotations
+
+import os
+
+from mlir import ir
+
+from lamina.context import make_context, verify
+from lamina.diagnostics import CompileError, DiagnosticCollector
+
+
+def _relocate(module: ir.Module, source_name: str) -> None:
+    """Text parsed from a string has locations in file `-`; give them the
+    real file name so that later diagnostics point into the file."""
+    def visit(op):
+        location = op.location
+        if location.is_a_file() and location.filename == "-":
+            op.location = ir.Location.file(source_name, location.start_line,
+                                           location.start_col, context=location.context)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | None = None,
+                 first_line: int = 1) -> ir.Module:
+    """Parses and verifies `text`. Lines are numbered from `first_line` (a
+    chunk of a split file keeps its lines). Raises CompileError with located
+    diagnostics."""
+    context = context or make_context()
+    padded = "\n" * (first_line - 1) + text
+    with context, DiagnosticCollector(context, source_name) as diagnostics:
+        try:
+            module = ir.Module.parse(padded)
+        except ir.MLIRError as error:
+            diagnostics.add_mlir_error(error)
+            raise CompileError(diagnostics.diagnostics) from None
+        _relocate(module, source_name)
+        if not verify(module.operation):
+            raise CompileError(diagnostics.diagnostics)
+    return module
+
+
+def parse(text_or_path: str, context: ir.Context | None = None) -> ir.Module:
+    """A verified module from MLIR text or from the path of a `.mlir` file."""
+    if "\n" not in text_or_path and not text_or_path.lstrip().startswith(
+            ("module", "func", '"')) and os.path.exists(text_or_path):
+        with open(text_or_path) as f:
+            return parse_source(f.read(), text_or_path, context)
+    return parse_source(text_or_path, "<string>", context)
