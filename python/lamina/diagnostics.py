@@ -138,6 +138,12 @@ def run_tool(main, argv=None, prog: str | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except Exception as error:  # a Lamina bug, not bad input: say so without a traceback
+        if os.environ.get("LAMINA_DEBUG"):
+            raise
+        print(f"{prog}: internal error: {type(error).__name__}: {error} "
+              "(set LAMINA_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
 
 
 @contextlib.contextmanager

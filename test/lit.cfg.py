@@ -1,0 +1,65 @@
+"""lit configuration for Lamina's FileCheck tests.
+
+Puts Lamina's tools (lamina-opt, lamina-compile, lamina-run) and the pinned
+wheels' tools (FileCheck, mlir-opt, mlir-translate, llc) on PATH, defines
+%PYTHON, and turns optional tools and devices into lit features so that tests
+needing them are unsupported, not failing, where they are absent.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import lit.formats
+
+from lamina.toolchain import tool_dirs
+
+config.name = "Lamina"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".py", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.test_source_root, "Output")
+config.excludes = ["lit.cfg.py", "pytest", "Inputs", "Output", "__pycache__", "conftest.py"]
+
+scripts_dir = os.path.dirname(sys.executable)
+path = [scripts_dir] + tool_dirs() + [config.environment.get("PATH", os.environ.get("PATH", ""))]
+config.environment["PATH"] = os.pathsep.join(path)
+for variable in ("HOME", "TMPDIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LAMINA_DEBUG"):
+    if variable in os.environ:
+        config.environment[variable] = os.environ[variable]
+
+config.substitutions.append(("%PYTHON", sys.executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+
+def _which(tool):
+    return shutil.which(tool, path=config.environment["PATH"])
+
+
+def _ptxas():
+    try:
+        import nvidia.cuda_nvcc  # noqa: F401  (the optional [cuda] extra)
+        for root in nvidia.cuda_nvcc.__path__:
+            candidate = os.path.join(root, "bin", "ptxas")
+            if os.access(candidate, os.X_OK):
+                return candidate
+    except ImportError:
+        pass
+    return shutil.which("ptxas")
+
+
+if _which("cc"):
+    config.available_features.add("cc")
+ptxas = _ptxas()
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if _which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+if _which("mpiexec"):
+    config.available_features.add("mpi")

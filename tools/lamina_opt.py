@@ -1,0 +1,344 @@
+"""lamina-opt: runs Lamina and upstream passes over `.mlir` files, like mlir-opt.
+
+    lamina-opt model.mlir --nn-canonicalize --canonicalize -o out.mlir
+    lamina-opt - -p 'builtin.module(func.func(nn-canonicalize), cse)'
+    lamina-opt bad.mlir --split-input-file --verify-diagnostics
+
+Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
+given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
+parsing and after every pass (upstream verifier and the Python rules of
+Lamina's ops). Errors print as `FILE:LINE:COL: error: ...`, the exit code is
+1, and the `-o` file is left untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from mlir import ir
+
+from lamina.context import DIALECTS, make_context, verify
+from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, UsageError,
+                                atomic_output, run_tool)
+from lamina.parsing import parse_source
+from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
+                                  parse_pipeline, resolve)
+from lamina.pass_registry import all_passes
+from lamina.toolchain import tool_path
+
+SPLIT_MARKER = "// -----"
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lamina-opt", allow_abbrev=False,
+        description="Lamina's modular optimizer driver (mlir-opt conventions). Every Lamina "
+                    "and upstream pass is also a flag: --PASS or --PASS='key=value ...' "
+                    "(see --list-passes).")
+    parser.add_argument("input", nargs="?", default="-", help="input file, '-' for stdin")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    parser.add_argument("--pass-pipeline", "-p", dest="pipelines", action="append", default=[],
+                        metavar="PIPELINE", help="a textual pass pipeline")
+    parser.add_argument("--split-input-file", nargs="?", const=SPLIT_MARKER, default=None,
+                        metavar="MARKER",
+                        help="process each chunk between '// -----' lines on its own")
+    parser.add_argument("--verify-diagnostics", action="store_true",
+                        help="check emitted diagnostics against expected-* comments")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true",
+                        help="print the IR after each pass (stderr)")
+    parser.add_argument("--mlir-print-ir-before-all", action="store_true",
+                        help="print the IR before each pass (stderr)")
+    parser.add_argument("--mlir-print-op-generic", action="store_true",
+                        help="print ops in the generic form")
+    parser.add_argument("--mlir-print-debuginfo", action="store_true",
+                        help="print locations")
+    parser.add_argument("--mlir-timing", action="store_true", help="report pass timing (stderr)")
+    parser.add_argument("--list-passes", action="store_true",
+                        help="list Lamina's and upstream passes with their summaries")
+    parser.add_argument("--dump-irdl", action="store_true",
+                        help="print the IRDL of Lamina's dialects (for mlir-opt --irdl-file=)")
+    return parser
+
+
+_TOOL_FLAGS = {o for a in _argument_parser()._actions for o in a.option_strings}
+_FLAGS_WITH_VALUE = {"-o", "--pass-pipeline", "-p"}
+
+
+def split_arguments(argv: list[str]) -> tuple[list[str], list[PipelineElement]]:
+    """Separates the tool's own options from the passes, which keep their
+    command-line order (pass flags and pipelines interleave)."""
+    tool_args: list[str] = []
+    passes: list[PipelineElement] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        flag, eq, value = arg.partition("=")
+        if flag in ("--pass-pipeline", "-p"):
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"option '{flag}' needs a pipeline")
+                i += 1
+                value = argv[i]
+            try:
+                passes.extend(parse_pipeline(value))
+            except PipelineError as e:
+                raise UsageError(str(e)) from None
+        elif arg.startswith("--") and len(arg) > 2 and flag not in _TOOL_FLAGS:
+            name, _, options = arg[2:].partition("=")
+            options = options.strip()
+            if options.startswith("{") and options.endswith("}"):
+                options = options[1:-1]
+            passes.append(PipelineElement(name, options.strip()))
+        else:
+            tool_args.append(arg)
+            if flag in _FLAGS_WITH_VALUE and not eq and i + 1 < len(argv):
+                i += 1
+                tool_args.append(argv[i])
+        i += 1
+    return tool_args, passes
+
+
+# ---------------------------------------------------------------------------
+# --verify-diagnostics, with mlir-opt's expected-* syntax.
+
+_EXPECTED = re.compile(
+    r"expected-(error|warning|note|remark)(-re)?\s*(?:@([+-]\d+|above|below|unknown))?\s*"
+    r"(\d+)?\s*\{\{(.*?)\}\}\s*$")
+
+
+@dataclass
+class Expectation:
+    severity: str
+    line: int | None  # None: @unknown
+    pattern: str
+    is_regex: bool
+    written_at: int
+    count: int = 1
+
+    def matches(self, diagnostic: Diagnostic) -> bool:
+        if diagnostic.severity != self.severity:
+            return False
+        if self.line is None:
+            if diagnostic.filename is not None:
+                return False
+        elif diagnostic.line != self.line:
+            return False
+        if self.is_regex:
+            return _regex_of(self.pattern).search(diagnostic.message) is not None
+        return self.pattern in diagnostic.message
+
+
+def _regex_of(pattern: str) -> re.Pattern:
+    """mlir's `-re` form: literal text with `{{regex}}` pieces."""
+    pieces, rest = [], pattern
+    while "{{" in rest:
+        literal, _, tail = rest.partition("{{")
+        regex, _, rest = tail.partition("}}")
+        pieces.append(re.escape(literal) + regex)
+    pieces.append(re.escape(rest))
+    return re.compile("".join(pieces))
+
+
+def parse_expectations(text: str, first_line: int) -> list[Expectation]:
+    expectations = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        match = _EXPECTED.search(line)
+        if not match:
+            continue
+        severity, regex, offset, count, pattern = match.groups()
+        number = first_line + index
+        if offset is None:
+            target = number
+        elif offset == "unknown":
+            target = None
+        elif offset in ("above", "below"):
+            step = -1 if offset == "above" else 1
+            j = index + step
+            while 0 <= j < len(lines) and _EXPECTED.search(lines[j]):
+                j += step
+            target = first_line + j
+        else:
+            target = number + int(offset)
+        expectations.append(Expectation(severity, target, pattern, bool(regex), number,
+                                        int(count) if count else 1))
+    return expectations
+
+
+def check_expectations(diagnostics: list[Diagnostic], expectations: list[Expectation],
+                       source_name: str) -> list[str]:
+    """mlir-opt's verifier: each diagnostic must meet an expectation and
+    each expectation must be met. Returns the failures, formatted."""
+    failures = []
+    remaining = {id(e): e.count for e in expectations}
+    for diagnostic in diagnostics:
+        for expectation in expectations:
+            if remaining[id(expectation)] > 0 and expectation.matches(diagnostic):
+                remaining[id(expectation)] -= 1
+                break
+        else:
+            failures.append(Diagnostic(diagnostic.filename, diagnostic.line, diagnostic.col,
+                                       "error", f"unexpected {diagnostic.severity}: "
+                                       f"{diagnostic.message}").format())
+    for expectation in expectations:
+        if remaining[id(expectation)] > 0:
+            failures.append(Diagnostic(source_name, expectation.written_at, 1, "error",
+                                       f"expected {expectation.severity} \"{expectation.pattern}\""
+                                       " was not produced").format())
+    return failures
+
+
+# ---------------------------------------------------------------------------
+# Processing.
+
+
+def _without_op_dumps(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Drops the 'see current operation' notes upstream attaches to errors."""
+    for diagnostic in diagnostics:
+        diagnostic.notes = [n for n in diagnostic.notes
+                            if not n.message.startswith("see current operation")]
+    return diagnostics
+
+
+def process_chunk(text: str, first_line: int, source_name: str, elements, options):
+    """Parses, runs the passes and prints one chunk. Returns the output text
+    (None on failure) and every diagnostic emitted."""
+    context = make_context()
+    with context, DiagnosticCollector(context, source_name) as collected:
+        try:
+            module = parse_source(text, source_name, context, first_line)
+            passes = resolve(elements, context)
+            pm = build_pass_manager(passes, context)
+            if options.mlir_print_ir_after_all or options.mlir_print_ir_before_all:
+                context.enable_multithreading(False)
+                pm.enable_ir_printing(print_before_all=options.mlir_print_ir_before_all,
+                                      print_after_all=options.mlir_print_ir_after_all,
+                                      print_module_scope=True)
+            if options.mlir_timing:
+                pm.enable_timing()
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as error:
+                collected.add_mlir_error(error)
+                raise CompileError(_without_op_dumps(collected.diagnostics)) from None
+            finally:
+                del pm
+            if not verify(module.operation):
+                raise CompileError(collected.diagnostics)
+            output = module.operation.get_asm(
+                print_generic_op_form=options.mlir_print_op_generic,
+                enable_debug_info=options.mlir_print_debuginfo)
+            return output, _without_op_dumps(collected.diagnostics)
+        except CompileError as error:
+            diagnostics = error.diagnostics
+            for d in collected.diagnostics:
+                if d not in diagnostics:
+                    diagnostics.append(d)
+            return None, _without_op_dumps(diagnostics)
+
+
+def list_passes() -> str:
+    lines = ["Lamina passes:"]
+    for argument, cls in all_passes().items():
+        lines.append(f"  --{argument:<32} {cls.summary()}")
+        for field in cls.options():
+            default = field.default if field.default is not field.default_factory else ""
+            lines.append(f"      {field.name.replace('_', '-')}={default}")
+    lines.append("")
+    lines.append("Upstream MLIR passes:")
+    try:
+        help_text = subprocess.run([tool_path("mlir-opt"), "--help-list"], capture_output=True,
+                                   text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        help_text = ""
+    in_passes = False
+    for line in help_text.splitlines():
+        if line.strip().startswith("Passes:") or line.strip().startswith("Pass Pipelines:"):
+            in_passes = True
+            continue
+        if in_passes:
+            if re.match(r"\s{4,6}--[\w-]+", line):
+                lines.append("  " + line.strip())
+            elif line.strip() and not line.startswith(" "):
+                in_passes = False
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tool_args, elements = split_arguments(argv)
+    parser = _argument_parser()
+    parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
+    options = parser.parse_args(tool_args)
+
+    if options.list_passes:
+        sys.stdout.write(list_passes())
+        return 0
+    if options.dump_irdl:
+        with atomic_output(options.output) as out:
+            out.write("".join(dialect.irdl() for dialect in DIALECTS))
+        return 0
+
+    if options.input == "-":
+        source_name, text = "<stdin>", sys.stdin.read()
+    else:
+        source_name = options.input
+        try:
+            with open(options.input) as f:
+                text = f.read()
+        except OSError as e:
+            raise UsageError(f"cannot open input file '{options.input}': {e.strerror}") from None
+
+    # Unknown passes and bad options are usage errors, reported before any IR.
+    try:
+        resolve(elements, make_context())
+    except PipelineError as e:
+        raise UsageError(str(e)) from None
+
+    chunks = [(text, 1)]
+    if options.split_input_file:
+        chunks, line = [], 1
+        current: list[str] = []
+        start = 1
+        for raw in text.split("\n"):
+            if raw.strip() == options.split_input_file.strip():
+                chunks.append(("\n".join(current), start))
+                current, start = [], line + 1
+            else:
+                current.append(raw)
+            line += 1
+        chunks.append(("\n".join(current), start))
+
+    outputs, failed, messages = [], False, []
+    for chunk, first_line in chunks:
+        output, diagnostics = process_chunk(chunk, first_line, source_name, elements, options)
+        if options.verify_diagnostics:
+            failures = check_expectations(diagnostics, parse_expectations(chunk, first_line),
+                                          source_name)
+            messages.extend(failures)
+            failed |= bool(failures)
+        else:
+            messages.extend(d.format() for d in diagnostics)
+            failed |= output is None
+        if output is not None:
+            outputs.append(output)
+
+    for message in messages:
+        print(message, file=sys.stderr)
+    if failed:
+        return 1
+    with atomic_output(options.output) as out:
+        out.write(f"{SPLIT_MARKER}\n".join(outputs))
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main, prog="lamina-opt"))
+
+
+if __name__ == "__main__":
+    entry()
