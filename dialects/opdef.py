@@ -424,9 +424,14 @@ class Op:
         attributes = {d.name: d.kind.to_mlir(view.attrs[d.name])
                       for d in cls.attr_decls
                       if d.required or view.attrs[d.name] != d.default}
-        operation = ir.Operation.create(cls.op_name(), results=[out_type.to_mlir()],
-                                        operands=flat, attributes=attributes,
-                                        loc=loc, ip=ip)
+        if loc is None:
+            try:
+                loc = ir.Location.current
+            except ValueError:
+                loc = ir.Location.unknown(flat[0].context if flat else None)
+        with loc:
+            operation = ir.Operation.create(cls.op_name(), results=[out_type.to_mlir()],
+                                            operands=flat, attributes=attributes, ip=ip)
         return operation.results[0]
 
     # -- access -------------------------------------------------------------

@@ -16,7 +16,7 @@ import lit.formats
 from lamina.toolchain import tool_dirs
 
 config.name = "Lamina"
-config.test_format = lit.formats.ShTest(execute_external=True)
+config.test_format = lit.formats.ShTest()
 config.suffixes = [".mlir", ".py", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "Output")
