@@ -1,0 +1,66 @@
+"""Pass options and textual pipelines (lamina.pass_registry, lamina.pass_pipeline)."""
+
+import pytest
+
+from lamina.context import make_context
+from lamina.pass_pipeline import PipelineElement, PipelineError, parse_pipeline, resolve
+from lamina.pass_registry import OptionError, Pass, all_passes, get_pass
+
+
+def test_parse_nested_pipeline():
+    elements = parse_pipeline(
+        "builtin.module(func.func(nn-canonicalize{max-iterations=3}, cse), canonicalize)")
+    assert elements == [
+        PipelineElement("nn-canonicalize", "max-iterations=3", ("func.func",)),
+        PipelineElement("cse", "", ("func.func",)),
+        PipelineElement("canonicalize", "", ()),
+    ]
+
+
+def test_parse_without_module_anchor():
+    assert parse_pipeline("cse,canonicalize") == [PipelineElement("cse"),
+                                                  PipelineElement("canonicalize")]
+
+
+def test_upstream_text_keeps_nesting():
+    element = PipelineElement("canonicalize", "max-iterations=2", ("func.func",))
+    assert element.upstream_text() == "func.func(canonicalize{max-iterations=2})"
+
+
+@pytest.mark.parametrize("text", ["builtin.module(cse", "cse)", "func.func(cse){x=1}", "cse cse"])
+def test_malformed_pipelines(text):
+    with pytest.raises(PipelineError):
+        parse_pipeline(text)
+
+
+def test_options_are_dataclass_fields():
+    p = get_pass("nn-canonicalize", "max-iterations=3 remove-unused=false")
+    assert (p.max_iterations, p.remove_unused) == (3, False)
+    assert str(p) == "nn-canonicalize{max-iterations=3 remove-unused=false}"
+    assert get_pass("nn-canonicalize").max_iterations == 10
+
+
+def test_bad_options():
+    with pytest.raises(OptionError, match="has no option 'depth'"):
+        get_pass("nn-canonicalize", "depth=2")
+    with pytest.raises(OptionError, match="expects bool"):
+        get_pass("nn-canonicalize", "remove-unused=maybe")
+
+
+def test_every_pass_is_documented():
+    for argument, cls in all_passes().items():
+        assert issubclass(cls, Pass)
+        assert cls.argument == argument
+        assert cls.summary(), f"{argument} has no summary"
+
+
+def test_resolve_mixes_lamina_and_upstream():
+    resolved = resolve(parse_pipeline("func.func(nn-canonicalize, cse), canonicalize"),
+                       make_context())
+    assert isinstance(resolved[0], Pass)
+    assert resolved[1:] == ["func.func(cse)", "canonicalize"]
+
+
+def test_resolve_rejects_unknown_pass():
+    with pytest.raises(PipelineError, match="unknown pass 'no-such-pass'"):
+        resolve(parse_pipeline("no-such-pass"), make_context())
