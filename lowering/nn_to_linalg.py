@@ -1,0 +1,631 @@
+"""Conversion of the `nn` dialect to upstream linalg, tensor, arith and math.
+
+This lowering expects verified nn ops on ranked, statically shaped tensors
+(the nn type rules have resolved every shape). It makes every nn op illegal
+and leaves all other ops alone.
+
+It produces:
+
+* named linalg ops where upstream has one: `linalg.matmul` and
+  `linalg.batch_matmul` (batch dims are broadcast with `linalg.broadcast`
+  where needed and collapsed into one), `linalg.conv_2d_nchw_fchw` and, for
+  groups > 1, `linalg.conv_2d_ngchw_gfchw`, `linalg.pooling_nchw_max`,
+  `linalg.pooling_nchw_sum`, `linalg.transpose`, `linalg.broadcast`,
+  `linalg.fill`;
+* `linalg.generic` for elementwise ops (operands broadcast through their
+  indexing maps, NumPy rules) and for reductions, with arith and math ops in
+  their bodies;
+* tensor ops for shapes: `tensor.empty`, `tensor.collapse_shape` and
+  `tensor.expand_shape` for reshapes, `tensor.extract_slice`, `tensor.pad`
+  (also for the padding of convolutions and pooling) and `tensor.concat`.
+
+Numerics. f16 and bf16 are computed on in f32: every generic body extends
+its operands to f32 and rounds its result once, and contractions, sum
+pooling, reductions and normalisations accumulate in f32. This is what the
+NumPy references of the nn ops do, so the results match them. Softmax and
+attention subtract the row maximum before `exp`; causal attention hides
+later keys with -inf before that maximum; `nn.attention`'s scale defaults
+to 1/sqrt(D). Composite ops lower to fused generics here rather than
+through their decomposition into nn ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod, sqrt
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, math, tensor
+
+from lamina.dialects import nn
+from lamina.dialects.nn import NN
+from lamina.dialects.opdef import TensorType, VerifyError
+from lamina.pass_registry import Pass, PassFailure, register_pass
+
+Shape = tuple[int, ...]
+# An operand of a generic: a value read through an indexing map of the loops.
+Indexed = tuple[ir.Value, ir.AffineMap]
+
+
+# ---------------------------------------------------------------------------
+# Scalars.
+
+
+def _f32() -> ir.Type:
+    return ir.F32Type.get()
+
+
+def _constant(value: float, element_type: ir.Type | None = None) -> ir.Value:
+    return arith.constant(element_type or _f32(), value)
+
+
+def _widen(value: ir.Value) -> ir.Value:
+    """f16 and bf16 are computed on in f32."""
+    if isinstance(value.type, (ir.F16Type, ir.BF16Type)):
+        return arith.extf(_f32(), value)
+    return value
+
+
+def _convert(value: ir.Value, target: ir.Type) -> ir.Value:
+    """Converts a scalar with `nn.cast`'s rules: float to i1 is `x != 0`
+    (NaN counts as true, as in NumPy), i1 to float is 0 or 1."""
+    if value.type == target:
+        return value
+    if target == ir.IntegerType.get_signless(1):
+        return arith.cmpf(arith.CmpFPredicate.UNE, value, _constant(0.0, value.type))
+    if value.type == ir.IntegerType.get_signless(1):
+        value = arith.uitofp(_f32(), value)
+        if value.type == target:
+            return value
+    if ir.FloatType(target).width < ir.FloatType(value.type).width:
+        return arith.truncf(target, value)
+    return arith.extf(target, value)
+
+
+# ---------------------------------------------------------------------------
+# Tensors.
+
+
+def _shape(value: ir.Value) -> Shape:
+    return tuple(ir.RankedTensorType(value.type).shape)
+
+
+def _element_type(value: ir.Value) -> ir.Type:
+    return ir.RankedTensorType(value.type).element_type
+
+
+def _tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element_type)
+
+
+def _filled(shape: Sequence[int], value: float, element_type: ir.Type | None = None) -> ir.Value:
+    element_type = element_type or _f32()
+    return linalg.fill(_constant(value, element_type),
+                       outs=[tensor.empty(list(shape), element_type)])
+
+
+def _reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
+    """Groups of consecutive `fine` dims whose sizes multiply to each
+    `coarse` dim, or None when `coarse` is not such a grouping."""
+    if not coarse:
+        return [] if prod(fine) == 1 else None
+    groups, start = [], 0
+    for index, size in enumerate(coarse):
+        if start >= len(fine):
+            return None
+        end = start + 1
+        if index == len(coarse) - 1:
+            end = len(fine)
+        else:
+            while end < len(fine) and prod(fine[start:end]) != size:
+                end += 1
+        if prod(fine[start:end]) != size:
+            return None
+        groups.append(list(range(start, end)))
+        start = end
+    return groups
+
+
+def _reshape(value: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """Row-major reshape by collapsing or expanding dims; shapes that are
+    not groupings of each other go through the flat vector."""
+    shape, source = tuple(shape), _shape(value)
+    if shape == source:
+        return value
+    result_type = _tensor_type(shape, _element_type(value))
+    if len(shape) < len(source):
+        groups = _reassociation(source, shape)
+        if groups is not None:
+            return tensor.collapse_shape(result_type, value, groups)
+    else:
+        groups = _reassociation(shape, source)
+        if groups is not None:
+            return tensor.expand_shape(result_type, value, groups, [], list(shape))
+    return _reshape(_reshape(value, (prod(source),)), shape)
+
+
+def _broadcast(value: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """Broadcasts `value` to `shape` (NumPy rules) with `linalg.broadcast`,
+    which adds dims: size-1 dims that grow are dropped first."""
+    shape, source = tuple(shape), _shape(value)
+    if shape == source:
+        return value
+    offset = len(shape) - len(source)
+    added = [d for d in range(len(shape))
+             if d < offset or (source[d - offset] == 1 and shape[d] != 1)]
+    kept = [shape[d] for d in range(len(shape)) if d not in added]
+    init = tensor.empty(list(shape), _element_type(value))
+    return linalg.broadcast(_reshape(value, kept), outs=[init], dimensions=added).results[0]
+
+
+def _pad(value: ir.Value, low: Sequence[int], high: Sequence[int], fill: float) -> ir.Value:
+    if not any(low) and not any(high):
+        return value
+    element_type = _element_type(value)
+    shape = [d + lo + hi for d, lo, hi in zip(_shape(value), low, high)]
+    padded = tensor.PadOp(_tensor_type(shape, element_type), value, [], [], list(low), list(high))
+    block = padded.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(_constant(fill, element_type))
+    return padded.result
+
+
+# ---------------------------------------------------------------------------
+# Generics.
+
+
+def _dims(rank: int, dims: Sequence[int]) -> ir.AffineMap:
+    """The map from `rank` loops to the listed loop dims."""
+    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims])
+
+
+def _broadcast_map(shape: Shape, domain: Shape) -> ir.AffineMap:
+    """Reads an operand of `shape` broadcast (NumPy rules) over `domain`: it
+    is aligned to the trailing loops, and size-1 dims that grow read index 0."""
+    offset = len(domain) - len(shape)
+    exprs = [ir.AffineConstantExpr.get(0) if size == 1 and domain[offset + i] != 1
+             else ir.AffineDimExpr.get(offset + i) for i, size in enumerate(shape)]
+    return ir.AffineMap.get(len(domain), 0, exprs)
+
+
+def _kept(domain: Shape, reduced: Sequence[int]) -> Shape:
+    return tuple(size for d, size in enumerate(domain) if d not in reduced)
+
+
+def _rows(value: ir.Value, domain: Shape, reduced: Sequence[int]) -> Indexed:
+    """A row statistic (shaped like the kept dims of a reduction over
+    `domain`) read at every element of its row."""
+    return value, _dims(len(domain), [d for d in range(len(domain)) if d not in reduced])
+
+
+def _indexed(operand: ir.Value | Indexed, domain: Shape) -> Indexed:
+    if isinstance(operand, tuple):
+        return operand
+    return operand, _broadcast_map(_shape(operand), domain)
+
+
+def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Value,
+             body: Callable[..., ir.Value], reduced: Sequence[int] = (),
+             combine: Callable[[ir.Value, ir.Value], ir.Value] | None = None,
+             widen: bool = True) -> ir.Value:
+    """A `linalg.generic` over the loops `domain` writing `init`, which is
+    indexed by the loops not in `reduced`. `body` gets one scalar per
+    operand (f16/bf16 widened to f32 unless `widen` is off); a reduction
+    folds its value into the accumulator with `combine`."""
+    indexed = [_indexed(operand, domain) for operand in operands]
+    rank = len(domain)
+    maps = [m for _, m in indexed] + [_dims(rank, [d for d in range(rank) if d not in reduced])]
+    iterators = [linalg.IteratorType.reduction if d in reduced else linalg.IteratorType.parallel
+                 for d in range(rank)]
+    op = linalg.GenericOp([init.type], [v for v, _ in indexed], [init], maps, iterators)
+    block = op.regions[0].blocks.append(*[_element_type(v) for v, _ in indexed],
+                                        _element_type(init))
+    with ir.InsertionPoint(block):
+        scalars = [_widen(a) if widen else a for a in block.arguments]
+        value = body(*scalars[:-1])
+        if combine is not None:
+            value = combine(value, scalars[-1])
+        linalg.YieldOp([_convert(value, _element_type(init))])
+    return op.result
+
+
+def _elementwise(result: TensorType, operands: Sequence[ir.Value | Indexed],
+                 body: Callable[..., ir.Value], widen: bool = True) -> ir.Value:
+    """`body` at every element of `result`, operands broadcast into it."""
+    init = tensor.empty(list(result.shape), ir.Type.parse(result.dtype))
+    return _generic(result.shape, operands, init, body, widen=widen)
+
+
+def _narrow(value: ir.Value, result: TensorType) -> ir.Value:
+    """Rounds an f32 accumulator to the result's element type."""
+    if _element_type(value) == ir.Type.parse(result.dtype):
+        return value
+    return _elementwise(result, [value], lambda x: x)
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    identity: float
+    combine: Callable[[ir.Value, ir.Value], ir.Value]
+
+
+# maximumf/minimumf propagate NaN, as NumPy's max and min do.
+_SUM = _Reduction(0.0, arith.addf)
+_MAX = _Reduction(float("-inf"), arith.maximumf)
+_MIN = _Reduction(float("inf"), arith.minimumf)
+
+
+def _reduce(domain: Shape, reduced: Sequence[int], operands: Sequence[ir.Value | Indexed],
+            reduction: _Reduction, body: Callable[..., ir.Value] = lambda x: x) -> ir.Value:
+    """Folds `body` over the `reduced` loops of `domain` into an f32 tensor
+    of the kept dims."""
+    init = _filled(_kept(domain, reduced), reduction.identity)
+    return _generic(domain, operands, init, body, reduced, reduction.combine)
+
+
+def _row_map(values: Sequence[ir.Value], body: Callable[..., ir.Value]) -> ir.Value:
+    """An f32 elementwise step on row statistics of one shape."""
+    return _elementwise(TensorType(_shape(values[0]), "f32"), values, body)
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops.
+
+
+def _sigmoid(x: ir.Value) -> ir.Value:
+    # 1 / (1 + e^-x) saturates to 0 and 1 without NaN: e^-x overflows to inf.
+    return arith.divf(_constant(1.0), arith.addf(_constant(1.0), math.exp(arith.negf(x))))
+
+
+def _gelu(op: nn.GeluOp, x: ir.Value) -> ir.Value:
+    half_x = arith.mulf(_constant(0.5), x)
+    if op.approximate == "tanh":
+        cube = arith.mulf(arith.mulf(x, x), x)
+        inner = arith.addf(x, arith.mulf(_constant(0.044715), cube))
+        gate = math.tanh(arith.mulf(_constant(sqrt(2.0 / 3.141592653589793)), inner))
+    else:
+        gate = math.erf(arith.mulf(x, _constant(1.0 / sqrt(2.0))))
+    return arith.mulf(half_x, arith.addf(_constant(1.0), gate))
+
+
+UNARY_BODIES: dict[type, Callable[[nn.UnaryElementwiseOp, ir.Value], ir.Value]] = {
+    nn.NegOp: lambda op, x: arith.negf(x),
+    nn.AbsOp: lambda op, x: math.absf(x),
+    nn.ExpOp: lambda op, x: math.exp(x),
+    nn.LogOp: lambda op, x: math.log(x),
+    nn.SqrtOp: lambda op, x: math.sqrt(x),
+    nn.RsqrtOp: lambda op, x: math.rsqrt(x),
+    nn.TanhOp: lambda op, x: math.tanh(x),
+    nn.SigmoidOp: lambda op, x: _sigmoid(x),
+    nn.ReluOp: lambda op, x: arith.maximumf(x, _constant(0.0)),
+    nn.ErfOp: lambda op, x: math.erf(x),
+    nn.SiluOp: lambda op, x: arith.mulf(x, _sigmoid(x)),
+    nn.GeluOp: _gelu,
+}
+
+# NumPy's comparisons: NaN is unequal to everything and orders with nothing.
+_PREDICATES = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE,
+               "lt": arith.CmpFPredicate.OLT, "le": arith.CmpFPredicate.OLE,
+               "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
+
+BINARY_BODIES: dict[type, Callable[[nn.BinaryElementwiseOp, ir.Value, ir.Value], ir.Value]] = {
+    nn.AddOp: lambda op, a, b: arith.addf(a, b),
+    nn.SubOp: lambda op, a, b: arith.subf(a, b),
+    nn.MulOp: lambda op, a, b: arith.mulf(a, b),
+    nn.DivOp: lambda op, a, b: arith.divf(a, b),
+    nn.MaximumOp: lambda op, a, b: arith.maximumf(a, b),
+    nn.MinimumOp: lambda op, a, b: arith.minimumf(a, b),
+    nn.PowOp: lambda op, a, b: math.powf(a, b),
+    nn.CompareOp: lambda op, a, b: arith.cmpf(_PREDICATES[op.predicate], a, b),
+}
+
+
+def _lower_unary(op: nn.UnaryElementwiseOp, x: ir.Value) -> ir.Value:
+    body = UNARY_BODIES[type(op)]
+    return _elementwise(op.result_type, [x], lambda s: body(op, s))
+
+
+def _lower_binary(op: nn.BinaryElementwiseOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    body = BINARY_BODIES[type(op)]
+    return _elementwise(op.result_type, [lhs, rhs], lambda a, b: body(op, a, b))
+
+
+def _lower_select(op: nn.SelectOp, cond: ir.Value, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    return _elementwise(op.result_type, [cond, lhs, rhs], arith.select, widen=False)
+
+
+def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
+    # Through f32, as the reference does: f16 -> bf16 rounds once.
+    return _elementwise(op.result_type, [x], lambda s: s)
+
+
+# ---------------------------------------------------------------------------
+# Contractions and windows.
+
+
+def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    result = op.result_type
+    lhs_type, rhs_type = op.operand_types
+    (m, k), n = lhs_type.shape[-2:], rhs_type.shape[-1]
+    if prod(rhs_type.shape[:-2]) == 1:
+        # One right-hand matrix for every batch (x @ W): the batches' rows
+        # form a single matrix.
+        rows = prod(lhs_type.shape[:-1])
+        product = linalg.matmul(_reshape(lhs, (rows, k)), _reshape(rhs, (k, n)),
+                                outs=[_filled((rows, n), 0.0)])
+    else:
+        batch = result.shape[:-2]
+        operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
+                             (prod(batch),) + _shape(x)[-2:]) for x in (lhs, rhs)]
+        product = linalg.batch_matmul(*operands, outs=[_filled((prod(batch), m, n), 0.0)])
+    return _narrow(_reshape(product, result.shape), result)
+
+
+def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
+                  bias: ir.Value | None) -> ir.Value:
+    result = op.result_type
+    top, left, bottom, right = op.padding
+    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
+    n, channels, height, width = _shape(x)
+    out_channels, group_channels, kh, kw = _shape(weight)
+    groups = op.groups
+    if groups == 1:
+        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(result.shape, 0.0)],
+                                       strides=op.strides, dilations=op.dilations)
+    else:
+        # Groups become a dim of their own: input NGCHW, weights GFCHW.
+        x = _reshape(x, (n, groups, channels // groups, height, width))
+        weight = _reshape(weight, (groups, out_channels // groups, group_channels, kh, kw))
+        grouped = (n, groups, out_channels // groups) + result.shape[2:]
+        acc = linalg.conv_2d_ngchw_gfchw(x, weight, outs=[_filled(grouped, 0.0)],
+                                         strides=op.strides, dilations=op.dilations)
+        acc = _reshape(acc, result.shape)
+    if bias is None:
+        return _narrow(acc, result)
+    return _elementwise(result, [acc, (bias, _dims(4, [1]))], arith.addf)
+
+
+def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
+    result = op.result_type
+    top, left, bottom, right = op.padding
+    # The window operand only carries the window's shape.
+    window = tensor.empty(list(op.kernel), _f32())
+    if isinstance(op, nn.MaxPool2dOp):
+        # Padding is -inf so that it never wins; max is exact in any type.
+        x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), float("-inf"))
+        init = _filled(result.shape, float("-inf"), _element_type(x))
+        return linalg.pooling_nchw_max(x, window, outs=[init], strides=op.strides,
+                                       dilations=[1, 1])
+    # Average pooling divides by the whole window: padding counts as zeros.
+    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
+    total = linalg.pooling_nchw_sum(x, window, outs=[_filled(result.shape, 0.0)],
+                                    strides=op.strides, dilations=[1, 1])
+    size = _constant(float(prod(op.kernel)))
+    return _elementwise(result, [total], lambda s: arith.divf(s, size))
+
+
+# ---------------------------------------------------------------------------
+# Reductions and normalisations.
+
+
+REDUCTIONS: dict[type, _Reduction] = {
+    nn.ReduceSumOp: _SUM,
+    nn.ReduceMeanOp: _SUM,
+    nn.ReduceMaxOp: _MAX,
+    nn.ReduceMinOp: _MIN,
+}
+
+
+def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
+    result = op.result_type
+    domain = _shape(x)
+    axes = op.normalized_axes(len(domain))
+    total = _reduce(domain, axes, [x], REDUCTIONS[type(op)])
+    kept = TensorType(_kept(domain, axes), result.dtype)
+    if isinstance(op, nn.ReduceMeanOp):
+        count = _constant(float(prod(domain[a] for a in axes)))
+        value = _elementwise(kept, [total], lambda s: arith.divf(s, count))
+    else:
+        value = _narrow(total, kept)
+    # keepdims: the reduced dims come back as size 1.
+    return _reshape(value, result.shape)
+
+
+def _lower_softmax(op: nn.SoftmaxOp | nn.LogSoftmaxOp, x: ir.Value) -> ir.Value:
+    domain = _shape(x)
+    rows = (op.axis % len(domain),)
+    peak = _reduce(domain, rows, [x], _MAX)
+    at_row = lambda value: _rows(value, domain, rows)
+    total = _reduce(domain, rows, [x, at_row(peak)], _SUM,
+                    lambda s, m: math.exp(arith.subf(s, m)))
+    if isinstance(op, nn.LogSoftmaxOp):
+        log_total = _row_map([total], math.log)
+        return _elementwise(op.result_type, [x, at_row(peak), at_row(log_total)],
+                            lambda s, m, l: arith.subf(arith.subf(s, m), l))
+    return _elementwise(op.result_type, [x, at_row(peak), at_row(total)],
+                        lambda s, m, t: arith.divf(math.exp(arith.subf(s, m)), t))
+
+
+def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
+                      beta: ir.Value) -> ir.Value:
+    domain = _shape(x)
+    dims = op.normalized_dims(TensorType(domain, "f32"))
+    count = float(prod(domain[d] for d in dims))
+    at_row = lambda value: _rows(value, domain, dims)
+    # Two passes (mean, then squared deviations), as the reference does:
+    # E[x^2] - E[x]^2 cancels catastrophically.
+    mean = _row_map([_reduce(domain, dims, [x], _SUM)],
+                    lambda s: arith.divf(s, _constant(count)))
+    deviation = lambda s, m: arith.subf(s, m)
+    squares = _reduce(domain, dims, [x, at_row(mean)], _SUM,
+                      lambda s, m: arith.mulf(deviation(s, m), deviation(s, m)))
+    inv_std = _row_map([squares], lambda s: math.rsqrt(
+        arith.addf(arith.divf(s, _constant(count)), _constant(op.epsilon))))
+    param = _dims(len(domain), dims)
+    return _elementwise(
+        op.result_type, [x, at_row(mean), at_row(inv_std), (gamma, param), (beta, param)],
+        lambda s, m, r, g, b: arith.addf(arith.mulf(arith.mulf(deviation(s, m), r), g), b))
+
+
+def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
+    domain = _shape(x)
+    dims = op.normalized_dims(TensorType(domain, "f32"))
+    count = float(prod(domain[d] for d in dims))
+    squares = _reduce(domain, dims, [x], _SUM, lambda s: arith.mulf(s, s))
+    inv_rms = _row_map([squares], lambda s: math.rsqrt(
+        arith.addf(arith.divf(s, _constant(count)), _constant(op.epsilon))))
+    return _elementwise(op.result_type,
+                        [x, _rows(inv_rms, domain, dims), (gamma, _dims(len(domain), dims))],
+                        lambda s, r, g: arith.mulf(arith.mulf(s, r), g))
+
+
+def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
+                     mask: ir.Value | None) -> ir.Value:
+    result = op.result_type
+    *batch, sq, depth = _shape(q)
+    sk, dv = _shape(v)[-2:]
+    batch = tuple(batch)
+    size = prod(batch)
+    scale = op.scale if op.scale is not None else 1.0 / sqrt(depth)
+
+    # Scores q k^T: k is read transposed through the indexing map.
+    b, i, j, c = (ir.AffineDimExpr.get(d) for d in range(4))
+    transposed_b = [ir.AffineMap.get(4, 0, exprs) for exprs in ([b, i, c], [b, j, c], [b, i, j])]
+    scores = linalg.batch_matmul(_reshape(q, (size, sq, depth)), _reshape(k, (size, sk, depth)),
+                                 outs=[_filled((size, sq, sk), 0.0)], indexing_maps=transposed_b)
+    domain = batch + (sq, sk)
+    scores = _reshape(scores, domain)
+
+    rank = len(domain)
+
+    def logit(s: ir.Value, *additive: ir.Value) -> ir.Value:
+        value = arith.mulf(s, _constant(scale))
+        for term in additive:
+            value = arith.addf(value, term)
+        if op.causal:
+            # Key j is hidden from query i when j > i.
+            hidden = arith.cmpi(arith.CmpIPredicate.ugt, linalg.IndexOp(rank - 1).result,
+                                linalg.IndexOp(rank - 2).result)
+            value = arith.select(hidden, _constant(float("-inf")), value)
+        return value
+
+    logits = _elementwise(TensorType(domain, "f32"),
+                          [scores] + ([mask] if mask is not None else []), logit)
+    rows = (rank - 1,)
+    peak = _reduce(domain, rows, [logits], _MAX)
+    weights = _elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)],
+                           lambda s, m: math.exp(arith.subf(s, m)))
+    total = _reduce(domain, rows, [weights], _SUM)
+    # Normalising after the product with v divides Sq x Dv values instead
+    # of Sq x Sk.
+    unnormalised = linalg.batch_matmul(_reshape(weights, (size, sq, sk)),
+                                       _reshape(v, (size, sk, dv)),
+                                       outs=[_filled((size, sq, dv), 0.0)])
+    out_domain = batch + (sq, dv)
+    return _elementwise(result, [_reshape(unnormalised, out_domain),
+                                 _rows(total, out_domain, (len(out_domain) - 1,))],
+                        arith.divf)
+
+
+# ---------------------------------------------------------------------------
+# Data movement.
+
+
+def _lower_transpose(op: nn.TransposeOp, x: ir.Value) -> ir.Value:
+    init = tensor.empty(list(op.result_type.shape), _element_type(x))
+    return linalg.transpose(x, outs=[init], permutation=list(op.perm)).results[0]
+
+
+def _lower_reshape(op: nn.ReshapeOp, x: ir.Value) -> ir.Value:
+    return _reshape(x, op.result_type.shape)
+
+
+def _lower_broadcast_to(op: nn.BroadcastToOp, x: ir.Value) -> ir.Value:
+    return _broadcast(x, op.result_type.shape)
+
+
+def _lower_concat(op: nn.ConcatOp, inputs: list[ir.Value]) -> ir.Value:
+    if len(inputs) == 1:
+        return inputs[0]
+    return tensor.concat(op.result_type.to_mlir(), op.axis % op.result_type.rank, inputs)
+
+
+def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:
+    result = op.result_type
+    return tensor.extract_slice(result.to_mlir(), x, [], [], [], list(op.starts),
+                                list(result.shape), list(op.step(result.rank)))
+
+
+def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
+    return _pad(x, op.low, op.high, op.value)
+
+
+# By op category (base class) where the category shares a lowering; the
+# most derived class listed wins.
+LOWERINGS: dict[type, Callable[..., ir.Value]] = {
+    nn.UnaryElementwiseOp: _lower_unary,
+    nn.BinaryElementwiseOp: _lower_binary,
+    nn.SelectOp: _lower_select,
+    nn.CastOp: _lower_cast,
+    nn.MatmulOp: _lower_matmul,
+    nn.Conv2dOp: _lower_conv2d,
+    nn.Pool2dOp: _lower_pool2d,
+    nn.ReductionOp: _lower_reduction,
+    nn.SoftmaxOp: _lower_softmax,
+    nn.LogSoftmaxOp: _lower_softmax,
+    nn.LayerNormOp: _lower_layer_norm,
+    nn.RmsNormOp: _lower_rms_norm,
+    nn.AttentionOp: _lower_attention,
+    nn.TransposeOp: _lower_transpose,
+    nn.ReshapeOp: _lower_reshape,
+    nn.BroadcastToOp: _lower_broadcast_to,
+    nn.ConcatOp: _lower_concat,
+    nn.SliceOp: _lower_slice,
+    nn.PadOp: _lower_pad,
+}
+
+
+def lower_op(operation: ir.Operation) -> None:
+    """Replaces one nn op by its upstream lowering."""
+    op_class = NN.op_class(operation)
+    lowering = next((LOWERINGS[c] for c in op_class.__mro__ if c in LOWERINGS), None)
+    if lowering is None:
+        raise PassFailure(f"no lowering to linalg for '{operation.name}'", operation.location)
+    try:
+        view = op_class.from_operation(operation)
+    except VerifyError as error:
+        raise PassFailure(f"'{operation.name}' op {error}", operation.location) from None
+    operands = [view.operand(decl.name) for decl in view.operand_decls]
+    with operation.context, operation.location, ir.InsertionPoint(operation):
+        value = lowering(view, *operands)
+    operation.results[0].replace_all_uses_with(value)
+    operation.erase()
+
+
+@register_pass
+@dataclass
+class ConvertNNToLinalg(Pass):
+    """Lowers every nn op to linalg, tensor, arith and math.
+
+    Named linalg ops for contractions, convolutions, pooling, transposes and
+    broadcasts; linalg.generic for broadcasting elementwise ops, reductions
+    and the fused bodies of softmax, normalisations and attention; tensor ops
+    for reshapes, slices, padding and concatenation. f16 and bf16 are
+    computed in f32 and rounded once, as the nn references do.
+    """
+
+    argument = "convert-nn-to-linalg"
+    anchor = "func.func"
+
+    def run(self, op: ir.Operation) -> None:
+        nn_ops = []
+
+        def collect(operation):
+            if NN.op_class(operation) is not None:
+                nn_ops.append(operation)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(collect, ir.WalkOrder.POST_ORDER)
+        for operation in nn_ops:
+            lower_op(operation)
