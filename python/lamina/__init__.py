@@ -1,1 +1,34 @@
-"""Lamina: a multi-level AI compiler on top of MLIR."""
+"""Lamina: a multi-level AI compiler on top of MLIR.
+
+    import lamina
+    from lamina import nn
+
+    module = lamina.parse("model.mlir")            # text or a path
+    f = lamina.compile(module, target="cpu")       # a callable on NumPy arrays
+    y = f(x, w)
+
+    @lamina.jit(target="cpu")                      # traced with the nn builders
+    def mlp(x, w1, b1, w2):
+        return nn.matmul(nn.gelu(nn.matmul(x, w1) + b1), w2)
+
+    pipe = lamina.Pipeline.for_target("cpu")       # editable named stages
+"""
+
+from lamina.diagnostics import CompileError
+from lamina.parsing import parse
+from lamina.pipeline import Pipeline, Stage
+from lamina.target import Target, get_target
+
+
+def compile(module, target="cpu", entry=None, pipeline=None):
+    """Compiles the function `entry` of `module` (an `ir.Module`, MLIR
+    text or a path; default entry: `main` or the only public function) and
+    returns a callable on NumPy arrays. The module is not modified; a
+    custom `pipeline` replaces the target's default one. Raises
+    CompileError."""
+    if isinstance(module, str):
+        module = parse(module)
+    return get_target(target).compile(module, entry=entry, pipeline=pipeline)
+
+
+__all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "parse"]

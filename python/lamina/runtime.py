@@ -1,0 +1,261 @@
+"""Running compiled programs on the CPU: NumPy arrays in, NumPy arrays out.
+
+`jit_compile(module, entry)` runs the CPU pipeline through `llvm-mlir`,
+JIT-compiles the result with upstream's `ExecutionEngine` (LLVM -O3, the
+host CPU) and returns a `CompiledFunction`:
+
+    f = jit_compile(lamina.parse("model.mlir"))
+    y = f(x, w)               # one array for one result, a tuple for several
+
+Arrays are passed without copies: each argument becomes a memref
+descriptor pointing at the array's own buffer (a non-contiguous array is
+made contiguous first), and results are written by the compiled code into
+arrays allocated here (the pipeline turns results into out-parameters).
+Arguments are checked against the entry function's signature: count,
+element type (exactly; no silent casts) and shape.
+
+Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
+i1 (`np.bool_`), i8, i16, i32, i64.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import time
+from typing import Sequence
+
+import numpy as np
+from mlir import ir
+
+from lamina.diagnostics import CompileError, Diagnostic, file_location
+from lamina.dialects.nn import numpy_dtype
+from lamina.dialects.opdef import TensorType, VerifyError
+from lamina.toolchain import library_path
+
+RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
+
+
+def _error_at(location: ir.Location | None, message: str) -> CompileError:
+    found = file_location(location) if location is not None else None
+    filename, line, col = found if found else (None, 0, 0)
+    return CompileError([Diagnostic(filename, line, col, "error", message)])
+
+
+# ---------------------------------------------------------------------------
+# Entry functions and signatures.
+
+
+def functions(module: ir.Module) -> list[ir.Operation]:
+    """The `func.func` ops with a body at the top of `module`."""
+    found = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and op.regions[0].blocks:
+            found.append(op)
+    return found
+
+
+def _symbol(func: ir.Operation) -> str:
+    return ir.StringAttr(func.attributes["sym_name"]).value
+
+
+def _is_public(func: ir.Operation) -> bool:
+    return ("sym_visibility" not in func.attributes
+            or ir.StringAttr(func.attributes["sym_visibility"]).value == "public")
+
+
+def find_entry(module: ir.Module, entry: str | None = None) -> ir.Operation:
+    """The function named `entry`; by default `main`, or else the only
+    public function. Raises CompileError naming the candidates."""
+    candidates = functions(module)
+    if entry is not None:
+        for func in candidates:
+            if _symbol(func) == entry:
+                return func
+        names = ", ".join("@" + _symbol(f) for f in candidates) or "none"
+        raise _error_at(module.operation.location,
+                        f"no function @{entry} in the module (functions: {names})")
+    public = [f for f in candidates if _is_public(f)]
+    for func in public:
+        if _symbol(func) == "main":
+            return func
+    if len(public) == 1:
+        return public[0]
+    names = ", ".join("@" + _symbol(f) for f in public) or "none"
+    raise _error_at(module.operation.location,
+                    f"cannot choose the entry function: no @main and {len(public)} public "
+                    f"functions ({names}); name one with --entry / entry=")
+
+
+def signature(func: ir.Operation) -> tuple[list[TensorType], list[TensorType]]:
+    """The argument and result tensor types of a function. Raises
+    CompileError for a type that cannot cross the NumPy boundary."""
+    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    converted = []
+    for what, types in (("argument", function_type.inputs), ("result", function_type.results)):
+        group = []
+        for index, t in enumerate(types):
+            try:
+                group.append(TensorType.from_mlir(t))
+            except VerifyError as error:
+                raise _error_at(func.location,
+                                f"{what} #{index} of @{_symbol(func)}: {error}; only statically "
+                                "shaped tensors can be passed to and from NumPy") from None
+        converted.append(group)
+    return converted[0], converted[1]
+
+
+# ---------------------------------------------------------------------------
+# Memref descriptors.
+
+
+@functools.lru_cache(maxsize=None)
+def descriptor_class(rank: int) -> type[ctypes.Structure]:
+    """MLIR's ranked memref descriptor for `rank`: allocated and aligned
+    pointers, offset, sizes and strides (in elements)."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def descriptor(array: np.ndarray) -> ctypes.Structure:
+    """A descriptor of a C-contiguous array's buffer (no copy)."""
+    desc = descriptor_class(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        stride = 1
+        strides = []
+        for size in reversed(array.shape):
+            strides.append(stride)
+            stride *= size
+        desc.sizes[:] = array.shape
+        desc.strides[:] = strides[::-1]
+    return desc
+
+
+# ---------------------------------------------------------------------------
+# Compiled functions.
+
+
+class CompiledFunction:
+    """A compiled entry function, callable on NumPy arrays. `inputs` and
+    `results` are its tensor types; `compile_seconds` the time taken by
+    the pipeline and the JIT."""
+
+    def __init__(self, engine, name: str, inputs: Sequence[TensorType],
+                 results: Sequence[TensorType], module: ir.Module | None = None,
+                 compile_seconds: float = 0.0):
+        self.engine = engine
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.results = tuple(results)
+        self.module = module
+        self.compile_seconds = compile_seconds
+        address = engine.raw_lookup("_mlir_ciface_" + name)
+        if not address:
+            raise CompileError([Diagnostic(None, 0, 0, "error",
+                                           f"the JIT has no function @{name}")])
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._input_dtypes = [numpy_dtype(t.dtype) for t in self.inputs]
+        self._result_dtypes = [numpy_dtype(t.dtype) for t in self.results]
+
+    def __repr__(self) -> str:
+        args = ", ".join(str(t) for t in self.inputs)
+        results = ", ".join(str(t) for t in self.results)
+        return f"<compiled @{self.name}({args}) -> ({results})>"
+
+    def check_arguments(self, args: Sequence) -> list[np.ndarray]:
+        """The arguments as contiguous arrays of the expected types; raises
+        TypeError (count, element type) or ValueError (shape)."""
+        if len(args) != len(self.inputs):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} argument(s) "
+                            f"({', '.join(str(t) for t in self.inputs)}), got {len(args)}")
+        arrays = []
+        for index, (value, spec, dtype) in enumerate(zip(args, self.inputs, self._input_dtypes)):
+            array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype)
+            if array.dtype != dtype:
+                raise TypeError(f"@{self.name} argument #{index}: expected {spec} "
+                                f"({dtype.name} elements), got a {array.dtype.name} array; "
+                                f"convert it with .astype()")
+            if array.shape != spec.shape:
+                raise ValueError(f"@{self.name} argument #{index}: expected {spec} (shape "
+                                 f"{spec.shape}), got shape {array.shape}")
+            arrays.append(np.ascontiguousarray(array))
+        return arrays
+
+    def __call__(self, *args):
+        arrays = self.check_arguments(args)
+        results = [np.empty(t.shape, dtype) for t, dtype in zip(self.results, self._result_dtypes)]
+        self.call_with_results(arrays, results)
+        if len(results) == 1:
+            return results[0]
+        return tuple(results) if results else None
+
+    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
+        """Runs on checked, contiguous arguments, writing preallocated
+        contiguous result arrays (no checks: see `check_arguments`)."""
+        descriptors = [descriptor(a) for a in list(arrays) + list(results)]
+        pointers = [ctypes.pointer(d) for d in descriptors]
+        packed = (ctypes.c_void_p * len(pointers))(
+            *[ctypes.addressof(p) for p in pointers])
+        self._function(packed)
+
+
+def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
+    """Raises CompileError for an external function that neither this
+    process nor the runtime libraries define (the JIT would fail late)."""
+    loaded = [ctypes.CDLL(None)] + [ctypes.CDLL(path) for path in libraries]
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "llvm.func" or op.regions[0].blocks:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if not any(hasattr(library, name) for library in loaded):
+            raise _error_at(op.location, f"external function '{name}' is not defined by the "
+                                         "process or the MLIR runtime libraries")
+
+
+def runtime_libraries() -> list[str]:
+    return [library_path(name) for name in RUNTIME_LIBRARIES]
+
+
+def clone_module(module: ir.Module) -> ir.Module:
+    """A copy of `module` in its context, with its locations."""
+    text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    with module.context:
+        return ir.Module.parse(text)
+
+
+def jit_compile(module: ir.Module | str, entry: str | None = None, pipeline=None,
+                opt_level: int = 3) -> CompiledFunction:
+    """Compiles `module` (a module, MLIR text or a path; the module is not
+    modified) for the host CPU and returns its entry function. Raises
+    CompileError."""
+    from mlir.execution_engine import ExecutionEngine
+
+    from lamina.parsing import parse
+    from lamina.target import check_llvm_dialect, get_target
+    start = time.perf_counter()
+    if isinstance(module, str):
+        module = parse(module)
+    else:
+        module = clone_module(module)
+    func = find_entry(module, entry)
+    name = _symbol(func)
+    if not _is_public(func):
+        raise _error_at(func.location, f"@{name} is private; only public functions can be "
+                                       "called from Python")
+    inputs, results = signature(func)
+    pipeline = pipeline or get_target("cpu").pipeline()
+    lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
+    check_llvm_dialect(lowered)
+    libraries = runtime_libraries()
+    check_symbols(lowered, libraries)
+    with lowered.context:
+        engine = ExecutionEngine(lowered, opt_level=opt_level, shared_libs=libraries)
+    return CompiledFunction(engine, name, inputs, results, lowered,
+                            time.perf_counter() - start)

@@ -1,0 +1,515 @@
+"""Compilation targets.
+
+A target knows its default pipeline (`pipeline()`, editable named stages),
+how to produce the artifact of any stage (`emit(module, stage)`) and, where
+the machine can run code, how to compile a module into a Python callable
+(`compile(module, entry)`). Targets are named by a spec string: `"cpu"`
+(the host), `"cpu:znver4"` (another x86 CPU), and later `"cuda:sm_80"`;
+`get_target(spec)` looks the kind up in a registry that new kinds join with
+`@register_target("kind")`.
+
+The CPU pipeline, stage by stage:
+
+* `nn`: operator-level simplification (`nn-canonicalize`);
+* `linalg`: `convert-nn-to-linalg`, then upstream cleanup and elementwise
+  fusion on tensors;
+* `bufferized`: one-shot bufferization across function boundaries with
+  identity layouts; results become caller-allocated out-parameters (the C
+  ABI below), buffers are freed by ownership-based deallocation. Arguments
+  of public functions are read-only, so inputs are never written;
+* `loops`: linalg ops become scf loops over memrefs;
+* `llvm-mlir`: the LLVM dialect. Public functions get the C interface, i1
+  buffers are stored as bytes, f16/bf16 arithmetic and math are done in
+  f32 (rounded after each op), math functions become LLVM intrinsics or
+  libm calls;
+* `llvm` (LLVM IR text), `asm` and `obj` (`llc` from the pinned wheel, for
+  the target's triple, CPU and features, `-O3`, position-independent).
+
+C ABI of a compiled public function `@f(%a: tensor<..>, ...) -> (tensor<..>, ...)`:
+`void _mlir_ciface_f(memref_t *a, ..., memref_t *result0, ...)`, where each
+`memref_t` is MLIR's descriptor `{T *allocated, T *aligned, int64_t offset,
+int64_t sizes[rank], int64_t strides[rank]}` of a contiguous row-major
+buffer, and the caller allocates the results. i1 elements are bytes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import platform
+import subprocess
+from dataclasses import dataclass
+from typing import Callable, ClassVar
+
+import numpy as np
+from mlir import ir
+
+from lamina.diagnostics import CompileError, Diagnostic
+from lamina.pass_registry import Pass, PassFailure
+from lamina.pipeline import Pipeline, Stage
+from lamina.toolchain import library_path, tool_path
+
+# ---------------------------------------------------------------------------
+# Targets and their registry.
+
+
+class Target:
+    """Base of compilation targets."""
+
+    kind: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    def pipeline(self) -> Pipeline:
+        """A fresh copy of the target's default pipeline."""
+        raise NotImplementedError
+
+    @property
+    def stages(self) -> list[str]:
+        return self.pipeline().stages
+
+    def emit(self, module: ir.Module, stage: str, pipeline: Pipeline | None = None,
+             print_after_all: bool = False):
+        """Runs the pipeline on `module` (in place) through `stage` and
+        returns its product: the module, text or bytes."""
+        return (pipeline or self.pipeline()).run(module, until=stage,
+                                                 print_after_all=print_after_all)
+
+    def compile(self, module: ir.Module, entry: str | None = None,
+                pipeline: Pipeline | None = None):
+        """A Python callable running the function `entry` of `module`."""
+        raise NotImplementedError(f"target '{self.name}' cannot run programs from Python")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+_REGISTRY: dict[str, Callable[[str | None], Target]] = {}
+
+
+def register_target(kind: str):
+    """Registers a factory `f(arch_or_None) -> Target` for specs `kind[:arch]`."""
+    def decorate(factory):
+        _REGISTRY[kind] = factory
+        return factory
+    return decorate
+
+
+def get_target(spec: str | Target = "cpu") -> Target:
+    """The target of a spec such as `"cpu"` or `"cuda:sm_80"` (a Target is
+    returned as is). Raises ValueError for an unknown kind."""
+    if isinstance(spec, Target):
+        return spec
+    kind, _, arch = str(spec).partition(":")
+    if kind not in _REGISTRY:
+        raise ValueError(f"unknown target '{spec}' (known: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[kind](arch or None)
+
+
+def available_targets() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+# ---------------------------------------------------------------------------
+# The host.
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The machine code generation is for: LLVM target triple, CPU name and
+    feature list (`+avx512f`, `-amx-int8`, ...)."""
+
+    triple: str
+    cpu: str
+    features: tuple[str, ...]
+
+    def has(self, feature: str) -> bool:
+        return f"+{feature}" in self.features
+
+
+@functools.lru_cache(maxsize=None)
+def detect_host() -> HostInfo:
+    """The host as LLVM sees it (through the C API of the wheel's libLLVM),
+    else from /proc/cpuinfo."""
+    try:
+        return _detect_with_llvm()
+    except (OSError, AttributeError, FileNotFoundError):
+        return _detect_from_cpuinfo()
+
+
+def _detect_with_llvm() -> HostInfo:
+    llvm = ctypes.CDLL(library_path("libLLVM.so"))
+
+    def message(function_name: str) -> str:
+        function = getattr(llvm, function_name)
+        function.restype = ctypes.c_void_p
+        pointer = function()
+        try:
+            return ctypes.string_at(pointer).decode()
+        finally:
+            llvm.LLVMDisposeMessage(ctypes.c_void_p(pointer))
+
+    features = tuple(sorted(f for f in message("LLVMGetHostCPUFeatures").split(",") if f))
+    return HostInfo(message("LLVMGetDefaultTargetTriple"), message("LLVMGetHostCPUName"),
+                    features)
+
+
+# /proc/cpuinfo flag -> LLVM feature, where the names differ.
+_CPUINFO_FEATURES = {"sse4_1": "sse4.1", "sse4_2": "sse4.2", "pni": "sse3", "bmi1": "bmi",
+                     "pclmulqdq": "pclmul", "abm": "lzcnt", "sha_ni": "sha",
+                     "avx512_bf16": "avx512bf16", "avx512_vnni": "avx512vnni",
+                     "avx512_vbmi2": "avx512vbmi2", "avx512_bitalg": "avx512bitalg",
+                     "avx512_vpopcntdq": "avx512vpopcntdq", "avx512_fp16": "avx512fp16"}
+_KNOWN_FEATURES = {"sse", "sse2", "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx", "avx2",
+                   "fma", "f16c", "bmi", "bmi2", "lzcnt", "movbe", "aes", "pclmul", "sha", "adx",
+                   "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512ifma",
+                   "avx512vbmi", "avx512vbmi2", "avx512vnni", "avx512bitalg",
+                   "avx512vpopcntdq", "avx512bf16", "avx512fp16", "cx16", "xsave"}
+
+
+def _detect_from_cpuinfo() -> HostInfo:
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    features = sorted({_CPUINFO_FEATURES.get(f, f) for f in flags} & _KNOWN_FEATURES)
+    machine = platform.machine() or "x86_64"
+    return HostInfo(f"{machine}-unknown-linux-gnu", "x86-64" if machine == "x86_64" else "generic",
+                    tuple(f"+{f}" for f in features))
+
+
+# ---------------------------------------------------------------------------
+# CPU-specific passes of the pipeline.
+
+
+@dataclass
+class ProtectInputs(Pass):
+    """Marks the tensor arguments of public functions read-only for
+    bufferization, so that compiled code never writes the caller's inputs."""
+
+    argument: ClassVar[str] = "cpu-protect-inputs"
+
+    def run(self, op):
+        for func in _public_functions(op):
+            arg_attrs = func.attributes["arg_attrs"] if "arg_attrs" in func.attributes else None
+            inputs = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
+            new_attrs = []
+            for index, argument_type in enumerate(inputs):
+                entries = {}
+                if arg_attrs is not None:
+                    old = ir.DictAttr(ir.ArrayAttr(arg_attrs)[index])
+                    entries = {old[i].name: old[i].attr for i in range(len(old))}
+                if isinstance(argument_type, ir.RankedTensorType):
+                    entries["bufferization.writable"] = ir.BoolAttr.get(False)
+                new_attrs.append(ir.DictAttr.get(entries))
+            if new_attrs:
+                func.attributes["arg_attrs"] = ir.ArrayAttr.get(new_attrs)
+
+
+@dataclass
+class RequestCInterface(Pass):
+    """Gives public functions with a body the C interface
+    (`_mlir_ciface_NAME`, memref descriptors passed by pointer)."""
+
+    argument: ClassVar[str] = "cpu-request-c-interface"
+
+    def run(self, op):
+        for func in _public_functions(op):
+            func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+@dataclass
+class WidenBoolMemrefs(Pass):
+    """Stores i1 buffers as bytes: every `memref<...xi1>` becomes
+    `memref<...xi8>`; loads truncate and stores extend.
+
+    LLVM 22's memref-to-LLVM lowering aborts on loads of i1 elements, and
+    bytes are what NumPy's bool arrays are. Expects memrefs accessed by
+    `memref.load`/`memref.store` only (run after loops are formed); any
+    other op reading or writing i1 elements of a buffer is reported."""
+
+    argument: ClassVar[str] = "cpu-widen-bool-memrefs"
+
+    def run(self, op):
+        i1 = ir.IntegerType.get_signless(1)
+        i8 = ir.IntegerType.get_signless(8)
+
+        def widened(t: ir.Type) -> ir.Type | None:
+            if isinstance(t, ir.MemRefType) and t.element_type == i1:
+                return ir.MemRefType.get(t.shape, i8, t.layout, t.memory_space)
+            return None
+
+        def widened_or_same(t: ir.Type) -> ir.Type:
+            return widened(t) or t
+
+        worklist: list[ir.Operation] = []
+
+        def collect(operation):
+            worklist.append(operation.operation)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(collect, ir.WalkOrder.PRE_ORDER)
+        accesses = []
+        for operation in worklist:
+            name = operation.name
+            touches_bool_buffer = any(widened(v.type) for v in operation.operands)
+            for region in operation.regions:
+                for block in region.blocks:
+                    for argument in block.arguments:
+                        if widened(argument.type):
+                            argument.set_type(widened(argument.type))
+            if name == "func.func":
+                function_type = ir.FunctionType(ir.TypeAttr(operation.attributes["function_type"]).value)
+                if any(widened(t) for t in list(function_type.inputs) + list(function_type.results)):
+                    operation.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                        [widened_or_same(t) for t in function_type.inputs],
+                        [widened_or_same(t) for t in function_type.results]))
+            elif name == "memref.global":
+                global_type = ir.TypeAttr(operation.attributes["type"]).value
+                if widened(global_type):
+                    self._widen_global(operation, widened(global_type))
+            elif name in ("memref.load", "memref.store"):
+                if touches_bool_buffer:
+                    accesses.append(operation)
+            elif touches_bool_buffer and any(
+                    _element_type(v.type) == i1 and not isinstance(v.type, ir.MemRefType)
+                    for v in list(operation.operands) + list(operation.results)):
+                raise PassFailure(f"'{name}' reads or writes i1 elements of a buffer; only "
+                                  "memref.load and memref.store can (vectorize i1 ops as i8)",
+                                  operation.location)
+            for result in operation.results:
+                if widened(result.type):
+                    result.set_type(widened(result.type))
+        for access in accesses:
+            with ir.InsertionPoint(access), access.location:
+                if access.name == "memref.load":
+                    result = access.results[0]
+                    result.set_type(i8)
+                    with ir.InsertionPoint.after(access):
+                        truncated = ir.Operation.create("arith.trunci", results=[i1],
+                                                        operands=[result]).results[0]
+                    result.replace_all_uses_except(truncated, truncated.owner)
+                else:
+                    extended = ir.Operation.create("arith.extui", results=[i8],
+                                                   operands=[access.operands[0]]).results[0]
+                    access.operands[0] = extended
+
+    @staticmethod
+    def _widen_global(operation: ir.Operation, memref_type: ir.MemRefType) -> None:
+        operation.attributes["type"] = ir.TypeAttr.get(memref_type)
+        initial = operation.attributes["initial_value"] if "initial_value" in \
+            operation.attributes else None
+        if isinstance(initial, ir.DenseElementsAttr):
+            tensor_type = ir.RankedTensorType.get(memref_type.shape, memref_type.element_type)
+            dense = ir.DenseIntElementsAttr(initial)
+            values = np.array([1 if dense[i] else 0 for i in range(len(dense))], np.int8)
+            if dense.is_splat:
+                values = np.full(memref_type.shape, 1 if dense.get_splat_value().value else 0,
+                                 np.int8)
+            operation.attributes["initial_value"] = ir.DenseElementsAttr.get(
+                values.reshape(memref_type.shape), type=tensor_type)
+
+
+def _element_type(t: ir.Type) -> ir.Type | None:
+    if isinstance(t, ir.ShapedType):
+        return ir.ShapedType(t).element_type
+    return t
+
+
+def _public_functions(module_op: ir.Operation) -> list[ir.Operation]:
+    functions = []
+    for region in module_op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = child.operation
+                if child.name != "func.func" or not child.regions[0].blocks:
+                    continue
+                visibility = child.attributes["sym_visibility"] if "sym_visibility" in \
+                    child.attributes else None
+                if visibility is None or ir.StringAttr(visibility).value == "public":
+                    functions.append(child)
+    return functions
+
+
+# ---------------------------------------------------------------------------
+# Artifact stages: LLVM IR, assembly, object files.
+
+
+def check_llvm_dialect(module: ir.Module) -> None:
+    """Raises CompileError at the first op that is not in the LLVM dialect
+    (translation and the JIT need a module fully lowered to it)."""
+    operation = module.operation if isinstance(module, ir.Module) else module
+    offending = []
+
+    def visit(op):
+        name = op.operation.name
+        if name != "builtin.module" and not name.startswith("llvm."):
+            offending.append(op.operation)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if offending:
+        from lamina.diagnostics import file_location
+        found = file_location(offending[0].location)
+        filename, line, col = found if found else (None, 0, 0)
+        raise CompileError([Diagnostic(
+            filename, line, col, "error",
+            f"'{offending[0].name}' is not in the LLVM dialect: the module is not fully "
+            "lowered (was a pass removed from the pipeline?)")])
+
+
+class TranslateToLLVMIR:
+    """Translates an LLVM-dialect module to LLVM IR text."""
+
+    argument = "mlir-to-llvmir"
+
+    def __init__(self, triple: str):
+        self.triple = triple
+
+    def __call__(self, module: ir.Module) -> str:
+        from mlir.dialects import llvm
+        check_llvm_dialect(module)
+        with module.context:
+            module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(self.triple)
+            try:
+                return llvm.translate_module_to_llvmir(module.operation)
+            except ir.MLIRError as error:
+                from lamina.diagnostics import from_mlir
+                raise CompileError([from_mlir(d) for d in error.error_diagnostics]) from None
+
+    def __str__(self) -> str:
+        return self.argument
+
+
+class LLC:
+    """Compiles LLVM IR text with the wheel's `llc` in a subprocess (LLVM
+    fatal errors end that process, not this one)."""
+
+    def __init__(self, triple: str, cpu: str, features: tuple[str, ...], filetype: str,
+                 opt_level: int = 3):
+        self.triple, self.cpu, self.features = triple, cpu, features
+        self.filetype, self.opt_level = filetype, opt_level
+        self.argument = f"llc-{filetype}"
+
+    def command(self) -> list[str]:
+        command = [tool_path("llc"), f"-O{self.opt_level}", f"-mtriple={self.triple}",
+                   f"-mcpu={self.cpu}", "-relocation-model=pic", f"-filetype={self.filetype}",
+                   "-o", "-"]
+        if self.features:
+            command.insert(4, f"-mattr={','.join(self.features)}")
+        return command
+
+    def __call__(self, llvm_ir: str):
+        result = subprocess.run(self.command(), input=llvm_ir.encode(), capture_output=True)
+        if result.returncode != 0:
+            detail = result.stderr.decode(errors="replace").strip()
+            how = (f"exited with code {result.returncode}" if result.returncode > 0
+                   else f"was killed by signal {-result.returncode}")
+            raise CompileError([Diagnostic(None, 0, 0, "error",
+                                           f"llc {how}: {detail[-2000:]}")])
+        return result.stdout if self.filetype == "obj" else result.stdout.decode()
+
+    def __str__(self) -> str:
+        return f"llc -O{self.opt_level} -mcpu={self.cpu} -filetype={self.filetype}"
+
+
+# ---------------------------------------------------------------------------
+# The CPU target.
+
+
+BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map}")
+
+
+class CPUTarget(Target):
+    """x86-64 CPUs (the host by default), JIT-compiled through MLIR's
+    ExecutionEngine or compiled ahead of time to object files."""
+
+    kind = "cpu"
+
+    def __init__(self, cpu: str | None = None, features: tuple[str, ...] | None = None,
+                 triple: str | None = None, opt_level: int = 3):
+        host = detect_host()
+        self.triple = triple or host.triple
+        self.cpu = cpu or host.cpu
+        if features is None:
+            features = host.features if self.cpu == host.cpu else ()
+        self.features = tuple(features)
+        self.opt_level = opt_level
+
+    @property
+    def name(self) -> str:
+        return "cpu" if self.cpu == detect_host().cpu else f"cpu:{self.cpu}"
+
+    def pipeline(self) -> Pipeline:
+        return Pipeline([
+            Stage("nn", [
+                "nn-canonicalize",
+            ], description="operators on tensors"),
+            Stage("linalg", [
+                "convert-nn-to-linalg",
+                "canonicalize",
+                "linalg-fuse-elementwise-ops",
+                "cse",
+                "canonicalize",
+            ], description="upstream linalg/tensor/arith/math on tensors"),
+            Stage("bufferized", [
+                ProtectInputs(),
+                BUFFERIZE,
+                "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+                "canonicalize",
+                "ownership-based-buffer-deallocation",
+                "canonicalize",
+                "buffer-deallocation-simplification",
+                "bufferization-lower-deallocations",
+                "cse",
+                "canonicalize",
+            ], description="linalg on memrefs; results are out-parameters"),
+            Stage("loops", [
+                "func.func(convert-linalg-to-loops)",
+                "lower-affine",
+                "canonicalize",
+                "cse",
+            ], description="scf loops over memrefs"),
+            Stage("llvm-mlir", [
+                RequestCInterface(),
+                WidenBoolMemrefs(),
+                "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32})",
+                "func.func(math-extend-to-supported-types{target-type=f32})",
+                "arith-expand{include-bf16}",
+                "expand-strided-metadata",
+                "lower-affine",
+                "finalize-memref-to-llvm",
+                "convert-math-to-llvm",
+                "convert-math-to-libm",
+                "convert-scf-to-cf",
+                "convert-to-llvm",
+                "reconcile-unrealized-casts",
+                "canonicalize",
+            ], description="the LLVM dialect"),
+            Stage("llvm", [TranslateToLLVMIR(self.triple)], kind="llvm",
+                  description="LLVM IR"),
+            Stage("asm", [LLC(self.triple, self.cpu, self.features, "asm", self.opt_level)],
+                  kind="asm", input="llvm", description="assembly"),
+            Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],
+                  kind="obj", input="llvm", description="relocatable object file"),
+        ], target=self)
+
+    def compile(self, module: ir.Module, entry: str | None = None,
+                pipeline: Pipeline | None = None):
+        from lamina.runtime import jit_compile
+        return jit_compile(module, entry=entry, pipeline=pipeline or self.pipeline(),
+                           opt_level=self.opt_level)
+
+
+@register_target("cpu")
+def _cpu_target(arch: str | None) -> Target:
+    return CPUTarget(cpu=arch)
