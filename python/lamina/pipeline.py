@@ -89,7 +89,7 @@ class Stage:
 
 
 def _describe(item: PassItem) -> str:
-    if isinstance(item, (str, Pass)):
+    if isinstance(item, (str, Pass)) or type(item).__str__ is not object.__str__:
         return str(item)
     return pass_name(item)
 

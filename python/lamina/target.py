@@ -238,6 +238,10 @@ class WidenBoolMemrefs(Pass):
     argument: ClassVar[str] = "cpu-widen-bool-memrefs"
 
     def run(self, op):
+        with op.location:
+            self._widen(op)
+
+    def _widen(self, op):
         i1 = ir.IntegerType.get_signless(1)
         i8 = ir.IntegerType.get_signless(8)
 
@@ -256,10 +260,11 @@ class WidenBoolMemrefs(Pass):
             return ir.WalkResult.ADVANCE
 
         op.walk(collect, ir.WalkOrder.PRE_ORDER)
+        # Decided on the original types, before any value is widened.
+        touches = [any(widened(v.type) for v in operation.operands) for operation in worklist]
         accesses = []
-        for operation in worklist:
+        for operation, touches_bool_buffer in zip(worklist, touches):
             name = operation.name
-            touches_bool_buffer = any(widened(v.type) for v in operation.operands)
             for region in operation.regions:
                 for block in region.blocks:
                     for argument in block.arguments:
@@ -295,7 +300,7 @@ class WidenBoolMemrefs(Pass):
                     with ir.InsertionPoint.after(access):
                         truncated = ir.Operation.create("arith.trunci", results=[i1],
                                                         operands=[result]).results[0]
-                    result.replace_all_uses_except(truncated, truncated.owner)
+                    result.replace_all_uses_except(truncated, truncated.owner.operation)
                 else:
                     extended = ir.Operation.create("arith.extui", results=[i8],
                                                    operands=[access.operands[0]]).results[0]
