@@ -145,7 +145,8 @@ class _IntAttr(AttrKind):
     description = "a 64-bit integer"
 
     def to_python(self, attr):
-        if not isinstance(attr, ir.IntegerAttr):
+        if not (isinstance(attr, ir.IntegerAttr) and isinstance(attr.type, ir.IntegerType)
+                and ir.IntegerType(attr.type).width == 64):
             raise ValueError
         return attr.value
 
@@ -216,6 +217,8 @@ BoolAttr = _BoolAttr()
 I64ArrayAttr = _I64ArrayAttr()
 
 _REQUIRED = object()
+# The attribute that splits the operands among optional and variadic declarations.
+SEGMENT_SIZES = "operandSegmentSizes"
 
 
 @dataclass(frozen=True)
@@ -417,13 +420,16 @@ class Op:
         Operands are positional in declaration order (a list for a variadic
         one, None for an absent optional one)."""
         view = cls.detached([result_type] if result_type else [], **attrs)
-        flat = view._flatten_operands(operands)
+        flat, sizes = view._flatten_operands(operands)
         types = [TensorType.from_mlir(v.type) for v in flat]
-        view.verify_types(types)
-        out_type = view.infer_type(*view._group(types))
+        view.verify_types(types, sizes)
+        out_type = view.infer_type(*view._group(types, sizes))
         attributes = {d.name: d.kind.to_mlir(view.attrs[d.name])
                       for d in cls.attr_decls
                       if d.required or view.attrs[d.name] != d.default}
+        if sum(d.kind != "single" for d in cls.operand_decls) > 1:
+            # IRDL cannot tell the groups apart without the segment sizes.
+            attributes[SEGMENT_SIZES] = ir.DenseI32ArrayAttr.get(sizes)
         if loc is None:
             try:
                 loc = ir.Location.current
@@ -431,7 +437,8 @@ class Op:
                 loc = ir.Location.unknown(flat[0].context if flat else None)
         with loc:
             operation = ir.Operation.create(cls.op_name(), results=[out_type.to_mlir()],
-                                            operands=flat, attributes=attributes, ip=ip)
+                                            operands=flat, attributes=attributes,
+                                            regions=len(cls.region_names), ip=ip)
         return operation.results[0]
 
     # -- access -------------------------------------------------------------
@@ -441,30 +448,48 @@ class Op:
                 d.kind == "single" for d in self.operand_decls):
             raise TypeError(f"{self.op_name()} takes {len(self.operand_decls)} operand groups, "
                             f"got {len(operands)}")
-        flat = []
+        flat, sizes = [], []
         for decl, value in zip(self.operand_decls, operands):
             if decl.kind == "variadic":
                 flat.extend(value)
+                sizes.append(len(value))
             elif value is not None:
                 flat.append(value)
-        return flat
+                sizes.append(1)
+            else:
+                sizes.append(0)
+        sizes.extend(0 for _ in self.operand_decls[len(operands):])
+        return flat, sizes
 
-    def _group(self, flat: Sequence[Any]) -> list[Any]:
+    def _segment_sizes(self, count: int) -> list[int]:
+        """The number of operands of each declaration: the op's
+        `operandSegmentSizes` where it has one (IRDL requires it when more
+        than one operand is optional or variadic), else optional operands
+        take the operands beyond the single ones first."""
+        if self.operation is not None and SEGMENT_SIZES in self.operation.attributes:
+            return list(ir.DenseI32ArrayAttr(self.operation.attributes[SEGMENT_SIZES]))
+        extra = count - sum(d.kind == "single" for d in self.operand_decls)
+        sizes = []
+        for decl in self.operand_decls:
+            size = 1 if decl.kind == "single" else max(
+                0, min(extra, 1) if decl.kind == "optional" else extra)
+            if decl.kind != "single":
+                extra -= size
+            sizes.append(size)
+        return sizes
+
+    def _group(self, flat: Sequence[Any], sizes: Sequence[int] | None = None) -> list[Any]:
         """Groups a flat operand list by declaration: a list for a variadic
         operand, None for an absent optional one."""
-        singles = sum(d.kind == "single" for d in self.operand_decls)
-        extra = len(flat) - singles
+        if sizes is None:
+            sizes = self._segment_sizes(len(flat))
         groups, i = [], 0
-        for decl in self.operand_decls:
-            if decl.kind == "single":
-                groups.append(flat[i]); i += 1
-            elif decl.kind == "optional":
-                if extra > 0:
-                    groups.append(flat[i]); i += 1; extra -= 1
-                else:
-                    groups.append(None)
+        for decl, size in zip(self.operand_decls, sizes):
+            if decl.kind == "variadic":
+                groups.append(list(flat[i:i + size]))
             else:
-                groups.append(list(flat[i:i + extra])); i += extra; extra = 0
+                groups.append(flat[i] if size else None)
+            i += size
         return groups
 
     @property
@@ -496,7 +521,8 @@ class Op:
 
     # -- driver -------------------------------------------------------------
 
-    def verify_types(self, flat_types: Sequence[TensorType]) -> None:
+    def verify_types(self, flat_types: Sequence[TensorType],
+                     sizes: Sequence[int] | None = None) -> None:
         for decl in self.attr_decls:
             problem = decl.kind.check(self.attrs[decl.name])
             if problem:
@@ -506,7 +532,7 @@ class Op:
                 raise VerifyError(
                     f"operand #{i} has element type {t.dtype}; expected "
                     + " or ".join(self.element_types))
-        self.verify(*self._group(flat_types))
+        self.verify(*self._group(flat_types, sizes))
 
     def verify_all(self) -> None:
         """Every rule of the op behind this view; raises VerifyError."""
