@@ -14,7 +14,9 @@
     pipe = lamina.Pipeline.for_target("cpu")       # editable named stages
 """
 
+from lamina import nn
 from lamina.diagnostics import CompileError
+from lamina.nn import jit
 from lamina.parsing import parse
 from lamina.pipeline import Pipeline, Stage
 from lamina.target import Target, get_target
@@ -31,4 +33,5 @@ def compile(module, target="cpu", entry=None, pipeline=None):
     return get_target(target).compile(module, entry=entry, pipeline=pipeline)
 
 
-__all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "parse"]
+__all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "jit", "nn",
+           "parse"]

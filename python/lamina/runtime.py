@@ -187,9 +187,13 @@ class CompiledFunction:
             arrays.append(np.ascontiguousarray(array))
         return arrays
 
+    def allocate_results(self) -> list[np.ndarray]:
+        """Uninitialised arrays for the results."""
+        return [np.empty(t.shape, dtype) for t, dtype in zip(self.results, self._result_dtypes)]
+
     def __call__(self, *args):
         arrays = self.check_arguments(args)
-        results = [np.empty(t.shape, dtype) for t, dtype in zip(self.results, self._result_dtypes)]
+        results = self.allocate_results()
         self.call_with_results(arrays, results)
         if len(results) == 1:
             return results[0]

@@ -322,6 +322,23 @@ class WidenBoolMemrefs(Pass):
                 values.reshape(memref_type.shape), type=tensor_type)
 
 
+@dataclass
+class HideImplementations(Pass):
+    """Gives internal linkage to every defined LLVM function but the C
+    interfaces (`_mlir_ciface_*`), so that an object file exports only
+    those: a kernel named `main` must not clash with a C program's."""
+
+    argument: ClassVar[str] = "cpu-hide-implementations"
+
+    def run(self, op):
+        internal = ir.Attribute.parse("#llvm.linkage<internal>")
+        for child in op.regions[0].blocks[0].operations:
+            child = child.operation
+            if child.name == "llvm.func" and child.regions[0].blocks and not \
+                    ir.StringAttr(child.attributes["sym_name"]).value.startswith("_mlir_ciface_"):
+                child.attributes["linkage"] = internal
+
+
 def _element_type(t: ir.Type) -> ir.Type | None:
     if isinstance(t, ir.ShapedType):
         return ir.ShapedType(t).element_type
@@ -498,6 +515,7 @@ class CPUTarget(Target):
                 "convert-scf-to-cf",
                 "convert-to-llvm",
                 "reconcile-unrealized-casts",
+                HideImplementations(),
                 "canonicalize",
             ], description="the LLVM dialect"),
             Stage("llvm", [TranslateToLLVMIR(self.triple)], kind="llvm",

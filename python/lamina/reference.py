@@ -1,0 +1,226 @@
+"""A NumPy interpreter of nn programs: the meaning compiled code is checked
+against (`lamina-run --check`, numerics tests).
+
+It runs `func.func` bodies made of nn ops (each through its op class's
+NumPy `reference`), `arith.constant` (dense tensors and scalars),
+`func.call` and `func.return`. Any other op is reported at its location.
+
+    results = evaluate(module, [x, w], entry="main")
+    report = compare(results[0], expected[0])    # worst error vs tolerance
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from mlir import ir
+
+from lamina.diagnostics import CompileError, Diagnostic, file_location
+from lamina.dialects.nn import NN, numpy_dtype
+from lamina.dialects.opdef import TensorType, VerifyError
+
+
+def _error_at(location: ir.Location, message: str) -> CompileError:
+    found = file_location(location)
+    filename, line, col = found if found else (None, 0, 0)
+    return CompileError([Diagnostic(filename, line, col, "error", message)])
+
+
+def _array_type(t: ir.Type) -> tuple[tuple[int, ...], np.dtype]:
+    if isinstance(t, ir.ShapedType):
+        shaped = ir.ShapedType(t)
+        return tuple(shaped.shape), numpy_dtype(str(shaped.element_type))
+    return (), numpy_dtype(str(t))
+
+
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d[\d.]*(?:e[-+]?\d+)?)|true|false")
+
+
+def constant_array(attr: ir.Attribute, t: ir.Type) -> np.ndarray:
+    """A NumPy array of a dense elements attribute (or scalar attribute) of type `t`."""
+    shape, dtype = _array_type(t)
+    if isinstance(attr, ir.DenseElementsAttr):
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            return np.full(shape, _scalar(dense.get_splat_value()), dtype)
+        try:
+            return np.array(attr).astype(dtype, copy=False).reshape(shape)
+        except (RuntimeError, TypeError, ValueError):
+            return _parse_dense(str(attr), shape, dtype)
+    return np.array(_scalar(attr), dtype)
+
+
+def _scalar(attr: ir.Attribute):
+    if isinstance(attr, ir.BoolAttr):
+        return ir.BoolAttr(attr).value
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    raise ValueError(f"unsupported constant {attr}")
+
+
+def _parse_dense(text: str, shape, dtype: np.dtype) -> np.ndarray:
+    """Elements of types the buffer protocol does not cover (bf16), from
+    their printed form; hex tokens are bit patterns."""
+    body = text[text.index("<") + 1:text.rindex(">")].rsplit(" : ", 1)[0].strip()
+    if body.startswith('"0x'):
+        return np.frombuffer(bytes.fromhex(body[3:-1]), dtype).reshape(shape).copy()
+    bits_type = np.dtype(f"u{dtype.itemsize}")
+    values = []
+    for token in _NUMBER.findall(body):
+        if token.startswith("0x"):
+            values.append(np.array(int(token, 16), bits_type).view(dtype))
+        elif token in ("true", "false"):
+            values.append(np.array(token == "true", dtype))
+        else:
+            values.append(np.array(float(token), np.float64).astype(dtype))
+    return np.array(values, dtype).reshape(shape)
+
+
+class Interpreter:
+    """Evaluates the functions of a module on NumPy arrays."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.functions = {}
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "func.func":
+                self.functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+
+    def call(self, name: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The results of function `name` on `arguments`."""
+        if name not in self.functions:
+            raise _error_at(self.module.operation.location, f"no function @{name}")
+        func = self.functions[name]
+        if not func.regions[0].blocks:
+            raise _error_at(func.location, f"@{name} has no body to interpret")
+        block = func.regions[0].blocks[0]
+        if len(arguments) != len(block.arguments):
+            raise _error_at(func.location, f"@{name} takes {len(block.arguments)} arguments, "
+                                           f"got {len(arguments)}")
+        values: dict[ir.Value, np.ndarray] = dict(zip(block.arguments, arguments))
+        for op in block.operations:
+            op = op.operation
+            operands = [values[v] for v in op.operands]
+            if op.name == "func.return":
+                return operands
+            values.update(zip(op.results, self._run(op, operands)))
+        raise _error_at(func.location, f"@{name} does not end with func.return")
+
+    def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
+        op_class = NN.op_class(op)
+        if op_class is not None:
+            try:
+                result = op_class.from_operation(op).run_reference(*operands)
+            except (VerifyError, NotImplementedError) as error:
+                raise _error_at(op.location, f"'{op.name}' op {error}") from None
+            shape, dtype = _array_type(op.results[0].type)
+            return [np.asarray(result).astype(dtype, copy=False).reshape(shape)]
+        if op.name == "arith.constant":
+            return [constant_array(op.attributes["value"], op.results[0].type)]
+        if op.name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            return self.call(callee, operands)
+        raise _error_at(op.location, f"the reference interpreter cannot run '{op.name}' "
+                                     "(it runs nn ops, arith.constant, func.call, func.return)")
+
+
+def evaluate(module: ir.Module, arguments: Sequence[np.ndarray],
+             entry: str | None = None) -> list[np.ndarray]:
+    """The results of the entry function (default: as `lamina.compile`
+    chooses it) on `arguments`."""
+    from lamina.runtime import find_entry
+    func = find_entry(module, entry)
+    return Interpreter(module).call(ir.StringAttr(func.attributes["sym_name"]).value,
+                                    list(arguments))
+
+
+# ---------------------------------------------------------------------------
+# Comparing results.
+
+# (rtol, atol) per element type; atol is scaled by the largest magnitude
+# of the expected values (at least 1), so that sums that cancel compare fairly.
+TOLERANCES = {"f64": (1e-7, 1e-9), "f32": (1e-4, 1e-5), "f16": (1e-2, 2e-3),
+              "bf16": (4e-2, 2e-2)}
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    """(rtol, atol) for an element type; integers and i1 compare exactly."""
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+@dataclass
+class Comparison:
+    """How far `actual` is from `expected`: the largest absolute error, and
+    the worst ratio of error to tolerance (<= 1 passes)."""
+
+    max_abs_error: float
+    worst_ratio: float
+    rtol: float
+    atol: float
+    mismatches: int
+    count: int
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else f"MISMATCH ({self.mismatches} of {self.count} elements)"
+        return (f"max abs error {self.max_abs_error:.3g}, worst error/tolerance "
+                f"{self.worst_ratio:.3g} (rtol {self.rtol:g}, atol {self.atol:g}): {verdict}")
+
+
+def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
+            rtol: float | None = None, atol: float | None = None) -> Comparison:
+    """Compares two arrays of one element type (NaNs match NaNs)."""
+    if dtype is None:
+        dtype = _dtype_name(expected.dtype)
+    default_rtol, default_atol = tolerance(dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    if actual.shape != expected.shape:
+        return Comparison(float("inf"), float("inf"), rtol, atol, expected.size, expected.size)
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    finite = np.isfinite(e)
+    scale = max(1.0, float(np.max(np.abs(e[finite]))) if finite.any() else 1.0)
+    same = (a == e) | (np.isnan(a) & np.isnan(e))
+    with np.errstate(invalid="ignore"):
+        error = np.where(same, 0.0, np.abs(a - e))
+        error = np.where(np.isnan(error), np.inf, error)
+        allowed = atol * scale + rtol * np.abs(np.where(finite, e, 0.0))
+        ratio = np.where(error == 0, 0.0,
+                         np.divide(error, allowed, out=np.full_like(error, np.inf),
+                                   where=allowed > 0))
+    count = int(e.size)
+    return Comparison(float(error.max()) if count else 0.0, float(ratio.max()) if count else 0.0,
+                      rtol, atol, int((ratio > 1).sum()), count)
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    for name in ("f32", "f64", "f16", "bf16", "i1", "i8", "i16", "i32", "i64"):
+        if numpy_dtype(name) == dtype:
+            return name
+    raise ValueError(f"no element type for {dtype}")
+
+
+def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray]:
+    """Random arguments: floats uniform in [-1, 1), integers in [-8, 8],
+    booleans fair coin flips."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for t in types:
+        dtype = numpy_dtype(t.dtype)
+        if t.dtype == "i1":
+            arrays.append(rng.random(t.shape) < 0.5)
+        elif t.dtype.startswith("i"):
+            arrays.append(rng.integers(-8, 9, t.shape).astype(dtype))
+        else:
+            arrays.append(rng.uniform(-1, 1, t.shape).astype(dtype))
+    return arrays

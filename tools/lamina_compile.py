@@ -1,0 +1,86 @@
+"""lamina-compile: runs a target's pipeline on a `.mlir` file up to a stage.
+
+    lamina-compile model.mlir --emit=linalg
+    lamina-compile model.mlir --target=cpu --emit=obj -o model.o
+    lamina-compile model.mlir --emit=llvm-mlir --mlir-print-ir-after-all
+    lamina-compile --target=cpu --print-pipeline
+
+MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
+ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
+(see lamina.target for the ABI). Errors print as `FILE:LINE:COL: error:`,
+the exit code is 1, and the `-o` file is left untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lamina.diagnostics import UsageError, atomic_output, run_tool
+from lamina.parsing import parse_source
+from lamina.target import available_targets, get_target
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lamina-compile", allow_abbrev=False,
+        description="Compile an nn program with a target's pipeline, up to a stage.")
+    parser.add_argument("input", nargs="?", help="input .mlir file, '-' for stdin")
+    parser.add_argument("--target", default="cpu",
+                        help=f"target spec (kinds: {', '.join(available_targets())}; "
+                             "e.g. cpu, cpu:znver4)")
+    parser.add_argument("--emit", default=None, metavar="STAGE",
+                        help="the stage to stop after (default: the last stage, obj on cpu)")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true",
+                        help="print the product after each pass (stderr)")
+    parser.add_argument("--print-pipeline", action="store_true",
+                        help="print the target's stages and passes, and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _argument_parser()
+    parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        target = get_target(options.target)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    pipeline = target.pipeline()
+    if options.print_pipeline:
+        print(pipeline)
+        return 0
+    stage = options.emit or pipeline.stages[-1]
+    if stage not in pipeline.stages:
+        raise UsageError(f"unknown stage '{stage}' for target '{target.name}' "
+                         f"(stages: {', '.join(pipeline.stages)})")
+    if options.input is None:
+        raise UsageError("no input file")
+
+    if options.input == "-":
+        source_name, text = "<stdin>", sys.stdin.read()
+    else:
+        source_name = options.input
+        try:
+            with open(options.input) as f:
+                text = f.read()
+        except OSError as error:
+            raise UsageError(f"cannot open input file '{options.input}': "
+                             f"{error.strerror}") from None
+
+    module = parse_source(text, source_name)
+    product = target.emit(module, stage, pipeline=pipeline,
+                          print_after_all=options.mlir_print_ir_after_all)
+    binary = isinstance(product, bytes)
+    with atomic_output(options.output, binary=binary) as out:
+        out.write(product if binary else str(product).rstrip("\n") + "\n")
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main, prog="lamina-compile"))
+
+
+if __name__ == "__main__":
+    entry()

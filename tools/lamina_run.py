@@ -1,0 +1,163 @@
+"""lamina-run: JIT-compiles a `.mlir` file for the CPU and runs one function.
+
+    lamina-run model.mlir --random --check
+    lamina-run model.mlir --entry f --inputs in.npz --output out.npz
+    lamina-run model.mlir --random --seed 3 --bench
+
+Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
+separated list of `.npy` files also works) or are random (`--random`,
+reproducible with `--seed`). Results are printed, and written as `res0`,
+`res1`, ... with `--output`. `--check` compares every result with the NumPy
+reference interpreter of the nn program and reports the worst error against
+the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
+the compile time and the median run time. The entry defaults to `main` or
+the only public function. Errors print as `FILE:LINE:COL: error:`, the exit
+code is 1, and no output file is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import lamina
+from lamina.diagnostics import UsageError, atomic_output, run_tool
+from lamina.parsing import parse_source
+from lamina.reference import compare, evaluate, random_inputs
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lamina-run", allow_abbrev=False,
+        description="JIT-compile an nn program for the CPU and run it on NumPy arrays.")
+    parser.add_argument("input", help="input .mlir file, '-' for stdin")
+    parser.add_argument("--entry", default=None, help="the function to run")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--inputs", default=None, metavar="IN.npz",
+                        help="arguments: an .npz with arg0, arg1, ... (or a.npy,b.npy)")
+    source.add_argument("--random", action="store_true", help="random arguments")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    parser.add_argument("--output", default=None, metavar="OUT.npz",
+                        help="write the results as res0, res1, ... to an .npz")
+    parser.add_argument("--check", action="store_true",
+                        help="compare the results with the NumPy reference interpreter")
+    parser.add_argument("--rtol", type=float, default=None, help="relative tolerance of --check")
+    parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
+    parser.add_argument("--bench", action="store_true", help="print compile and run times")
+    parser.add_argument("--quiet", "-q", action="store_true", help="do not print the results")
+    return parser
+
+
+def load_inputs(path: str, count: int) -> list[np.ndarray]:
+    """Arguments from an .npz (arg0, arg1, ...) or from comma-separated .npy files."""
+    try:
+        if path.endswith(".npz"):
+            with np.load(path) as archive:
+                missing = [f"arg{i}" for i in range(count) if f"arg{i}" not in archive.files]
+                if missing:
+                    raise UsageError(f"'{path}' has no array {missing[0]} (it has: "
+                                     f"{', '.join(archive.files) or 'nothing'}); the function "
+                                     f"takes {count} argument(s)")
+                return [archive[f"arg{i}"] for i in range(count)]
+        paths = [p for p in path.split(",") if p]
+        if len(paths) != count:
+            raise UsageError(f"{len(paths)} input file(s) given; the function takes {count}")
+        return [np.load(p) for p in paths]
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read inputs from '{path}': {error}") from None
+
+
+def benchmark(function, arrays, warmup_seconds: float = 0.1, min_seconds: float = 0.5,
+              min_runs: int = 5, max_runs: int = 10000) -> list[float]:
+    """Run times in seconds, after warming up by time (CPUs need a moment
+    to reach full speed)."""
+    results = function.allocate_results()
+    deadline = time.perf_counter() + warmup_seconds
+    while time.perf_counter() < deadline:
+        function.call_with_results(arrays, results)
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max_runs and (len(times) < min_runs
+                                     or time.perf_counter() - start < min_seconds):
+        before = time.perf_counter()
+        function.call_with_results(arrays, results)
+        times.append(time.perf_counter() - before)
+    return times
+
+
+def _summary(array: np.ndarray) -> str:
+    return np.array2string(array, threshold=64, edgeitems=3, precision=5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _argument_parser()
+    parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+
+    if options.input == "-":
+        source_name, text = "<stdin>", sys.stdin.read()
+    else:
+        source_name = options.input
+        try:
+            with open(options.input) as f:
+                text = f.read()
+        except OSError as error:
+            raise UsageError(f"cannot open input file '{options.input}': "
+                             f"{error.strerror}") from None
+
+    module = parse_source(text, source_name)
+    function = lamina.compile(module, entry=options.entry)
+    if options.inputs:
+        arrays = load_inputs(options.inputs, len(function.inputs))
+    elif options.random or not function.inputs:
+        arrays = random_inputs(function.inputs, options.seed)
+    else:
+        raise UsageError(f"@{function.name} takes {len(function.inputs)} argument(s): "
+                         "give --inputs IN.npz or --random")
+    try:
+        arrays = function.check_arguments(arrays)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"{options.inputs}: {error}") from None
+
+    outputs = function(*arrays)
+    results = list(outputs) if isinstance(outputs, tuple) else (
+        [] if outputs is None else [outputs])
+
+    if not options.quiet:
+        for index, (array, spec) in enumerate(zip(results, function.results)):
+            print(f"res{index}: {spec} =\n{_summary(array)}")
+
+    failed = False
+    if options.check:
+        expected = evaluate(module, arrays, function.name)
+        for index, (array, reference, spec) in enumerate(zip(results, expected,
+                                                             function.results)):
+            comparison = compare(array, reference, spec.dtype, options.rtol, options.atol)
+            print(f"check res{index} ({spec}): {comparison}")
+            failed |= not comparison.ok
+        print("check: " + ("FAILED" if failed else "all results match the reference"))
+
+    if options.bench:
+        times = benchmark(function, arrays)
+        print(f"compile: {function.compile_seconds * 1e3:.1f} ms")
+        print(f"run: median {statistics.median(times) * 1e3:.4g} ms, min "
+              f"{min(times) * 1e3:.4g} ms over {len(times)} runs")
+
+    if failed:
+        return 1
+    if options.output:
+        with atomic_output(options.output, binary=True) as out:
+            np.savez(out, **{f"res{i}": r for i, r in enumerate(results)})
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main, prog="lamina-run"))
+
+
+if __name__ == "__main__":
+    entry()
