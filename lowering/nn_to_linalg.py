@@ -32,7 +32,7 @@ through their decomposition into nn ops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod, sqrt
+from math import pi, prod, sqrt
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -212,7 +212,7 @@ def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Val
     """A `linalg.generic` over the loops `domain` writing `init`, which is
     indexed by the loops not in `reduced`. `body` gets one scalar per
     operand (f16/bf16 widened to f32 unless `widen` is off); a reduction
-    folds its value into the accumulator with `combine`."""
+    folds its value into the accumulator (f32) with `combine`."""
     indexed = [_indexed(operand, domain) for operand in operands]
     rank = len(domain)
     maps = [m for _, m in indexed] + [_dims(rank, [d for d in range(rank) if d not in reduced])]
@@ -221,11 +221,11 @@ def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Val
     op = linalg.GenericOp([init.type], [v for v, _ in indexed], [init], maps, iterators)
     block = op.regions[0].blocks.append(*[_element_type(v) for v, _ in indexed],
                                         _element_type(init))
+    *inputs, accumulator = block.arguments
     with ir.InsertionPoint(block):
-        scalars = [_widen(a) if widen else a for a in block.arguments]
-        value = body(*scalars[:-1])
+        value = body(*[_widen(a) if widen else a for a in inputs])
         if combine is not None:
-            value = combine(value, scalars[-1])
+            value = combine(value, accumulator)
         linalg.YieldOp([_convert(value, _element_type(init))])
     return op.result
 
@@ -283,7 +283,7 @@ def _gelu(op: nn.GeluOp, x: ir.Value) -> ir.Value:
     if op.approximate == "tanh":
         cube = arith.mulf(arith.mulf(x, x), x)
         inner = arith.addf(x, arith.mulf(_constant(0.044715), cube))
-        gate = math.tanh(arith.mulf(_constant(sqrt(2.0 / 3.141592653589793)), inner))
+        gate = math.tanh(arith.mulf(_constant(sqrt(2.0 / pi)), inner))
     else:
         gate = math.erf(arith.mulf(x, _constant(1.0 / sqrt(2.0))))
     return arith.mulf(half_x, arith.addf(_constant(1.0), gate))
@@ -336,6 +336,8 @@ def _lower_select(op: nn.SelectOp, cond: ir.Value, lhs: ir.Value, rhs: ir.Value)
 
 
 def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
+    if x.type == op.result_type.to_mlir():
+        return x
     # Through f32, as the reference does: f16 -> bf16 rounds once.
     return _elementwise(op.result_type, [x], lambda s: s)
 
@@ -401,8 +403,8 @@ def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
     x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
     total = linalg.pooling_nchw_sum(x, window, outs=[_filled(result.shape, 0.0)],
                                     strides=op.strides, dilations=[1, 1])
-    size = _constant(float(prod(op.kernel)))
-    return _elementwise(result, [total], lambda s: arith.divf(s, size))
+    size = float(prod(op.kernel))
+    return _elementwise(result, [total], lambda s: arith.divf(s, _constant(size)))
 
 
 # ---------------------------------------------------------------------------
@@ -424,8 +426,8 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     total = _reduce(domain, axes, [x], REDUCTIONS[type(op)])
     kept = TensorType(_kept(domain, axes), result.dtype)
     if isinstance(op, nn.ReduceMeanOp):
-        count = _constant(float(prod(domain[a] for a in axes)))
-        value = _elementwise(kept, [total], lambda s: arith.divf(s, count))
+        count = float(prod(domain[a] for a in axes))
+        value = _elementwise(kept, [total], lambda s: arith.divf(s, _constant(count)))
     else:
         value = _narrow(total, kept)
     # keepdims: the reduced dims come back as size 1.
@@ -447,6 +449,11 @@ def _lower_softmax(op: nn.SoftmaxOp | nn.LogSoftmaxOp, x: ir.Value) -> ir.Value:
                         lambda s, m, t: arith.divf(math.exp(arith.subf(s, m)), t))
 
 
+def _squared_deviation(x: ir.Value, mean: ir.Value) -> ir.Value:
+    deviation = arith.subf(x, mean)
+    return arith.mulf(deviation, deviation)
+
+
 def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
                       beta: ir.Value) -> ir.Value:
     domain = _shape(x)
@@ -457,15 +464,13 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
     # E[x^2] - E[x]^2 cancels catastrophically.
     mean = _row_map([_reduce(domain, dims, [x], _SUM)],
                     lambda s: arith.divf(s, _constant(count)))
-    deviation = lambda s, m: arith.subf(s, m)
-    squares = _reduce(domain, dims, [x, at_row(mean)], _SUM,
-                      lambda s, m: arith.mulf(deviation(s, m), deviation(s, m)))
+    squares = _reduce(domain, dims, [x, at_row(mean)], _SUM, _squared_deviation)
     inv_std = _row_map([squares], lambda s: math.rsqrt(
         arith.addf(arith.divf(s, _constant(count)), _constant(op.epsilon))))
     param = _dims(len(domain), dims)
     return _elementwise(
         op.result_type, [x, at_row(mean), at_row(inv_std), (gamma, param), (beta, param)],
-        lambda s, m, r, g, b: arith.addf(arith.mulf(arith.mulf(deviation(s, m), r), g), b))
+        lambda s, m, r, g, b: arith.addf(arith.mulf(arith.mulf(arith.subf(s, m), r), g), b))
 
 
 def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
