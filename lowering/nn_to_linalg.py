@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import pi, prod, sqrt
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
@@ -321,13 +321,22 @@ BINARY_BODIES: dict[type, Callable[[nn.BinaryElementwiseOp, ir.Value, ir.Value],
 }
 
 
+def _table_entry(table: dict[type, Any], op: nn.NN.Operation) -> Any:
+    """The op's entry in one of the tables of this conversion."""
+    if type(op) not in table:
+        raise PassFailure(f"no lowering to linalg for '{op.op_name()}' (its category needs "
+                          "an entry in a table of lowering/nn_to_linalg.py)",
+                          op.operation.location)
+    return table[type(op)]
+
+
 def _lower_unary(op: nn.UnaryElementwiseOp, x: ir.Value) -> ir.Value:
-    body = UNARY_BODIES[type(op)]
+    body = _table_entry(UNARY_BODIES, op)
     return _elementwise(op.result_type, [x], lambda s: body(op, s))
 
 
 def _lower_binary(op: nn.BinaryElementwiseOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-    body = BINARY_BODIES[type(op)]
+    body = _table_entry(BINARY_BODIES, op)
     return _elementwise(op.result_type, [lhs, rhs], lambda a, b: body(op, a, b))
 
 
@@ -411,6 +420,7 @@ def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
 # Reductions and normalisations.
 
 
+# nn.reduce_mean divides the sum by the count afterwards.
 REDUCTIONS: dict[type, _Reduction] = {
     nn.ReduceSumOp: _SUM,
     nn.ReduceMeanOp: _SUM,
@@ -423,7 +433,7 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     result = op.result_type
     domain = _shape(x)
     axes = op.normalized_axes(len(domain))
-    total = _reduce(domain, axes, [x], REDUCTIONS[type(op)])
+    total = _reduce(domain, axes, [x], _table_entry(REDUCTIONS, op))
     kept = TensorType(_kept(domain, axes), result.dtype)
     if isinstance(op, nn.ReduceMeanOp):
         count = float(prod(domain[a] for a in axes))
@@ -567,7 +577,9 @@ def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
 
 
 # By op category (base class) where the category shares a lowering; the
-# most derived class listed wins.
+# most derived class listed wins. An op defined elsewhere joins the
+# conversion by adding its entry here (or its scalar body to UNARY_BODIES or
+# BINARY_BODIES when it derives from an elementwise category).
 LOWERINGS: dict[type, Callable[..., ir.Value]] = {
     nn.UnaryElementwiseOp: _lower_unary,
     nn.BinaryElementwiseOp: _lower_binary,

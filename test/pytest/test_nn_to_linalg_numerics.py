@@ -30,7 +30,7 @@ from mlir.dialects import func
 import lamina
 from lamina.context import make_context
 from lamina.dialects import nn
-from lamina.dialects.nn import numpy_dtype
+from lamina.dialects.nn import NN, numpy_dtype
 from lamina.dialects.opdef import TensorType
 from lamina.runtime import CompiledFunction, functions, signature
 
@@ -55,6 +55,14 @@ def positive(rng, shape):
 def small_integers(rng, shape):
     """Values that repeat, so that equality comparisons see ties."""
     return rng.integers(-2, 3, shape).astype(np.float64)
+
+
+def with_nans(rng, shape):
+    """Small integers with NaNs among them: NaN propagates through max and
+    min, compares unequal to everything and casts to true."""
+    values = small_integers(rng, shape)
+    values[rng.random(shape) < 0.3] = np.nan
+    return values
 
 
 def booleans(rng, shape):
@@ -108,11 +116,12 @@ def _unary_cases():
         cases.append(Case(f"gelu_tanh_{dtype}", nn.GeluOp, [((2, 9), dtype)],
                           {"approximate": "tanh"}, chained=True))
     cases.append(Case("exp_rank0_f32", nn.ExpOp, [((), "f32")], chained=True))
+    cases.append(Case("relu_nan_f32", nn.ReluOp, [((9,), "f32")], inputs=with_nans))
     return cases
 
 
-BROADCASTS = [((2, 3, 5), (5,)), ((5,), (2, 3, 5)), ((4, 1), (1, 6)), ((3, 1, 7), (1, 6, 1)),
-              ((1,), (4, 1)), ((2, 3), (2, 3))]
+BROADCASTS = [((4, 1), (1, 6)), ((3, 1, 7), (1, 6, 1)), ((2, 3, 5), (5,)), ((5,), (2, 3, 5)),
+              ((1,), (4, 1)), ((2, 3), (2, 3)), ((), (3, 2))]
 
 
 def _binary_cases():
@@ -123,13 +132,18 @@ def _binary_cases():
     cases = []
     for dtype in FLOAT_TYPES:
         for op, inputs, chained in ops:
-            for i, (lhs, rhs) in enumerate(BROADCASTS[:4] if dtype == "f32" else BROADCASTS[2:4]):
+            for i, (lhs, rhs) in enumerate(BROADCASTS if dtype == "f32" else BROADCASTS[:2]):
                 cases.append(Case(f"{op.name}_{i}_{dtype}", op, [(lhs, dtype), (rhs, dtype)],
                                   inputs=inputs, chained=chained))
         for predicate in ("eq", "ne", "lt", "le", "gt", "ge"):
             cases.append(Case(f"compare_{predicate}_{dtype}", nn.CompareOp,
                               [((4, 1, 3), dtype), ((5, 3), dtype)], {"predicate": predicate},
                               inputs=small_integers))
+    for op in (nn.MaximumOp, nn.MinimumOp):
+        cases.append(Case(f"{op.name}_nan_f32", op, [((9,), "f32"), ((9,), "f32")],
+                          inputs=with_nans))
+    cases += [Case(f"compare_{predicate}_nan_f32", nn.CompareOp, [((9,), "f32"), ((9,), "f32")],
+                   {"predicate": predicate}, inputs=with_nans) for predicate in ("eq", "ne", "lt")]
     cases.append(Case("pow_integer_exponent_f32", nn.PowOp, [((7,), "f32"), ((7,), "f32")],
                       inputs=[normal, lambda rng, shape: rng.integers(-2, 4, shape)]))
     return cases
@@ -148,11 +162,12 @@ def _cast_cases():
     pairs = [("f32", "f16"), ("f32", "bf16"), ("f16", "f32"), ("bf16", "f32"), ("f16", "bf16"),
              ("bf16", "f16"), ("f32", "i1"), ("bf16", "i1"), ("i1", "f32"), ("i1", "f16"),
              ("i1", "bf16")]
-    return [Case(f"cast_{source}_to_{target}", nn.CastOp, [((3, 5), source)],
-                 result=((3, 5), target),
-                 inputs=booleans if source == "i1" else small_integers if target == "i1"
-                 else normal)
-            for source, target in pairs]
+    cases = [Case(f"cast_{source}_to_{target}", nn.CastOp, [((3, 5), source)],
+                  result=((3, 5), target),
+                  inputs=booleans if source == "i1" else with_nans if target == "i1" else normal)
+             for source, target in pairs]
+    cases.append(Case("cast_f32_to_f32", nn.CastOp, [((4,), "f32")], result=((4,), "f32")))
+    return cases
 
 
 def _matmul_cases():
@@ -174,6 +189,9 @@ def _conv_cases():
          {"strides": (2, 1), "padding": (1, 0, 2, 1), "dilations": (1, 2)}),
         ("grouped", (1, 4, 7, 9), (6, 2, 3, 2), True, {"groups": 2, "padding": (1, 1, 1, 1)}),
         ("depthwise", (2, 3, 5, 5), (3, 1, 3, 3), False, {"groups": 3, "strides": (2, 2)}),
+        ("pointwise_strided", (1, 5, 7, 7), (3, 5, 1, 1), True, {"strides": (3, 2)}),
+        ("dilated", (1, 2, 9, 8), (3, 2, 2, 3), False,
+         {"dilations": (2, 2), "padding": (0, 2, 1, 0)}),
     ]
     cases = []
     for dtype in FLOAT_TYPES:
@@ -187,19 +205,26 @@ def _conv_cases():
 def _pool_cases():
     pools = [("even", (1, 2, 8, 8), {"kernel": (2, 2), "strides": (2, 2)}),
              ("padded", (2, 3, 7, 6), {"kernel": (3, 2), "strides": (1, 2),
-                                       "padding": (1, 0, 1, 1)})]
+                                       "padding": (1, 0, 1, 1)}),
+             ("stem", (1, 2, 9, 9), {"kernel": (3, 3), "strides": (2, 2),
+                                     "padding": (1, 1, 1, 1)}),
+             ("global", (2, 3, 5, 7), {"kernel": (5, 7)})]
     return [Case(f"{op.name}_{name}_{dtype}", op, [(x, dtype)], attrs, chained=True)
             for dtype in FLOAT_TYPES for op in (nn.MaxPool2dOp, nn.AvgPool2dOp)
-            for name, x, attrs in pools]
+            for name, x, attrs in (pools if dtype == "f32" else pools[:2])]
 
 
 def _reduction_cases():
-    axes = [((-1,), False), ((0, 2), True), ((1,), True), ((0, 1, 2), False)]
-    return [Case(f"{op.name}_{i}_{dtype}", op, [((3, 5, 6), dtype)],
-                 {"axes": a, "keepdims": keep}, chained=True)
-            for dtype in FLOAT_TYPES
-            for op in (nn.ReduceSumOp, nn.ReduceMaxOp, nn.ReduceMinOp, nn.ReduceMeanOp)
-            for i, (a, keep) in enumerate(axes if dtype == "f32" else axes[:2])]
+    axes = [((3, 5, 6), (-1,), False), ((3, 5, 6), (0, 2), True), ((3, 5, 6), (1,), True),
+            ((3, 5, 6), (0, 1, 2), False), ((4, 1, 3), (-2,), False), ((4, 1, 3), (2, 0), True)]
+    ops = (nn.ReduceSumOp, nn.ReduceMaxOp, nn.ReduceMinOp, nn.ReduceMeanOp)
+    cases = [Case(f"{op.name}_{i}_{dtype}", op, [(shape, dtype)],
+                  {"axes": a, "keepdims": keep}, chained=True)
+             for dtype in FLOAT_TYPES for op in ops
+             for i, (shape, a, keep) in enumerate(axes if dtype == "f32" else axes[:2])]
+    cases += [Case(f"{op.name}_nan_f32", op, [((3, 4), "f32")], {"axes": (1,)},
+                   inputs=with_nans) for op in (nn.ReduceMaxOp, nn.ReduceMinOp)]
+    return cases
 
 
 def _normalization_cases():
@@ -209,6 +234,8 @@ def _normalization_cases():
             for axis in (-1, 0, 1):
                 cases.append(Case(f"{op.name}_axis{axis}_{dtype}", op, [((2, 5, 3), dtype)],
                                   {"axis": axis}, inputs=large, chained=True))
+            cases.append(Case(f"{op.name}_unit_axis_{dtype}", op, [((2, 1, 3), dtype)],
+                              {"axis": -2}, chained=True))
         for axis in (-1, 1):
             params = (5, 7) if axis == 1 else (7,)
             cases.append(Case(f"layer_norm_axis{axis}_{dtype}", nn.LayerNormOp,
@@ -228,6 +255,7 @@ def _attention_cases():
         ("mask_batch_causal", (2, 2, 3, 4), (2, 2, 3, 4), (2, 2, 3, 5), (2, 1, 1, 3),
          {"causal": True}),
         ("unbatched", (4, 8), (7, 8), (7, 2), None, {}),
+        ("one_query", (3, 1, 5), (3, 4, 5), (3, 4, 6), (1, 4), {"causal": True, "scale": -0.7}),
     ]
     cases = []
     for dtype in FLOAT_TYPES:
@@ -340,3 +368,7 @@ def test_matches_reference(case: Case):
     rtol, atol = TOLERANCES[case.dtype()][case.chained]
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
                                rtol=rtol, atol=atol)
+
+
+def test_every_op_has_a_case():
+    assert {case.op for case in CASES} == set(NN.ops.values())
