@@ -22,8 +22,9 @@ The CPU pipeline, stage by stage:
   buffers are stored as bytes, f16/bf16 arithmetic and math are done in
   f32 (rounded after each op), math functions become LLVM intrinsics or
   libm calls;
-* `llvm` (LLVM IR text), `asm` and `obj` (`llc` from the pinned wheel, for
-  the target's triple, CPU and features, `-O3`, position-independent).
+* `llvm` (LLVM IR text, optimized by `opt -O3` as the JIT does), `asm`
+  and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
+  Both tools run in subprocesses, for the target's triple, CPU and features.
 
 C ABI of a compiled public function `@f(%a: tensor<..>, ...) -> (tensor<..>, ...)`:
 `void _mlir_ciface_f(memref_t *a, ..., memref_t *result0, ...)`, where each
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import platform
 import subprocess
 from dataclasses import dataclass
@@ -411,33 +413,67 @@ class TranslateToLLVMIR:
         return self.argument
 
 
-class LLC:
-    """Compiles LLVM IR text with the wheel's `llc` in a subprocess (LLVM
-    fatal errors end that process, not this one)."""
+def run_llvm_tool(command: list[str], input_bytes: bytes) -> bytes:
+    """Runs an LLVM tool in a subprocess (an LLVM fatal error ends that
+    process, not this one); raises CompileError with its stderr."""
+    result = subprocess.run(command, input=input_bytes, capture_output=True)
+    if result.returncode != 0:
+        detail = result.stderr.decode(errors="replace").strip()
+        how = (f"exited with code {result.returncode}" if result.returncode > 0
+               else f"was killed by signal {-result.returncode}")
+        tool = os.path.basename(command[0])
+        raise CompileError([Diagnostic(None, 0, 0, "error", f"{tool} {how}: {detail[-2000:]}")])
+    return result.stdout
+
+
+class _MachineTool:
+    """An LLVM tool run for a triple, CPU and feature list."""
+
+    tool = ""
+
+    def __init__(self, triple: str, cpu: str, features: tuple[str, ...], opt_level: int = 3):
+        self.triple, self.cpu, self.features, self.opt_level = triple, cpu, features, opt_level
+
+    def machine_flags(self) -> list[str]:
+        flags = [f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
+        if self.features:
+            flags.append(f"-mattr={','.join(self.features)}")
+        return flags
+
+
+class Opt(_MachineTool):
+    """Optimizes LLVM IR text with the wheel's `opt -O3` (what the JIT does
+    in-process), for the target machine."""
+
+    argument = "opt"
+
+    def command(self) -> list[str]:
+        return [tool_path("opt"), f"-O{self.opt_level}", *self.machine_flags(), "-S", "-o", "-"]
+
+    def __call__(self, llvm_ir: str) -> str:
+        return run_llvm_tool(self.command(), llvm_ir.encode()).decode()
+
+    def __str__(self) -> str:
+        return f"opt -O{self.opt_level} -mcpu={self.cpu}"
+
+
+class LLC(_MachineTool):
+    """Compiles LLVM IR text to assembly or a position-independent object
+    file with the wheel's `llc`."""
 
     def __init__(self, triple: str, cpu: str, features: tuple[str, ...], filetype: str,
                  opt_level: int = 3):
-        self.triple, self.cpu, self.features = triple, cpu, features
-        self.filetype, self.opt_level = filetype, opt_level
+        super().__init__(triple, cpu, features, opt_level)
+        self.filetype = filetype
         self.argument = f"llc-{filetype}"
 
     def command(self) -> list[str]:
-        command = [tool_path("llc"), f"-O{self.opt_level}", f"-mtriple={self.triple}",
-                   f"-mcpu={self.cpu}", "-relocation-model=pic", f"-filetype={self.filetype}",
-                   "-o", "-"]
-        if self.features:
-            command.insert(4, f"-mattr={','.join(self.features)}")
-        return command
+        return [tool_path("llc"), f"-O{self.opt_level}", *self.machine_flags(),
+                "-relocation-model=pic", f"-filetype={self.filetype}", "-o", "-"]
 
     def __call__(self, llvm_ir: str):
-        result = subprocess.run(self.command(), input=llvm_ir.encode(), capture_output=True)
-        if result.returncode != 0:
-            detail = result.stderr.decode(errors="replace").strip()
-            how = (f"exited with code {result.returncode}" if result.returncode > 0
-                   else f"was killed by signal {-result.returncode}")
-            raise CompileError([Diagnostic(None, 0, 0, "error",
-                                           f"llc {how}: {detail[-2000:]}")])
-        return result.stdout if self.filetype == "obj" else result.stdout.decode()
+        output = run_llvm_tool(self.command(), llvm_ir.encode())
+        return output if self.filetype == "obj" else output.decode()
 
     def __str__(self) -> str:
         return f"llc -O{self.opt_level} -mcpu={self.cpu} -filetype={self.filetype}"
@@ -518,8 +554,10 @@ class CPUTarget(Target):
                 HideImplementations(),
                 "canonicalize",
             ], description="the LLVM dialect"),
-            Stage("llvm", [TranslateToLLVMIR(self.triple)], kind="llvm",
-                  description="LLVM IR"),
+            Stage("llvm", [
+                TranslateToLLVMIR(self.triple),
+                Opt(self.triple, self.cpu, self.features, self.opt_level),
+            ], kind="llvm", description="optimized LLVM IR"),
             Stage("asm", [LLC(self.triple, self.cpu, self.features, "asm", self.opt_level)],
                   kind="asm", input="llvm", description="assembly"),
             Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],

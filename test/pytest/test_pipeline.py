@@ -1,0 +1,226 @@
+"""Pipelines as named stages: editing, running each stage, printing,
+failures with located diagnostics; the CPU target and host detection."""
+
+import io
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import lamina
+from lamina.diagnostics import CompileError
+from lamina.pass_registry import Pass, PassFailure
+from lamina.pipeline import Pipeline, Stage, pass_name
+from lamina.target import CPUTarget, detect_host, get_target, _detect_from_cpuinfo
+
+CPU_STAGES = ["nn", "linalg", "bufferized", "loops", "llvm-mlir", "llvm", "asm", "obj"]
+
+LINALG_ADD = """
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.add ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+
+NN_PROGRAM = """
+func.func @main(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %0 = "nn.matmul"(%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  %1 = "nn.relu"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>
+}
+"""
+
+
+def op_names(module) -> set[str]:
+    names = set()
+
+    def visit(op):
+        names.add(op.operation.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return names
+
+
+def test_cpu_stages():
+    pipe = Pipeline.for_target("cpu")
+    assert pipe.stages == CPU_STAGES
+    assert pipe.mlir_stages == CPU_STAGES[:5]
+    assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
+    text = str(pipe)
+    assert "bufferized:" in text and "\n  one-shot-bufferize{" in text
+    assert "llc -O3" in text and "-filetype=obj" in text
+
+
+def test_each_stage_lowers_further():
+    module = lamina.parse(NN_PROGRAM)
+    pipe = Pipeline.for_target("cpu")
+    assert any(n.startswith("nn.") for n in op_names(pipe.run(module, until="nn")))
+    names = op_names(pipe.run(module, start="linalg", until="linalg"))
+    assert not any(n.startswith("nn.") for n in names) and "linalg.matmul" in names
+    function_type = str(pipe.run(module, start="bufferized", until="bufferized")
+                        .body.operations[0].attributes["function_type"])
+    assert "memref<2x4xf32>" in function_type and "tensor" not in function_type
+    assert not any(n.startswith("linalg.") for n in
+                   op_names(pipe.run(module, start="loops", until="loops")))
+    names = op_names(pipe.run(module, start="llvm-mlir", until="llvm-mlir"))
+    assert all(n.startswith("llvm.") or n == "builtin.module" for n in names)
+
+
+def test_artifact_stages():
+    pipe = Pipeline.for_target("cpu")
+    llvm_ir = pipe.run(lamina.parse(LINALG_ADD), until="llvm")
+    assert "define void @_mlir_ciface_main(" in llvm_ir
+    assert "define void @main(" not in llvm_ir  # only the C interface is exported
+    asm = pipe.run(lamina.parse(LINALG_ADD), until="asm")
+    assert "_mlir_ciface_main:" in asm
+    obj = pipe.run(lamina.parse(LINALG_ADD), until="obj")
+    assert obj.startswith(b"\x7fELF")
+    # A stage reads its input stage's product: obj is compiled from llvm.
+    assert pipe.run_stage("obj", llvm_ir).startswith(b"\x7fELF")
+
+
+def test_editing():
+    pipe = Pipeline.for_target("cpu")
+    pipe.insert_after("convert-nn-to-linalg", "func.func(cse)")
+    passes = [pass_name(p) for p in pipe.stage("linalg").passes]
+    assert passes[:2] == ["convert-nn-to-linalg", "cse"]
+    pipe.insert_before("bufferized", "symbol-dce")
+    assert pass_name(pipe.stage("bufferized").passes[0]) == "symbol-dce"
+    pipe.insert_after("loops", "canonicalize")
+    assert pass_name(pipe.stage("loops").passes[-1]) == "canonicalize"
+    pipe.replace("symbol-dce", "cse")
+    assert pass_name(pipe.stage("bufferized").passes[0]) == "cse"
+    pipe.remove("cse", stage="bufferized")
+    assert pass_name(pipe.stage("bufferized").passes[0]) == "cpu-protect-inputs"
+    with pytest.raises(KeyError, match="no pass 'no-such-pass'"):
+        pipe.remove("no-such-pass")
+    with pytest.raises(KeyError, match="no stage 'vectorised'"):
+        pipe.run(lamina.parse(LINALG_ADD), until="vectorised")
+    # Copies are independent.
+    copy = pipe.copy()
+    copy.remove("convert-nn-to-linalg")
+    assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
+
+
+def test_python_passes_run_in_place():
+    seen = []
+
+    def count_functions(module):
+        seen.append(sum(op.operation.name == "func.func" for op in module.body.operations))
+
+    class MarkFunctions(Pass):
+        argument = "test-mark-functions"
+
+        def run(self, op):
+            for child in op.regions[0].blocks[0].operations:
+                child.operation.attributes["test.marked"] = ir.UnitAttr.get()
+
+    marker = MarkFunctions()
+    pipe = Pipeline.for_target("cpu")
+    pipe.insert_after("nn", count_functions)
+    pipe.insert_after(count_functions, marker)
+    module = pipe.run(lamina.parse(LINALG_ADD), until="linalg")
+    assert seen == [1]
+    assert "test.marked" in str(module)
+    pipe.remove(marker)
+    pipe.remove("count_functions")
+    assert "test.marked" not in str(pipe.run(lamina.parse(LINALG_ADD), until="linalg"))
+
+
+def test_edited_pipeline_compiles():
+    pipe = Pipeline.for_target("cpu")
+    pipe.insert_after("convert-nn-to-linalg", "linalg-generalize-named-ops")
+    f = lamina.compile(NN_PROGRAM, pipeline=pipe)
+    x = np.ones((2, 8), np.float32)
+    w = np.full((8, 4), -0.5, np.float32)
+    w[:, 0] = 1
+    np.testing.assert_array_equal(f(x, w), np.maximum(x @ w, 0))
+
+
+def test_print_after_all():
+    stream = io.StringIO()
+    Pipeline.for_target("cpu").run(lamina.parse(LINALG_ADD), until="bufferized",
+                                   print_after_all=True, stream=stream)
+    text = stream.getvalue()
+    assert "// -----// IR Dump After one-shot-bufferize (bufferized) //----- //" in text
+    assert "// -----// IR Dump After convert-nn-to-linalg (linalg) //----- //" in text
+
+
+def test_failing_python_pass_is_located():
+    def refuse(module):
+        op = module.body.operations[0]
+        raise PassFailure("this function is not welcome", op.location)
+
+    pipe = Pipeline.for_target("cpu")
+    pipe.insert_after("linalg", refuse)
+    with pytest.raises(CompileError) as info:
+        pipe.run(lamina.parse(LINALG_ADD), until="loops")
+    diagnostic = info.value.diagnostics[0]
+    assert (diagnostic.filename, diagnostic.line) == ("<string>", 2)
+    assert diagnostic.message == "this function is not welcome"
+    assert diagnostic.notes[-1].message == "in pass 'refuse' of stage 'linalg'"
+
+
+def test_failing_upstream_pass_is_reported():
+    pipe = Pipeline.for_target("cpu")
+    pipe.remove("one-shot-bufferize")
+    with pytest.raises(CompileError, match="of stage 'llvm-mlir'"):
+        pipe.run(lamina.parse(NN_PROGRAM))
+
+
+def test_unknown_pass_is_reported():
+    pipe = Pipeline.for_target("cpu")
+    pipe.insert_after("nn", "no-such-pass")
+    with pytest.raises(CompileError, match="unknown pass 'no-such-pass'"):
+        pipe.run(lamina.parse(LINALG_ADD))
+
+
+def test_translation_needs_the_llvm_dialect():
+    pipe = Pipeline.for_target("cpu")
+    pipe.remove("convert-to-llvm")
+    with pytest.raises(CompileError, match="is not in the LLVM dialect"):
+        pipe.run(lamina.parse(LINALG_ADD), until="llvm")
+
+
+def test_stages_of_a_custom_pipeline():
+    pipe = Pipeline([Stage("only", ["canonicalize"])])
+    module = pipe.run(lamina.parse(LINALG_ADD))
+    assert "linalg.add" in str(module)
+    with pytest.raises(ValueError, match="stage names repeat"):
+        Pipeline([Stage("a"), Stage("a")])
+
+
+def test_targets():
+    assert get_target("cpu").name == "cpu"
+    assert isinstance(get_target(get_target("cpu")), CPUTarget)
+    other = get_target("cpu:x86-64")
+    assert other.cpu == "x86-64" and other.features == () and other.name == "cpu:x86-64"
+    assert "-mcpu=x86-64" in " ".join(other.pipeline().stage("obj").passes[0].command())
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        get_target("tpu")
+
+
+def test_host_detection():
+    host = detect_host()
+    assert host.triple.startswith(("x86_64", "aarch64"))
+    assert host.cpu
+    fallback = _detect_from_cpuinfo()
+    assert fallback.triple.endswith("linux-gnu")
+    if "avx512f" in open("/proc/cpuinfo").read():
+        assert host.has("avx512f") and "+avx512f" in fallback.features
+
+
+def test_asm_uses_host_features():
+    if not detect_host().has("avx512f"):
+        pytest.skip("the host has no AVX-512")
+    source = """
+func.func @main(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<1024xf32>
+  %r = linalg.add ins(%a, %b : tensor<1024xf32>, tensor<1024xf32>) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}
+"""
+    assert "zmm" in get_target("cpu").emit(lamina.parse(source), "asm")
+    assert "zmm" not in get_target("cpu:x86-64").emit(lamina.parse(source), "asm")
