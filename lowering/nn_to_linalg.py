@@ -193,10 +193,15 @@ def _kept(domain: Shape, reduced: Sequence[int]) -> Shape:
     return tuple(size for d, size in enumerate(domain) if d not in reduced)
 
 
+def _kept_map(rank: int, reduced: Sequence[int]) -> ir.AffineMap:
+    """The map from `rank` loops to the loops a reduction keeps."""
+    return _dims(rank, [d for d in range(rank) if d not in reduced])
+
+
 def _rows(value: ir.Value, domain: Shape, reduced: Sequence[int]) -> Indexed:
     """A row statistic (shaped like the kept dims of a reduction over
     `domain`) read at every element of its row."""
-    return value, _dims(len(domain), [d for d in range(len(domain)) if d not in reduced])
+    return value, _kept_map(len(domain), reduced)
 
 
 def _indexed(operand: ir.Value | Indexed, domain: Shape) -> Indexed:
@@ -215,7 +220,7 @@ def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Val
     folds its value into the accumulator (f32) with `combine`."""
     indexed = [_indexed(operand, domain) for operand in operands]
     rank = len(domain)
-    maps = [m for _, m in indexed] + [_dims(rank, [d for d in range(rank) if d not in reduced])]
+    maps = [m for _, m in indexed] + [_kept_map(rank, reduced)]
     iterators = [linalg.IteratorType.reduction if d in reduced else linalg.IteratorType.parallel
                  for d in range(rank)]
     op = linalg.GenericOp([init.type], [v for v, _ in indexed], [init], maps, iterators)
@@ -321,7 +326,7 @@ BINARY_BODIES: dict[type, Callable[[nn.BinaryElementwiseOp, ir.Value, ir.Value],
 }
 
 
-def _table_entry(table: dict[type, Any], op: nn.NN.Operation) -> Any:
+def _table_entry(table: dict[type, Any], op: NN.Operation) -> Any:
     """The op's entry in one of the tables of this conversion."""
     if type(op) not in table:
         raise PassFailure(f"no lowering to linalg for '{op.op_name()}' (its category needs "
