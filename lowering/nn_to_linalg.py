@@ -1,8 +1,9 @@
 """Conversion of the `nn` dialect to upstream linalg, tensor, arith and math.
 
 This lowering expects verified nn ops on ranked, statically shaped tensors
-(the nn type rules have resolved every shape). It makes every nn op illegal
-and leaves all other ops alone.
+of f32, f16 and bf16 (i1 where the op allows it): the nn type rules have
+resolved every shape. It makes every nn op illegal and leaves all other ops
+alone.
 
 It produces:
 
