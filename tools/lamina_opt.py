@@ -27,6 +27,7 @@ from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, U
 from lamina.parsing import parse_source
 from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
                                   parse_pipeline, resolve)
+from lamina.pass_registry import _format_option as format_option
 from lamina.pass_registry import all_passes
 from lamina.toolchain import tool_path
 
@@ -93,6 +94,10 @@ def split_arguments(argv: list[str]) -> tuple[list[str], list[PipelineElement]]:
             if options.startswith("{") and options.endswith("}"):
                 options = options[1:-1]
             passes.append(PipelineElement(name, options.strip()))
+        elif arg == "--split-input-file":
+            # As in mlir-opt, the marker is given only as `--split-input-file=M`:
+            # the next argument (often the input file) is never taken for it.
+            tool_args.append(f"{arg}={SPLIT_MARKER}")
         else:
             tool_args.append(arg)
             if flag in _FLAGS_WITH_VALUE and not eq and i + 1 < len(argv):
@@ -245,9 +250,10 @@ def list_passes() -> str:
     lines = ["Lamina passes:"]
     for argument, cls in all_passes().items():
         lines.append(f"  --{argument:<32} {cls.summary()}")
+        defaults = cls()  # every option has a default (from_options("") relies on it)
         for field in cls.options():
-            default = field.default if field.default is not field.default_factory else ""
-            lines.append(f"      {field.name.replace('_', '-')}={default}")
+            value = format_option(getattr(defaults, field.name))
+            lines.append(f"      {field.name.replace('_', '-')}={value}")
     lines.append("")
     lines.append("Upstream MLIR passes:")
     try:
