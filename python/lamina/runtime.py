@@ -39,6 +39,8 @@ RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
 def _error_at(location: ir.Location | None, message: str) -> CompileError:
     found = file_location(location) if location is not None else None
     filename, line, col = found if found else (None, 0, 0)
+    if filename and line == 0:  # the module itself: point at the start of the file
+        line, col = 1, 1
     return CompileError([Diagnostic(filename, line, col, "error", message)])
 
 

@@ -366,28 +366,51 @@ def _public_functions(module_op: ir.Operation) -> list[ir.Operation]:
 # Artifact stages: LLVM IR, assembly, object files.
 
 
-def check_llvm_dialect(module: ir.Module) -> None:
-    """Raises CompileError at the first op that is not in the LLVM dialect
-    (translation and the JIT need a module fully lowered to it)."""
+def unlowered_op(module) -> ir.Operation | None:
+    """The first op of a module that is not in the LLVM dialect, preferring
+    a real op to the conversion casts left around it; None if there is none."""
     operation = module.operation if isinstance(module, ir.Module) else module
-    offending = []
+    found: list[ir.Operation] = []
 
     def visit(op):
-        name = op.operation.name
-        if name != "builtin.module" and not name.startswith("llvm."):
-            offending.append(op.operation)
-            return ir.WalkResult.INTERRUPT
+        op = op.operation
+        if op.name != "builtin.module" and not op.name.startswith("llvm."):
+            found.append(op)
+            if op.name != "builtin.unrealized_conversion_cast":
+                return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
     operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    if offending:
+    real = [op for op in found if op.name != "builtin.unrealized_conversion_cast"]
+    return (real or found or [None])[0]
+
+
+def _not_lowered_message(op: ir.Operation) -> str:
+    return (f"'{op.name}' was not lowered to the LLVM dialect (no pass of the pipeline "
+            "converts it)")
+
+
+def check_llvm_dialect(module) -> None:
+    """Raises CompileError at the first op that is not in the LLVM dialect
+    (translation and the JIT need a module fully lowered to it)."""
+    op = unlowered_op(module)
+    if op is not None:
         from lamina.diagnostics import file_location
-        found = file_location(offending[0].location)
+        found = file_location(op.location)
         filename, line, col = found if found else (None, 0, 0)
-        raise CompileError([Diagnostic(
-            filename, line, col, "error",
-            f"'{offending[0].name}' is not in the LLVM dialect: the module is not fully "
-            "lowered (was a pass removed from the pipeline?)")])
+        raise CompileError([Diagnostic(filename, line, col, "error", _not_lowered_message(op))])
+
+
+@dataclass
+class CheckLoweredToLLVM(Pass):
+    """Fails, at the op, when an op is left outside the LLVM dialect."""
+
+    argument: ClassVar[str] = "cpu-check-lowered-to-llvm"
+
+    def run(self, op):
+        left = unlowered_op(op)
+        if left is not None:
+            raise PassFailure(_not_lowered_message(left), left.location)
 
 
 class TranslateToLLVMIR:
@@ -553,6 +576,7 @@ class CPUTarget(Target):
                 "reconcile-unrealized-casts",
                 HideImplementations(),
                 "canonicalize",
+                CheckLoweredToLLVM(),
             ], description="the LLVM dialect"),
             Stage("llvm", [
                 TranslateToLLVMIR(self.triple),

@@ -177,10 +177,14 @@ def test_unknown_pass_is_reported():
         pipe.run(lamina.parse(LINALG_ADD))
 
 
-def test_translation_needs_the_llvm_dialect():
+def test_ops_left_unlowered_are_located():
     pipe = Pipeline.for_target("cpu")
     pipe.remove("convert-to-llvm")
-    with pytest.raises(CompileError, match="is not in the LLVM dialect"):
+    with pytest.raises(CompileError, match="'func.func' was not lowered to the LLVM dialect"):
+        pipe.run(lamina.parse(LINALG_ADD), until="llvm")
+    # Translation checks its input too.
+    pipe.remove("cpu-check-lowered-to-llvm")
+    with pytest.raises(CompileError, match="in pass 'mlir-to-llvmir' of stage 'llvm'"):
         pipe.run(lamina.parse(LINALG_ADD), until="llvm")
 
 
