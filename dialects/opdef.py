@@ -570,11 +570,28 @@ class Op:
     # -- IRDL ---------------------------------------------------------------
 
     @classmethod
+    def splits_variadic_head(cls) -> bool:
+        """True when the op's only non-single operand is variadic: its IRDL
+        then declares the first operand on its own (which makes the variadic
+        operand require at least one value, as the Python rules do). With
+        more than one optional or variadic group the IRDL keeps one group per
+        declaration, as `operandSegmentSizes` counts them."""
+        groups = [d.kind for d in cls.operand_decls if d.kind != "single"]
+        return groups == ["variadic"]
+
+    @classmethod
     def irdl(cls) -> str:
         lines = [f"  irdl.operation @{cls.name} {{"]
         operands, results, attrs, regions = [], [], [], []
+        split_head = cls.splits_variadic_head()
         for i, decl in enumerate(cls.operand_decls):
             lines.append(f"    %o{i} = irdl.any")
+            if decl.kind == "variadic" and split_head:
+                # IRDL binds one type to all operands of a variadic group, so
+                # the first operand gets its own constraint: two operands of
+                # different types (concat of different sizes) verify.
+                lines.append(f"    %o{i}_head = irdl.any")
+                operands.append(f"{decl.name}_head: %o{i}_head")
             prefix = "" if decl.kind == "single" else decl.kind + " "
             operands.append(f"{decl.name}: {prefix}%o{i}")
         for i, name in enumerate(cls.result_names):

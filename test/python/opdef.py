@@ -110,7 +110,7 @@ def declarations():
 # CHECK-NEXT: irdl.results(result: %{{.+}})
 # CHECK-NEXT: }
 # CHECK: irdl.operation @stack {
-# CHECK: irdl.operands(inputs: variadic %{{.+}})
+# CHECK: irdl.operands(inputs_head: %{{.+}}, inputs: variadic %{{.+}})
 # CHECK: irdl.attributes {"axis" = %{{.+}}}
 # CHECK: irdl.operation @mix {
 # CHECK: irdl.operands(x: %{{.+}}, gate: optional %{{.+}}, extras: variadic %{{.+}})

@@ -1,12 +1,8 @@
 // RUN: lamina-opt %s | lamina-opt | FileCheck %s
 
-// Known bug: IRDL (LLVM 22) binds a single type to all operands of a variadic
-// operand (a constraint variable is unified across its uses), so nn.concat
-// rejects operands whose shapes differ along the concat axis with
-// "expected 'tensor<2x4xf32>' but got 'tensor<3x4xf32>'". Concatenating
-// differently sized tensors is what concat is for; remove the XFAIL once the
-// op definition accepts it.
-// XFAIL: *
+// IRDL (LLVM 22) binds one type to all values of a variadic operand; the first
+// operand of nn.concat has a constraint of its own, so two tensors of
+// different sizes concatenate (invalid-data-movement.mlir has the limit).
 
 // CHECK-LABEL: func.func @concat_different_sizes
 // CHECK: "nn.concat"(%{{.+}}, %{{.+}}) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>

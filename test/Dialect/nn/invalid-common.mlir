@@ -38,7 +38,7 @@ func.func @too_many_operands_with_optional(%x: tensor<2x4xf32>) {
 // -----
 
 func.func @no_operand_for_variadic() {
-  // expected-error @+1 {{'nn.concat' op expects at least one operand}}
+  // expected-error @+1 {{op expects at least 1 operands, but got 0}}
   %0 = "nn.concat"() {axis = 0 : i64} : () -> tensor<4xf32>
   return
 }

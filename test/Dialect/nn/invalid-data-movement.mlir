@@ -99,12 +99,8 @@ func.func @concat_result_mismatch(%x: tensor<2x4xf32>) {
 
 // -----
 
-// IRDL binds one type to all operands of a variadic operand, so concat
-// operands of different types are rejected while parsing (see
-// concat-mixed-types.mlir); the Python rules for them (different ranks,
-// dims or element types) are tested in test/pytest/test_nn_shapes.py.
 func.func @concat_operand_types_differ(%x: tensor<2x4xf32>, %y: tensor<2x4xf16>) {
-  // expected-error @+1 {{expected 'tensor<2x4xf32>' but got 'tensor<2x4xf16>'}}
+  // expected-error @+1 {{'nn.concat' op element types differ: f32 vs f16}}
   %0 = "nn.concat"(%x, %y) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf16>) -> tensor<4x4xf32>
   return
 }
@@ -210,5 +206,15 @@ func.func @pad_boolean(%x: tensor<2x3xi1>) {
 func.func @pad_high_missing(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'nn.pad' op attribute "high" is expected but not provided}}
   %0 = "nn.pad"(%x) {low = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// IRDL binds one type to all operands of a variadic operand; only the first
+// operand of nn.concat has its own, so the operands after it must agree.
+func.func @concat_tail_types_differ(%x: tensor<1x4xf32>, %y: tensor<2x4xf32>, %z: tensor<3x4xf32>) {
+  // expected-error @+1 {{expected 'tensor<2x4xf32>' but got 'tensor<3x4xf32>'}}
+  %0 = "nn.concat"(%x, %y, %z) {axis = 0 : i64} : (tensor<1x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
   return
 }

@@ -18,7 +18,7 @@
 // IRDL: irdl.operation @attention {
 // IRDL: irdl.operands(q: %{{.+}}, k: %{{.+}}, v: %{{.+}}, mask: optional %{{.+}})
 // IRDL: irdl.operation @concat {
-// IRDL: irdl.operands(inputs: variadic %{{.+}})
+// IRDL: irdl.operands(inputs_head: %{{.+}}, inputs: variadic %{{.+}})
 // IRDL: irdl.attributes {"axis" = %{{.+}}}
 // IRDL: irdl.operation @pad {
 
