@@ -290,11 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if options.input == "-":
-        source_name, text = "<stdin>", sys.stdin.read()
+        # Bytes that are not UTF-8 become U+FFFD, which the parser reports at
+        # their line instead of the tool failing to decode the file.
+        source_name, text = "<stdin>", sys.stdin.buffer.read().decode("utf-8", "replace")
     else:
         source_name = options.input
         try:
-            with open(options.input) as f:
+            with open(options.input, encoding="utf-8", errors="replace") as f:
                 text = f.read()
         except OSError as e:
             raise UsageError(f"cannot open input file '{options.input}': {e.strerror}") from None

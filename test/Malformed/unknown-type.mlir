@@ -1,0 +1,7 @@
+// Malformed: a type of an unknown dialect.
+// ERROR-LINE: 5
+// ERROR: type created with unregistered dialect
+func.func @f(%x: tensor<4xf32>) {
+  %0 = "nn.relu"(%x) : (tensor<4xf32>) -> !mystery.tensor
+  return
+}
