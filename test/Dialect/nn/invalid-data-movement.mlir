@@ -218,3 +218,27 @@ func.func @concat_tail_types_differ(%x: tensor<1x4xf32>, %y: tensor<2x4xf32>, %z
   %0 = "nn.concat"(%x, %y, %z) {axis = 0 : i64} : (tensor<1x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
   return
 }
+
+// -----
+
+func.func @concat_ranks_differ(%x: tensor<2x4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.concat' op concat operands have different ranks: 2, 1}}
+  %0 = "nn.concat"(%x, %y) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_other_dim_differs(%x: tensor<2x4xf32>, %y: tensor<2x3xf32>) {
+  // expected-error @+1 {{'nn.concat' op concat operand #1 differs in dim 1: 3 vs 4}}
+  %0 = "nn.concat"(%x, %y) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_negative_axis_out_of_range(%x: tensor<2x4xf32>, %y: tensor<3x4xf32>) {
+  // expected-error @+1 {{'nn.concat' op axis -3 is out of range for rank 2}}
+  %0 = "nn.concat"(%x, %y) {axis = -3 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  return
+}

@@ -314,20 +314,21 @@ func.func @broadcast_to(%x: tensor<1x4xf32>, %y: tensor<4xf32>, %s: tensor<f16>)
   return
 }
 
-// concat is variadic: one, two or three operands. (IRDL binds one type to a
-// variadic operand, so the operands here share a type; concat-mixed-types.mlir
-// holds the case where they do not.)
+// concat is variadic: one, two or three operands. The first operand may
+// differ in size from the rest; IRDL binds one type to the operands after it.
 // CHECK-LABEL: func.func @concat
-// CHECK-SAME: (%[[A:[^:]+]]: tensor<2x4xf32>, %[[B:[^:]+]]: tensor<2x4xf32>, %[[M:[^:]+]]: tensor<3xi1>
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<2x4xf32>, %[[B:[^:]+]]: tensor<3x4xf32>, %[[M:[^:]+]]: tensor<3xi1>
 // CHECK: "nn.concat"(%[[A]]) {axis = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-// CHECK: "nn.concat"(%[[A]], %[[B]]) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
-// CHECK: "nn.concat"(%[[A]], %[[B]], %[[A]]) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
+// CHECK: "nn.concat"(%[[A]], %[[B]]) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+// CHECK: "nn.concat"(%[[B]], %[[A]], %[[A]]) {axis = -2 : i64} : (tensor<3x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<7x4xf32>
+// CHECK: "nn.concat"(%[[A]], %[[A]], %[[A]]) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
 // CHECK: "nn.concat"(%[[M]], %[[M]]) {axis = 0 : i64} : (tensor<3xi1>, tensor<3xi1>) -> tensor<6xi1>
-func.func @concat(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %m: tensor<3xi1>) {
+func.func @concat(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>, %m: tensor<3xi1>) {
   %0 = "nn.concat"(%a) {axis = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  %1 = "nn.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
-  %2 = "nn.concat"(%a, %b, %a) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
-  %3 = "nn.concat"(%m, %m) {axis = 0 : i64} : (tensor<3xi1>, tensor<3xi1>) -> tensor<6xi1>
+  %1 = "nn.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  %2 = "nn.concat"(%b, %a, %a) {axis = -2 : i64} : (tensor<3x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<7x4xf32>
+  %3 = "nn.concat"(%a, %a, %a) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
+  %4 = "nn.concat"(%m, %m) {axis = 0 : i64} : (tensor<3xi1>, tensor<3xi1>) -> tensor<6xi1>
   return
 }
 
