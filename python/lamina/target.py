@@ -17,7 +17,11 @@ The CPU pipeline, stage by stage:
   identity layouts; results become caller-allocated out-parameters (the C
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written;
-* `loops`: linalg ops become scf loops over memrefs;
+* `vector`: named linalg ops become generics; one loop of each generic
+  (the innermost contiguous one, in steps of 16, 8 or 4) is tiled and
+  vectorized where upstream's vectorizer can;
+* `loops`: the remaining linalg ops and the vector ops' tile loops become
+  scf loops over memrefs;
 * `llvm-mlir`: the LLVM dialect. Public functions get the C interface, i1
   buffers are stored as bytes, f16/bf16 arithmetic and math are done in
   f32 (rounded after each op), math functions become LLVM intrinsics or
@@ -324,6 +328,108 @@ class WidenBoolMemrefs(Pass):
                 values.reshape(memref_type.shape), type=tensor_type)
 
 
+_VECTORIZE_SCRIPT = """
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %op = transform.structured.match attributes {{{tag}}} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %tiled, %loops:{count} = transform.structured.tile_using_for %op tile_sizes [{sizes}]
+        : (!transform.any_op) -> (!transform.any_op{loop_types})
+    transform.structured.vectorize %tiled : !transform.any_op
+    transform.yield
+  }}
+}}
+"""
+
+
+@dataclass
+class Vectorize(Pass):
+    """Tiles one loop of each `linalg.generic` on memrefs by a vector width
+    and vectorizes the tile (upstream's transform dialect: tile_using_for,
+    vectorize), one op at a time.
+
+    The loop is the output's innermost dim or the op's innermost loop,
+    whichever every operand reads contiguously (or broadcasts); its extent
+    must be a multiple of one of `vector_sizes`. Ops this does not fit
+    (convolution windows, transposes, i1 buffers, odd extents, anything the
+    vectorizer refuses) are left whole for the `loops` stage. Expects
+    generic ops on statically shaped memrefs (named ops generalized)."""
+
+    argument: ClassVar[str] = "cpu-vectorize"
+    vector_sizes: tuple[int, ...] = (16, 8, 4)
+
+    TAG: ClassVar[str] = "lamina.vectorize"
+
+    def run(self, op):
+        from mlir.dialects.transform import interpreter
+        generics = []
+
+        def collect(child):
+            if child.operation.name == "linalg.generic":
+                generics.append(child.operation)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(collect, ir.WalkOrder.PRE_ORDER)
+        for generic in generics:
+            sizes = self.tile_sizes(generic)
+            if sizes is None:
+                continue
+            count = sum(1 for size in sizes if size)
+            script = _VECTORIZE_SCRIPT.format(tag=self.TAG, count=count,
+                                              sizes=", ".join(map(str, sizes)),
+                                              loop_types=", !transform.any_op" * count)
+            generic.attributes[self.TAG] = ir.UnitAttr.get()
+            with generic.location:
+                transform = ir.Module.parse(script)
+                try:
+                    interpreter.apply_named_sequence(op, transform.body.operations[0], transform)
+                except ir.MLIRError:
+                    pass  # the op stays (tiled) for the loops stage
+            self._untag(op)
+
+    def _untag(self, op):
+        def visit(child):
+            if self.TAG in child.operation.attributes:
+                del child.operation.attributes[self.TAG]
+            return ir.WalkResult.ADVANCE
+
+        op.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+    def tile_sizes(self, generic: ir.Operation) -> list[int] | None:
+        """Tile sizes (0 = not tiled) vectorizing one loop, or None."""
+        maps = [ir.AffineMapAttr(a).value for a in generic.attributes["indexing_maps"]]
+        for operand in generic.operands:
+            t = operand.type
+            element = ir.ShapedType(t).element_type if isinstance(t, ir.ShapedType) else t
+            if str(element) == "i1" or (isinstance(t, ir.ShapedType) and
+                                         not (isinstance(t, ir.MemRefType) and t.has_static_shape)):
+                return None
+        if not maps or not all(m.is_projected_permutation for m in maps):
+            return None
+        extents: list[int | None] = [None] * maps[0].n_dims
+        for operand, indexing in zip(generic.operands, maps):
+            if isinstance(operand.type, ir.MemRefType):
+                for position, expr in enumerate(indexing.results):
+                    dim = ir.AffineDimExpr(expr).position
+                    extents[dim] = operand.type.shape[position]
+        if not extents or None in extents:
+            return None
+        candidates = []
+        if len(maps[-1].results):
+            candidates.append(ir.AffineDimExpr(maps[-1].results[-1]).position)
+        candidates.append(len(extents) - 1)
+        for dim in candidates:
+            contiguous = all(dim not in dims or dims[-1] == dim for dims in
+                             ([ir.AffineDimExpr(e).position for e in m.results] for m in maps))
+            if not contiguous:
+                continue
+            for width in self.vector_sizes:
+                if extents[dim] % width == 0:
+                    return [width if d == dim else (0 if extent == 1 else 1)
+                            for d, extent in enumerate(extents)]
+        return None
+
+
 @dataclass
 class HideImplementations(Pass):
     """Gives internal linkage to every defined LLVM function but the C
@@ -554,8 +660,16 @@ class CPUTarget(Target):
                 "cse",
                 "canonicalize",
             ], description="linalg on memrefs; results are out-parameters"),
+            Stage("vector", [
+                "linalg-generalize-named-ops",
+                Vectorize(),
+                "canonicalize",
+                "cse",
+            ], description="an innermost loop of each linalg op on vectors"),
             Stage("loops", [
                 "func.func(convert-linalg-to-loops)",
+                "func.func(lower-vector-multi-reduction)",
+                "convert-vector-to-scf{full-unroll=true}",
                 "lower-affine",
                 "canonicalize",
                 "cse",
@@ -568,6 +682,7 @@ class CPUTarget(Target):
                 "arith-expand{include-bf16}",
                 "expand-strided-metadata",
                 "lower-affine",
+                "convert-vector-to-llvm",
                 "finalize-memref-to-llvm",
                 "convert-math-to-llvm",
                 "convert-math-to-libm",

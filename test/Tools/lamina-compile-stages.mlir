@@ -2,6 +2,7 @@
 // RUN: lamina-compile %s --emit=nn | FileCheck %s --check-prefix=NN
 // RUN: lamina-compile %s --emit=linalg | FileCheck %s --check-prefix=LINALG
 // RUN: lamina-compile %s --emit=bufferized | FileCheck %s --check-prefix=BUFFERIZED
+// RUN: lamina-compile %s --emit=vector | FileCheck %s --check-prefix=VECTOR
 // RUN: lamina-compile %s --emit=loops | FileCheck %s --check-prefix=LOOPS
 // RUN: lamina-compile %s --emit=llvm-mlir | FileCheck %s --check-prefix=LLVM-MLIR
 // RUN: lamina-compile %s --target=cpu --emit=llvm | FileCheck %s --check-prefix=LLVM
@@ -35,11 +36,19 @@
 // BUFFERIZED: linalg.matmul {{.*}} outs(%[[OUT]] : memref<4x16xf32>)
 // BUFFERIZED-NOT: tensor<
 
+// The matmul and the bias+relu work on rows of 16: one vector per row.
+// VECTOR-LABEL: func.func @main
+// VECTOR: scf.for
+// VECTOR: vector.transfer_read {{.*}} vector<1x16x1xf32>
+// VECTOR: arith.mulf {{.*}} : vector<1x16x1xf32>
+// VECTOR: vector.transfer_write {{.*}} : vector<1x16xf32>
+// VECTOR: arith.maximumf {{.*}} : vector<1x16xf32>
+// VECTOR-NOT: linalg.
+
 // LOOPS-LABEL: func.func @main
 // LOOPS: scf.for
-// LOOPS: memref.load
+// LOOPS: vector.{{load|transfer_read}}
 // LOOPS: arith.mulf
-// LOOPS: memref.store
 // LOOPS-NOT: linalg.
 
 // LLVM-MLIR: llvm.func internal @main(

@@ -2,6 +2,7 @@
 failures with located diagnostics; the CPU target and host detection."""
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ from lamina.pass_registry import Pass, PassFailure
 from lamina.pipeline import Pipeline, Stage, pass_name
 from lamina.target import CPUTarget, detect_host, get_target, _detect_from_cpuinfo
 
-CPU_STAGES = ["nn", "linalg", "bufferized", "loops", "llvm-mlir", "llvm", "asm", "obj"]
+CPU_STAGES = ["nn", "linalg", "bufferized", "vector", "loops", "llvm-mlir", "llvm", "asm",
+              "obj"]
 
 LINALG_ADD = """
 func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
@@ -46,7 +48,7 @@ def op_names(module) -> set[str]:
 def test_cpu_stages():
     pipe = Pipeline.for_target("cpu")
     assert pipe.stages == CPU_STAGES
-    assert pipe.mlir_stages == CPU_STAGES[:5]
+    assert pipe.mlir_stages == CPU_STAGES[:6]
     assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
     text = str(pipe)
     assert "bufferized:" in text and "\n  one-shot-bufferize{" in text
@@ -228,3 +230,53 @@ func.func @main(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> 
 """
     assert "zmm" in get_target("cpu").emit(lamina.parse(source), "asm")
     assert "zmm" not in get_target("cpu:x86-64").emit(lamina.parse(source), "asm")
+
+
+def vectorized_ops(source: str) -> list[str]:
+    module = Pipeline.for_target("cpu").run(lamina.parse(source), until="vector")
+    return sorted(n for n in op_names(module) if n.startswith(("vector.", "linalg.")))
+
+
+def test_vector_stage_vectorizes_contiguous_loops():
+    names = vectorized_ops(NN_PROGRAM.replace("8x4", "8x16").replace("2x4", "2x16"))
+    assert "vector.transfer_read" in names and "vector.transfer_write" in names
+    assert not any(n.startswith("linalg.") for n in names)
+
+
+@pytest.mark.parametrize("source", [
+    # A transpose reads one operand across rows: left for the loops stage.
+    """func.func @main(%a: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = "nn.transpose"(%a) {perm = array<i64: 1, 0>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}""",
+    # No vector width divides 10.
+    """func.func @main(%a: tensor<3x10xf32>) -> tensor<3x10xf32> {
+  %0 = "nn.exp"(%a) : (tensor<3x10xf32>) -> tensor<3x10xf32>
+  return %0 : tensor<3x10xf32>
+}""",
+    # i1 buffers are accessed element by element.
+    """func.func @main(%a: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<16xi1> {
+  %0 = "nn.compare"(%a, %b) {predicate = "lt"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xi1>
+  return %0 : tensor<16xi1>
+}""",
+])
+def test_vector_stage_leaves_other_ops(source):
+    names = vectorized_ops(source)
+    assert "linalg.generic" in names and "vector.transfer_read" not in names
+    f = lamina.compile(source)
+    from lamina.reference import evaluate, random_inputs
+    args = random_inputs(f.inputs, seed=2)
+    np.testing.assert_allclose(f(*args), evaluate(lamina.parse(source), args)[0], rtol=1e-6)
+
+
+def test_vectorized_and_scalar_code_agree():
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                           "attention.mlir")) as f:
+        source = f.read()
+    scalar = Pipeline.for_target("cpu")
+    scalar.remove("cpu-vectorize")
+    vectorized = lamina.compile(source)
+    plain = lamina.compile(source, pipeline=scalar)
+    from lamina.reference import random_inputs
+    args = random_inputs(vectorized.inputs, seed=1)
+    np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-5, atol=1e-5)
