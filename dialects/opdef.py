@@ -292,6 +292,11 @@ class Dialect:
                 except VerifyError as e:
                     operation.location.emit_error(f"'{operation.name}' op {e}")
                     ok = False
+                except Exception as e:  # a bug in a rule: still reported at the op
+                    operation.location.emit_error(
+                        f"'{operation.name}' op internal error in its verifier: "
+                        f"{type(e).__name__}: {e}")
+                    ok = False
             return ir.WalkResult.ADVANCE
 
         root.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -13,11 +13,22 @@ from lamina.diagnostics import CompileError, DiagnosticCollector
 def _relocate(module: ir.Module, source_name: str) -> None:
     """Text parsed from a string has locations in file `-`; give them the
     real file name so that later diagnostics point into the file."""
-    def visit(op):
-        location = op.location
+    def renamed(location: ir.Location) -> ir.Location | None:
         if location.is_a_file() and location.filename == "-":
-            op.location = ir.Location.file(source_name, location.start_line,
-                                           location.start_col, context=location.context)
+            return ir.Location.file(source_name, location.start_line, location.start_col,
+                                    context=location.context)
+        return None
+
+    def visit(op):
+        location = renamed(op.location)
+        if location is not None:
+            op.location = location
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    location = renamed(argument.location)
+                    if location is not None:
+                        argument.set_location(location)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
