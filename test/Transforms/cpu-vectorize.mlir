@@ -110,3 +110,25 @@ func.func @tensors_left_alone(%x: tensor<32xf32>) -> tensor<32xf32> {
   } -> tensor<32xf32>
   return %0 : tensor<32xf32>
 }
+
+// -----
+
+// The vectorizer refuses a body with a call: the op stays, tiled, for the
+// loops stage, and the pass succeeds.
+// CHECK-LABEL: func.func @refused_by_vectorizer
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: linalg.generic
+// CHECK-SAME: memref<1x16xf32, strided<[32, 1], offset: ?>>
+// CHECK-NOT: lamina.vectorize
+// CHECK: call @scale
+// CHECK-NOT: vector.
+func.func private @scale(f32) -> f32
+func.func @refused_by_vectorizer(%x: memref<4x32xf32>, %y: memref<4x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x32xf32>) outs(%y : memref<4x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = func.call @scale(%in) : (f32) -> f32
+    linalg.yield %0 : f32
+  }
+  return
+}
