@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from lamina.diagnostics import UsageError, atomic_output, run_tool
-from lamina.parsing import parse_source
+from lamina.parsing import parse_source, read_source
 from lamina.target import available_targets, get_target
 
 
@@ -58,16 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.input is None:
         raise UsageError("no input file")
 
-    if options.input == "-":
-        source_name, text = "<stdin>", sys.stdin.read()
-    else:
-        source_name = options.input
-        try:
-            with open(options.input) as f:
-                text = f.read()
-        except OSError as error:
-            raise UsageError(f"cannot open input file '{options.input}': "
-                             f"{error.strerror}") from None
+    source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
     product = target.emit(module, stage, pipeline=pipeline,

@@ -24,7 +24,7 @@ from mlir import ir
 from lamina.context import DIALECTS, make_context, verify
 from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, UsageError,
                                 atomic_output, run_tool)
-from lamina.parsing import parse_source
+from lamina.parsing import parse_source, read_source
 from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
                                   parse_pipeline, resolve)
 from lamina.pass_registry import _format_option as format_option
@@ -289,17 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             out.write("".join(dialect.irdl() for dialect in DIALECTS))
         return 0
 
-    if options.input == "-":
-        # Bytes that are not UTF-8 become U+FFFD, which the parser reports at
-        # their line instead of the tool failing to decode the file.
-        source_name, text = "<stdin>", sys.stdin.buffer.read().decode("utf-8", "replace")
-    else:
-        source_name = options.input
-        try:
-            with open(options.input, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError as e:
-            raise UsageError(f"cannot open input file '{options.input}': {e.strerror}") from None
+    source_name, text = read_source(options.input)
 
     # Unknown passes and bad options are usage errors, reported before any IR.
     try:

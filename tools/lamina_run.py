@@ -26,7 +26,7 @@ import numpy as np
 
 import lamina
 from lamina.diagnostics import UsageError, atomic_output, run_tool
-from lamina.parsing import parse_source
+from lamina.parsing import parse_source, read_source
 from lamina.reference import compare, evaluate, random_inputs
 
 
@@ -98,16 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
 
-    if options.input == "-":
-        source_name, text = "<stdin>", sys.stdin.read()
-    else:
-        source_name = options.input
-        try:
-            with open(options.input) as f:
-                text = f.read()
-        except OSError as error:
-            raise UsageError(f"cannot open input file '{options.input}': "
-                             f"{error.strerror}") from None
+    source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
     function = lamina.compile(module, entry=options.entry)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from mlir import ir
 
 from lamina.context import make_context, verify
-from lamina.diagnostics import CompileError, DiagnosticCollector
+from lamina.diagnostics import CompileError, DiagnosticCollector, UsageError
 
 
 def _relocate(module: ir.Module, source_name: str) -> None:
@@ -32,6 +33,19 @@ def _relocate(module: ir.Module, source_name: str) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """The name and text of a tool's input file (`-` is stdin). Bytes that
+    are not UTF-8 become U+FFFD, which the parser then reports at their line
+    instead of the tool failing to decode the file."""
+    if path == "-":
+        return "<stdin>", sys.stdin.buffer.read().decode("utf-8", "replace")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return path, f.read()
+    except OSError as error:
+        raise UsageError(f"cannot open input file '{path}': {error.strerror}") from None
 
 
 def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | None = None,

@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO, Union
 
-from mlir import ir, passmanager
+from mlir import ir
 
 from lamina.context import verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
