@@ -6,8 +6,9 @@
 
 Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
 given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
-parsing and after every pass (upstream verifier and the Python rules of
-Lamina's ops). Errors print as `FILE:LINE:COL: error: ...`, the exit code is
+parsing, by the upstream verifier after every pass, by the Python rules of
+Lamina's ops after every Lamina pass (upstream passes treat nn ops as
+opaque), and by both when the pipeline ends. Errors print as `FILE:LINE:COL: error: ...`, the exit code is
 1, and the `-o` file is left untouched.
 """
 
