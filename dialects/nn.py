@@ -43,6 +43,15 @@ def numpy_dtype(dtype: str):
     return np.dtype(NUMPY_DTYPES[dtype])
 
 
+def element_type_name(dtype) -> str:
+    """The element type name (`f32`, `bf16`, `i1`, ...) of a NumPy dtype."""
+    dtype = np.dtype(dtype)
+    for name, np_type in NUMPY_DTYPES.items():
+        if np_type is not None and np.dtype(np_type) == dtype:
+            return name
+    raise ValueError(f"no element type for {dtype}")
+
+
 def _compute(x: np.ndarray) -> np.ndarray:
     """Arrays are computed on in at least f32 (f16/bf16 references round
     once, at the end)."""
@@ -260,17 +269,10 @@ class BinaryElementwiseOp(NN.Operation):
 
     def reference(self, lhs, rhs):
         out = self.compute(_compute(lhs), _compute(rhs))
-        return out.astype(numpy_dtype(self.result_dtype(_dtype_name(lhs.dtype))))
+        return out.astype(numpy_dtype(self.result_dtype(element_type_name(lhs.dtype))))
 
     def compute(self, lhs, rhs):
         raise NotImplementedError
-
-
-def _dtype_name(dtype) -> str:
-    for name, np_type in NUMPY_DTYPES.items():
-        if np_type is not None and np.dtype(np_type) == dtype:
-            return name
-    raise ValueError(f"no element type for {dtype}")
 
 
 class AddOp(BinaryElementwiseOp, name="add"):

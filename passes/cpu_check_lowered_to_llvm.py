@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lamina.diagnostics import CompileError, Diagnostic, file_location
+from lamina.diagnostics import CompileError
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 
@@ -52,9 +52,7 @@ def check_llvm_dialect(module) -> None:
     (translation and the JIT need a module fully lowered to it)."""
     op = unlowered_op(module)
     if op is not None:
-        found = file_location(op.location)
-        filename, line, col = found if found else (None, 0, 0)
-        raise CompileError([Diagnostic(filename, line, col, "error", _not_lowered_message(op))])
+        raise CompileError.at(op.location, _not_lowered_message(op))
 
 
 @register_pass

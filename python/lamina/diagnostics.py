@@ -114,6 +114,16 @@ class CompileError(Exception):
         self.diagnostics = diagnostics
         super().__init__("\n".join(d.format() for d in diagnostics) or summary)
 
+    @classmethod
+    def at(cls, location: ir.Location | None, message: str) -> "CompileError":
+        """One error at `location` (the start of the file for the module's
+        own `file:0:0` location)."""
+        found = file_location(location) if location is not None else None
+        filename, line, col = found if found else (None, 0, 0)
+        if filename and line == 0:
+            line, col = 1, 1
+        return cls([Diagnostic(filename, line, col, "error", message)])
+
 
 class UsageError(Exception):
     """Bad command-line input (unknown pass or option, missing file)."""

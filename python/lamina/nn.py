@@ -36,8 +36,8 @@ from mlir import ir
 from mlir.dialects import arith, func
 
 from lamina.context import make_context, verify
-from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
-from lamina.dialects.nn import NN, NUMPY_DTYPES, numpy_dtype
+from lamina.diagnostics import CompileError, DiagnosticCollector
+from lamina.dialects.nn import NN, NUMPY_DTYPES, element_type_name, numpy_dtype
 from lamina.dialects.opdef import I64ArrayAttr, TensorType, VerifyError
 
 _THIS_FILE = os.path.abspath(__file__)
@@ -45,12 +45,11 @@ _THIS_FILE = os.path.abspath(__file__)
 
 def element_type_of(dtype) -> str:
     """The element type name (`f32`, `bf16`, `i1`, ...) of a NumPy dtype."""
-    dtype = np.dtype(dtype)
-    for name, np_type in NUMPY_DTYPES.items():
-        if np_type is not None and np.dtype(np_type) == dtype:
-            return name
-    raise TypeError(f"arrays of {dtype} are not supported (element types: "
-                    f"{', '.join(NUMPY_DTYPES)})")
+    try:
+        return element_type_name(dtype)
+    except ValueError:
+        raise TypeError(f"arrays of {np.dtype(dtype)} are not supported (element types: "
+                        f"{', '.join(NUMPY_DTYPES)})") from None
 
 
 class Tensor(ir.Value):
@@ -131,13 +130,6 @@ def _caller_location() -> ir.Location:
     positions = getattr(info, "positions", None)
     col = (positions.col_offset + 1) if positions and positions.col_offset is not None else 1
     return ir.Location.file(info.filename, info.lineno, col)
-
-
-def _error(location: ir.Location, message: str) -> CompileError:
-    from lamina.diagnostics import file_location
-    found = file_location(location)
-    filename, line, col = found if found else (None, 0, 0)
-    return CompileError([Diagnostic(filename, line, col, "error", message)])
 
 
 # ---------------------------------------------------------------------------
@@ -279,7 +271,7 @@ def make_builder(op_class) -> Callable[..., Tensor]:
             try:
                 result = op_class.build(*values, result_type=result_type, loc=location, **kwargs)
             except VerifyError as error:
-                raise _error(location, f"'{op_class.op_name()}' op {error}") from None
+                raise CompileError.at(location, f"'{op_class.op_name()}' op {error}") from None
         return Tensor(result)
 
     builder.__name__ = builder.__qualname__ = op_class.name

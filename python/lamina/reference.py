@@ -18,15 +18,9 @@ from typing import Sequence
 import numpy as np
 from mlir import ir
 
-from lamina.diagnostics import CompileError, Diagnostic, file_location
-from lamina.dialects.nn import NN, numpy_dtype
+from lamina.diagnostics import CompileError
+from lamina.dialects.nn import NN, element_type_name, numpy_dtype
 from lamina.dialects.opdef import TensorType, VerifyError
-
-
-def _error_at(location: ir.Location, message: str) -> CompileError:
-    found = file_location(location)
-    filename, line, col = found if found else (None, 0, 0)
-    return CompileError([Diagnostic(filename, line, col, "error", message)])
 
 
 def _array_type(t: ir.Type) -> tuple[tuple[int, ...], np.dtype]:
@@ -95,13 +89,13 @@ class Interpreter:
     def call(self, name: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The results of function `name` on `arguments`."""
         if name not in self.functions:
-            raise _error_at(self.module.operation.location, f"no function @{name}")
+            raise CompileError.at(self.module.operation.location, f"no function @{name}")
         func = self.functions[name]
         if not func.regions[0].blocks:
-            raise _error_at(func.location, f"@{name} has no body to interpret")
+            raise CompileError.at(func.location, f"@{name} has no body to interpret")
         block = func.regions[0].blocks[0]
         if len(arguments) != len(block.arguments):
-            raise _error_at(func.location, f"@{name} takes {len(block.arguments)} arguments, "
+            raise CompileError.at(func.location, f"@{name} takes {len(block.arguments)} arguments, "
                                            f"got {len(arguments)}")
         values: dict[ir.Value, np.ndarray] = dict(zip(block.arguments, arguments))
         for op in block.operations:
@@ -110,7 +104,7 @@ class Interpreter:
             if op.name == "func.return":
                 return operands
             values.update(zip(op.results, self._run(op, operands)))
-        raise _error_at(func.location, f"@{name} does not end with func.return")
+        raise CompileError.at(func.location, f"@{name} does not end with func.return")
 
     def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
         op_class = NN.op_class(op)
@@ -118,7 +112,7 @@ class Interpreter:
             try:
                 result = op_class.from_operation(op).run_reference(*operands)
             except (VerifyError, NotImplementedError) as error:
-                raise _error_at(op.location, f"'{op.name}' op {error}") from None
+                raise CompileError.at(op.location, f"'{op.name}' op {error}") from None
             shape, dtype = _array_type(op.results[0].type)
             return [np.asarray(result).astype(dtype, copy=False).reshape(shape)]
         if op.name == "arith.constant":
@@ -126,7 +120,7 @@ class Interpreter:
         if op.name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             return self.call(callee, operands)
-        raise _error_at(op.location, f"the reference interpreter cannot run '{op.name}' "
+        raise CompileError.at(op.location, f"the reference interpreter cannot run '{op.name}' "
                                      "(it runs nn ops, arith.constant, func.call, func.return)")
 
 
@@ -180,7 +174,7 @@ def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
             rtol: float | None = None, atol: float | None = None) -> Comparison:
     """Compares two arrays of one element type (NaNs match NaNs)."""
     if dtype is None:
-        dtype = _dtype_name(expected.dtype)
+        dtype = element_type_name(expected.dtype)
     default_rtol, default_atol = tolerance(dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
@@ -201,13 +195,6 @@ def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
     count = int(e.size)
     return Comparison(float(error.max()) if count else 0.0, float(ratio.max()) if count else 0.0,
                       rtol, atol, int((ratio > 1).sum()), count)
-
-
-def _dtype_name(dtype: np.dtype) -> str:
-    for name in ("f32", "f64", "f16", "bf16", "i1", "i8", "i16", "i32", "i64"):
-        if numpy_dtype(name) == dtype:
-            return name
-    raise ValueError(f"no element type for {dtype}")
 
 
 def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray]:

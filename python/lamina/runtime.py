@@ -28,20 +28,12 @@ from typing import Sequence
 import numpy as np
 from mlir import ir
 
-from lamina.diagnostics import CompileError, Diagnostic, file_location
+from lamina.diagnostics import CompileError, Diagnostic
 from lamina.dialects.nn import numpy_dtype
 from lamina.dialects.opdef import TensorType, VerifyError
 from lamina.toolchain import library_path
 
 RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
-
-
-def _error_at(location: ir.Location | None, message: str) -> CompileError:
-    found = file_location(location) if location is not None else None
-    filename, line, col = found if found else (None, 0, 0)
-    if filename and line == 0:  # the module itself: point at the start of the file
-        line, col = 1, 1
-    return CompileError([Diagnostic(filename, line, col, "error", message)])
 
 
 # ---------------------------------------------------------------------------
@@ -76,7 +68,7 @@ def find_entry(module: ir.Module, entry: str | None = None) -> ir.Operation:
             if _symbol(func) == entry:
                 return func
         names = ", ".join("@" + _symbol(f) for f in candidates) or "none"
-        raise _error_at(module.operation.location,
+        raise CompileError.at(module.operation.location,
                         f"no function @{entry} in the module (functions: {names})")
     public = [f for f in candidates if _is_public(f)]
     for func in public:
@@ -85,7 +77,7 @@ def find_entry(module: ir.Module, entry: str | None = None) -> ir.Operation:
     if len(public) == 1:
         return public[0]
     names = ", ".join("@" + _symbol(f) for f in public) or "none"
-    raise _error_at(module.operation.location,
+    raise CompileError.at(module.operation.location,
                     f"cannot choose the entry function: no @main and {len(public)} public "
                     f"functions ({names}); name one with --entry / entry=")
 
@@ -101,7 +93,7 @@ def signature(func: ir.Operation) -> tuple[list[TensorType], list[TensorType]]:
             try:
                 group.append(TensorType.from_mlir(t))
             except VerifyError as error:
-                raise _error_at(func.location,
+                raise CompileError.at(func.location,
                                 f"{what} #{index} of @{_symbol(func)}: {error}; only statically "
                                 "shaped tensors can be passed to and from NumPy") from None
         converted.append(group)
@@ -221,7 +213,7 @@ def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
             continue
         name = ir.StringAttr(op.attributes["sym_name"]).value
         if not any(hasattr(library, name) for library in loaded):
-            raise _error_at(op.location, f"external function '{name}' is not defined by the "
+            raise CompileError.at(op.location, f"external function '{name}' is not defined by the "
                                          "process or the MLIR runtime libraries")
 
 
@@ -253,7 +245,7 @@ def jit_compile(module: ir.Module | str, entry: str | None = None, pipeline=None
     func = find_entry(module, entry)
     name = _symbol(func)
     if not _is_public(func):
-        raise _error_at(func.location, f"@{name} is private; only public functions can be "
+        raise CompileError.at(func.location, f"@{name} is private; only public functions can be "
                                        "called from Python")
     inputs, results = signature(func)
     pipeline = pipeline or get_target("cpu").pipeline()
