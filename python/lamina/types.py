@@ -1,0 +1,224 @@
+"""Types as plain Python values, and the element-type tables.
+
+The dialects, the runtime and the reference interpreter all speak of types
+through these classes, so that shape rules and signatures are testable
+without MLIR. This module imports nothing from the rest of Lamina.
+
+* `TensorType((2, 3), "f32")` is `tensor<2x3xf32>`: ranked, static.
+* `MemRefType((16, 16), "f16", "workgroup")` is
+  `memref<16x16xf16, #gpu.address_space<workgroup>>`: ranked, static,
+  identity layout, in a memory space (`global`, the default, `workgroup`
+  or `private`).
+* `ScalarType("index")`, `ScalarType("i32")`, `ScalarType("f32")`.
+* `OpaqueType("!hw.token")`: any other type, by its text.
+
+`type_view(t)` turns an `ir.Type` into one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+import numpy as np
+from mlir import ir
+
+try:
+    import ml_dtypes
+    _BF16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    _BF16 = None
+
+FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
+INTEGER_TYPES = ("i1", "i8", "i16", "i32", "i64")
+# The element types of tensors that cross the NumPy boundary.
+ELEMENT_TYPES = FLOAT_TYPES + INTEGER_TYPES
+SCALAR_TYPES = ELEMENT_TYPES + ("index",)
+
+NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": _BF16, "f64": np.float64,
+                "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+                "i64": np.int64}
+
+# Memory spaces by name, as MLIR writes them on a memref (global: none).
+MEMORY_SPACES = {"global": None, "workgroup": "#gpu.address_space<workgroup>",
+                 "private": "#gpu.address_space<private>"}
+
+
+class VerifyError(Exception):
+    """A rule of an op or a type is violated; the message names the problem."""
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of an element type name (`bf16` is ml_dtypes.bfloat16)."""
+    return np.dtype(NUMPY_DTYPES[dtype])
+
+
+def element_type_name(dtype) -> str:
+    """The element type name (`f32`, `bf16`, `i1`, ...) of a NumPy dtype."""
+    dtype = np.dtype(dtype)
+    for name, np_type in NUMPY_DTYPES.items():
+        if np_type is not None and np.dtype(np_type) == dtype:
+            return name
+    raise ValueError(f"no element type for {dtype}")
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "".join(f"{d}x" for d in shape)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A ranked, statically shaped tensor type: `tensor<2x3xf32>`."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype in FLOAT_TYPES
+
+    def with_shape(self, shape: Sequence[int]) -> "TensorType":
+        return TensorType(tuple(shape), self.dtype)
+
+    def with_dtype(self, dtype: str) -> "TensorType":
+        return TensorType(self.shape, dtype)
+
+    def __str__(self) -> str:
+        return f"tensor<{_dims(self.shape)}{self.dtype}>"
+
+    def to_mlir(self) -> ir.Type:
+        return ir.RankedTensorType.get(list(self.shape), ir.Type.parse(self.dtype))
+
+    @staticmethod
+    def from_mlir(t: ir.Type) -> "TensorType":
+        """Converts an MLIR type; raises VerifyError for anything but a
+        ranked, static tensor of a supported element type."""
+        if not isinstance(t, ir.RankedTensorType):
+            raise VerifyError(f"expected a ranked tensor, got {t}")
+        rt = ir.RankedTensorType(t)
+        if not rt.has_static_shape:
+            raise VerifyError(f"expected a statically shaped tensor, got {t}")
+        dtype = str(rt.element_type)
+        if dtype not in ELEMENT_TYPES:
+            raise VerifyError(f"unsupported element type {dtype} in {t}")
+        if rt.encoding is not None:
+            raise VerifyError(f"tensors with an encoding are not supported, got {t}")
+        return TensorType(tuple(rt.shape), dtype)
+
+
+@dataclass(frozen=True)
+class MemRefType:
+    """A ranked, statically shaped memref with the identity layout in a
+    named memory space: `memref<16x16xf16, #gpu.address_space<workgroup>>`."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    space: str = "global"
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        if self.space not in MEMORY_SPACES:
+            raise ValueError(f"unknown memory space '{self.space}' "
+                             f"(known: {', '.join(MEMORY_SPACES)})")
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def with_shape(self, shape: Sequence[int]) -> "MemRefType":
+        return MemRefType(tuple(shape), self.dtype, self.space)
+
+    def with_space(self, space: str) -> "MemRefType":
+        return MemRefType(self.shape, self.dtype, space)
+
+    def __str__(self) -> str:
+        attribute = MEMORY_SPACES[self.space]
+        return f"memref<{_dims(self.shape)}{self.dtype}{', ' + attribute if attribute else ''}>"
+
+    def to_mlir(self) -> ir.Type:
+        return ir.Type.parse(str(self))
+
+    @staticmethod
+    def from_mlir(t: ir.Type) -> "MemRefType":
+        """Converts an MLIR type; raises VerifyError for anything but a
+        ranked, static memref with the identity layout in a known space."""
+        if not isinstance(t, ir.MemRefType):
+            raise VerifyError(f"expected a memref, got {t}")
+        mt = ir.MemRefType(t)
+        if not mt.has_static_shape:
+            raise VerifyError(f"expected a statically shaped memref, got {t}")
+        if not _identity_layout(mt):
+            raise VerifyError(f"expected a memref with the identity layout, got {t}")
+        space = memory_space_name(mt.memory_space)
+        if space is None:
+            raise VerifyError(f"memory space {mt.memory_space} of {t} is not one of "
+                              + ", ".join(MEMORY_SPACES))
+        return MemRefType(tuple(mt.shape), str(mt.element_type), space)
+
+
+def _identity_layout(mt: ir.MemRefType) -> bool:
+    layout = mt.layout
+    if not isinstance(layout, ir.AffineMapAttr):
+        return False
+    identity = ir.AffineMap.get_identity(mt.rank, context=mt.context)
+    return ir.AffineMapAttr(layout).value == identity
+
+
+def memory_space_name(attribute: ir.Attribute | None) -> str | None:
+    """The name of a memref memory space attribute (None: not a known one)."""
+    if attribute is None:
+        return "global"
+    text = str(attribute)
+    for name, spelled in MEMORY_SPACES.items():
+        if spelled == text:
+            return name
+    return "global" if text == "0 : i64" else None
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """An integer, float or index scalar type."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def to_mlir(self) -> ir.Type:
+        return ir.Type.parse(self.name)
+
+
+@dataclass(frozen=True)
+class OpaqueType:
+    """Any other type (a dialect's own, such as `!hw.token`), by its text."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_mlir(self) -> ir.Type:
+        return ir.Type.parse(self.text)
+
+
+TypeView = Union[TensorType, MemRefType, ScalarType, OpaqueType]
+
+
+def type_view(t: ir.Type) -> TypeView:
+    """The Python view of an MLIR type. Raises VerifyError for a tensor or
+    memref that Lamina cannot describe (dynamic, strided, unknown space)."""
+    if isinstance(t, ir.RankedTensorType) or isinstance(t, ir.UnrankedTensorType):
+        return TensorType.from_mlir(t)
+    if isinstance(t, (ir.MemRefType, ir.UnrankedMemRefType)):
+        return MemRefType.from_mlir(t)
+    text = str(t)
+    if text in SCALAR_TYPES or isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType)):
+        return ScalarType(text)
+    return OpaqueType(text)
