@@ -9,7 +9,9 @@ given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
 parsing, by the upstream verifier after every pass, by the Python rules of
 Lamina's ops after every Lamina pass (upstream passes treat nn ops as
 opaque), and by both when the pipeline ends. Errors print as `FILE:LINE:COL: error: ...`, the exit code is
-1, and the `-o` file is left untouched.
+1, and the `-o` file is left untouched. On success the output is byte for
+byte what mlir-opt prints for the same program and flags (checked by
+test/lamina-opt/mlir-opt-parity.test), so `diff` between the two works.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lamina.context import DIALECTS, make_context, verify
+from lamina.context import irdl, make_context, verify
 from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, UsageError,
                                 atomic_output, run_tool)
 from lamina.parsing import parse_source, read_source
@@ -210,13 +212,43 @@ def _without_op_dumps(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return diagnostics
 
 
-def process_chunk(text: str, first_line: int, source_name: str, elements, options):
+@dataclass
+class Chunk:
+    """One piece of the input. `start` is where mlir-opt locates the chunk's
+    implicit module: the end of the split marker before it (None for the
+    first chunk, whose module is at `FILE:0:0`)."""
+
+    text: str
+    first_line: int
+    start: tuple[int, int] | None = None
+
+
+def split_chunks(text: str, marker: str | None) -> list[Chunk]:
+    """The chunks between lines that are `marker` (the whole text if None)."""
+    if not marker:
+        return [Chunk(text, 1)]
+    marker = marker.strip()
+    chunks, current = [Chunk("", 1)], []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if raw.strip() == marker:
+            chunks[-1].text = "\n".join(current)
+            chunks.append(Chunk("", number + 1, (number, raw.index(marker) + len(marker) + 1)))
+            current = []
+        else:
+            current.append(raw)
+    chunks[-1].text = "\n".join(current)
+    return chunks
+
+
+def process_chunk(chunk: Chunk, source_name: str, elements, options):
     """Parses, runs the passes and prints one chunk. Returns the output text
     (None on failure) and every diagnostic emitted."""
     context = make_context()
     with context, DiagnosticCollector(context, source_name) as collected:
         try:
-            module = parse_source(text, source_name, context, first_line)
+            module = parse_source(chunk.text, source_name, context, chunk.first_line)
+            if chunk.start is not None:
+                module.operation.location = ir.Location.file(source_name, *chunk.start)
             passes = resolve(elements, context)
             pm = build_pass_manager(passes, context)
             if options.mlir_print_ir_after_all or options.mlir_print_ir_before_all:
@@ -287,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if options.dump_irdl:
         with atomic_output(options.output) as out:
-            out.write("".join(dialect.irdl() for dialect in DIALECTS))
+            out.write(irdl())
         return 0
 
     source_name, text = read_source(options.input)
@@ -298,33 +330,21 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as e:
         raise UsageError(str(e)) from None
 
-    chunks = [(text, 1)]
-    if options.split_input_file:
-        chunks, line = [], 1
-        current: list[str] = []
-        start = 1
-        for raw in text.split("\n"):
-            if raw.strip() == options.split_input_file.strip():
-                chunks.append(("\n".join(current), start))
-                current, start = [], line + 1
-            else:
-                current.append(raw)
-            line += 1
-        chunks.append(("\n".join(current), start))
-
+    # The output is mlir-opt's, byte for byte: each chunk's module and a
+    # newline, chunks joined by `// -----` lines (a chunk that failed as
+    # --verify-diagnostics expected prints nothing between its markers).
     outputs, failed, messages = [], False, []
-    for chunk, first_line in chunks:
-        output, diagnostics = process_chunk(chunk, first_line, source_name, elements, options)
+    for chunk in split_chunks(text, options.split_input_file):
+        output, diagnostics = process_chunk(chunk, source_name, elements, options)
         if options.verify_diagnostics:
-            failures = check_expectations(diagnostics, parse_expectations(chunk, first_line),
-                                          source_name)
+            failures = check_expectations(
+                diagnostics, parse_expectations(chunk.text, chunk.first_line), source_name)
             messages.extend(failures)
             failed |= bool(failures)
         else:
             messages.extend(d.format() for d in diagnostics)
             failed |= output is None
-        if output is not None:
-            outputs.append(output)
+        outputs.append("" if output is None else output + "\n")
 
     for message in messages:
         print(message, file=sys.stderr)

@@ -1,5 +1,6 @@
 // --split-input-file treats each `// -----` chunk as its own module; outputs
-// are joined by `// -----`, and errors keep the line numbers of the file.
+// are joined by `// -----` (each module followed by a blank line, as
+// mlir-opt prints them), and errors keep the line numbers of the file.
 // RUN: lamina-opt %s --split-input-file | FileCheck %s
 // The flag takes no separate value: the file name after it is the input.
 // RUN: lamina-opt --split-input-file %s | FileCheck %s
@@ -13,16 +14,21 @@
 // CHECK: module {
 // CHECK-NEXT: func.func @first
 // CHECK: {{^}}}
+// CHECK-EMPTY:
 // CHECK-NEXT: // -----
 // CHECK-NEXT: module {
 // CHECK-NEXT: func.func @second
 // CHECK: {{^}}}
+// CHECK-EMPTY:
 // CHECK-NEXT: // -----
 // CHECK-NEXT: module {
 // CHECK-NEXT: func.func @first
+// CHECK: {{^}}}
+// CHECK-EMPTY:
+// CHECK-NOT: {{.}}
 
-// WHOLE: split-input-file.mlir:46:1: error: redefinition of symbol named 'first'
-// WHOLE-NEXT: split-input-file.mlir:31:1: note: see existing symbol definition here
+// WHOLE: split-input-file.mlir:52:1: error: redefinition of symbol named 'first'
+// WHOLE-NEXT: split-input-file.mlir:37:1: note: see existing symbol definition here
 
 // ERRORS: [[FILE]]:4:8: error: 'nn.relu' op result type tensor<5xf32> does not match the inferred type tensor<4xf32>
 // ERRORS-NEXT: [[FILE]]:17:3: error: custom op 'nn.foo' is unknown
