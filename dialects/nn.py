@@ -19,37 +19,14 @@ from typing import Optional
 
 import numpy as np
 
-from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
-                    Result, TensorType, Variadic, VerifyError)
+from lamina.types import NUMPY_DTYPES, TensorType, element_type_name, numpy_dtype
 
-try:
-    import ml_dtypes
-    _BF16 = ml_dtypes.bfloat16
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    _BF16 = None
+from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
+                    Result, TensorOf, Variadic, VerifyError)
 
 
 class NN(Dialect, name="nn"):
     """Lamina's operator-level dialect."""
-
-
-NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": _BF16, "f64": np.float64,
-                "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
-                "i64": np.int64}
-
-
-def numpy_dtype(dtype: str):
-    """The NumPy dtype of an element type name (`bf16` is ml_dtypes.bfloat16)."""
-    return np.dtype(NUMPY_DTYPES[dtype])
-
-
-def element_type_name(dtype) -> str:
-    """The element type name (`f32`, `bf16`, `i1`, ...) of a NumPy dtype."""
-    dtype = np.dtype(dtype)
-    for name, np_type in NUMPY_DTYPES.items():
-        if np_type is not None and np.dtype(np_type) == dtype:
-            return name
-    raise ValueError(f"no element type for {dtype}")
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
@@ -367,15 +344,13 @@ class SelectOp(NN.Operation, name="select"):
     Example: %z = "nn.select"(%m, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    cond: Operand
+    cond: Operand[TensorOf("i1")]
     lhs: Operand
     rhs: Operand
     result: Result
     element_types = ("f32", "f16", "bf16", "i1")
 
     def infer_type(self, cond, lhs, rhs):
-        if cond.dtype != "i1":
-            raise VerifyError(f"condition must be an i1 tensor, got {cond}")
         dtype = _same_dtype(lhs, rhs)
         return TensorType(broadcast_shapes(cond.shape, lhs.shape, rhs.shape), dtype)
 

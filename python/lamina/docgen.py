@@ -14,7 +14,7 @@ import inspect
 import os
 import sys
 
-from lamina.context import DIALECTS
+from lamina.context import builtin_dialects
 from lamina.pass_registry import all_passes
 
 
@@ -63,7 +63,7 @@ def pass_reference() -> str:
 
 def documents(root: str) -> dict[str, str]:
     docs = {os.path.join(root, "docs", "passes.md"): pass_reference()}
-    for dialect in DIALECTS:
+    for dialect in builtin_dialects():
         docs[os.path.join(root, "docs", "dialects", f"{dialect.name}.md")] = dialect_reference(dialect)
     return docs
 

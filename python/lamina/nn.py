@@ -37,8 +37,9 @@ from mlir.dialects import arith, func
 
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, DiagnosticCollector
-from lamina.dialects.nn import NN, NUMPY_DTYPES, element_type_name, numpy_dtype
-from lamina.dialects.opdef import I64ArrayAttr, TensorType, VerifyError
+from lamina.dialects.nn import NN
+from lamina.dialects.opdef import I64ArrayAttr
+from lamina.types import NUMPY_DTYPES, TensorType, VerifyError, element_type_name, numpy_dtype
 
 _THIS_FILE = os.path.abspath(__file__)
 

@@ -19,8 +19,8 @@ import numpy as np
 from mlir import ir
 
 from lamina.diagnostics import CompileError
-from lamina.dialects.nn import NN, element_type_name, numpy_dtype
-from lamina.dialects.opdef import TensorType, VerifyError
+from lamina.dialects.nn import NN
+from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype
 
 
 def _array_type(t: ir.Type) -> tuple[tuple[int, ...], np.dtype]:

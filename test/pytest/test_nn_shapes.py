@@ -112,8 +112,9 @@ def test_compare_gives_i1():
 def test_select():
     op = nn.SelectOp.detached()
     assert op.infer_type(T((2, 1), "i1"), f32((3,)), f32(())) == f32((2, 3))
-    with pytest.raises(VerifyError, match="condition must be an i1 tensor"):
-        op.infer_type(f32((3,)), f32((3,)), f32((3,)))
+    # The condition's element type is the operand's own rule, not the op's.
+    assert [d.constraint.dtypes for d in nn.SelectOp.operand_decls] == [("i1",), (), ()]
+    assert nn.SelectOp.element_types == ("f32", "f16", "bf16", "i1")
     with pytest.raises(VerifyError, match="element types differ"):
         op.infer_type(T((3,), "i1"), f32((3,)), T((3,), "f16"))
 

@@ -83,7 +83,7 @@ func.func @compare_predicate_of_wrong_kind(%x: tensor<4xf32>) {
 // -----
 
 func.func @select_condition_not_i1(%c: tensor<4xf32>, %x: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.select' op condition must be an i1 tensor, got tensor<4xf32>}}
+  // expected-error @+1 {{'nn.select' op operand #0 has element type f32; expected i1}}
   %0 = "nn.select"(%c, %x, %x) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
