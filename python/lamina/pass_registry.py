@@ -24,6 +24,7 @@ ops).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
 from typing import ClassVar
@@ -136,21 +137,29 @@ def register_pass(cls: type[Pass]) -> type[Pass]:
     return cls
 
 
-def all_passes() -> dict[str, type[Pass]]:
-    """Every registered Lamina pass by flag; imports the pass packages."""
+@functools.lru_cache(maxsize=None)
+def _import_pass_packages() -> None:
+    """Imports every module of Lamina's pass packages (each registers its
+    passes); once per process."""
     for package_name in ("lamina.passes", "lamina.lowering"):
         package = importlib.import_module(package_name)
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package_name}.{module.name}")
+
+
+def all_passes() -> dict[str, type[Pass]]:
+    """Every registered Lamina pass by flag: Lamina's own (the pass
+    packages are scanned on the first call) and any registered since."""
+    _import_pass_packages()
     return dict(sorted(REGISTRY.items()))
 
 
 def get_pass(argument: str, options: str = "") -> Pass:
     """The pass registered as `argument`, configured by an option string."""
-    passes = all_passes()
-    if argument not in passes:
+    _import_pass_packages()
+    if argument not in REGISTRY:
         raise KeyError(argument)
-    return passes[argument].from_options(options)
+    return REGISTRY[argument].from_options(options)
 
 
 def _split_options(text: str) -> list[str]:

@@ -64,3 +64,27 @@ def test_resolve_mixes_lamina_and_upstream():
 def test_resolve_rejects_unknown_pass():
     with pytest.raises(PipelineError, match="unknown pass 'no-such-pass'"):
         resolve(parse_pipeline("no-such-pass"), make_context())
+
+
+def test_passes_registered_later_are_listed():
+    import dataclasses
+
+    from lamina.pass_registry import REGISTRY, register_pass
+    before = all_passes()
+
+    @register_pass
+    @dataclasses.dataclass
+    class LateTestPass(Pass):
+        """A pass registered after the pass packages were scanned."""
+        argument = "test-late-pass"
+
+        def run(self, op):
+            pass
+
+    try:
+        assert set(all_passes()) == set(before) | {"test-late-pass"}
+        assert isinstance(get_pass("test-late-pass"), LateTestPass)
+    finally:
+        del REGISTRY["test-late-pass"]
+    with pytest.raises(KeyError):
+        get_pass("test-late-pass")
