@@ -2,8 +2,15 @@
 
 This lowering expects verified nn ops on ranked, statically shaped tensors
 of f32, f16 and bf16 (i1 where the op allows it): the nn type rules have
-resolved every shape. It makes every nn op illegal and leaves all other ops
+resolved every shape. It makes every nn op illegal, converts the ops of
+other dialects that registered a lowering here, and leaves all other ops
 alone.
+
+Ops defined outside this file join the conversion through a public API:
+`@lowering(OpClass)` registers a function building an op's replacement, and
+`@scalar_body(OpClass)` the scalar computation of an elementwise nn op; the
+builders `elementwise(result_type, operands, body)` and `constant(value)`
+are what such functions are usually written with.
 
 It produces:
 
@@ -41,7 +48,8 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
-from lamina.dialects.opdef import TensorType, VerifyError
+from lamina.dialects.opdef import Op, lookup_op
+from lamina.types import TensorType, VerifyError
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 Shape = tuple[int, ...]
@@ -57,7 +65,8 @@ def _f32() -> ir.Type:
     return ir.F32Type.get()
 
 
-def _constant(value: float, element_type: ir.Type | None = None) -> ir.Value:
+def constant(value: float, element_type: ir.Type | None = None) -> ir.Value:
+    """A scalar constant (f32 by default) at the current insertion point."""
     return arith.constant(element_type or _f32(), value)
 
 
@@ -74,7 +83,7 @@ def _convert(value: ir.Value, target: ir.Type) -> ir.Value:
     if value.type == target:
         return value
     if target == ir.IntegerType.get_signless(1):
-        return arith.cmpf(arith.CmpFPredicate.UNE, value, _constant(0.0, value.type))
+        return arith.cmpf(arith.CmpFPredicate.UNE, value, constant(0.0, value.type))
     if value.type == ir.IntegerType.get_signless(1):
         value = arith.uitofp(_f32(), value)
         if value.type == target:
@@ -102,7 +111,7 @@ def _tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensor
 
 def _filled(shape: Sequence[int], value: float, element_type: ir.Type | None = None) -> ir.Value:
     element_type = element_type or _f32()
-    return linalg.fill(_constant(value, element_type),
+    return linalg.fill(constant(value, element_type),
                        outs=[tensor.empty(list(shape), element_type)])
 
 
@@ -168,7 +177,7 @@ def _pad(value: ir.Value, low: Sequence[int], high: Sequence[int], fill: float) 
     padded = tensor.PadOp(_tensor_type(shape, element_type), value, [], [], list(low), list(high))
     block = padded.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
     with ir.InsertionPoint(block):
-        tensor.YieldOp(_constant(fill, element_type))
+        tensor.YieldOp(constant(fill, element_type))
     return padded.result
 
 
@@ -236,9 +245,12 @@ def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Val
     return op.result
 
 
-def _elementwise(result: TensorType, operands: Sequence[ir.Value | Indexed],
-                 body: Callable[..., ir.Value], widen: bool = True) -> ir.Value:
-    """`body` at every element of `result`, operands broadcast into it."""
+def elementwise(result: TensorType, operands: Sequence[ir.Value | Indexed],
+                body: Callable[..., ir.Value], widen: bool = True) -> ir.Value:
+    """A `linalg.generic` computing `body` at every element of `result`:
+    the operands are broadcast into it (NumPy rules), and `body` gets one
+    scalar per operand (f16/bf16 widened to f32 unless `widen` is off) and
+    returns the scalar result, which is rounded to the result's type."""
     init = tensor.empty(list(result.shape), ir.Type.parse(result.dtype))
     return _generic(result.shape, operands, init, body, widen=widen)
 
@@ -247,7 +259,7 @@ def _narrow(value: ir.Value, result: TensorType) -> ir.Value:
     """Rounds an f32 accumulator to the result's element type."""
     if _element_type(value) == ir.Type.parse(result.dtype):
         return value
-    return _elementwise(result, [value], lambda x: x)
+    return elementwise(result, [value], lambda x: x)
 
 
 @dataclass(frozen=True)
@@ -272,7 +284,7 @@ def _reduce(domain: Shape, reduced: Sequence[int], operands: Sequence[ir.Value |
 
 def _row_map(values: Sequence[ir.Value], body: Callable[..., ir.Value]) -> ir.Value:
     """An f32 elementwise step on row statistics of one shape."""
-    return _elementwise(TensorType(_shape(values[0]), "f32"), values, body)
+    return elementwise(TensorType(_shape(values[0]), "f32"), values, body)
 
 
 # ---------------------------------------------------------------------------
@@ -281,21 +293,28 @@ def _row_map(values: Sequence[ir.Value], body: Callable[..., ir.Value]) -> ir.Va
 
 def _sigmoid(x: ir.Value) -> ir.Value:
     # 1 / (1 + e^-x) saturates to 0 and 1 without NaN: e^-x overflows to inf.
-    return arith.divf(_constant(1.0), arith.addf(_constant(1.0), math.exp(arith.negf(x))))
+    return arith.divf(constant(1.0), arith.addf(constant(1.0), math.exp(arith.negf(x))))
 
 
 def _gelu(op: nn.GeluOp, x: ir.Value) -> ir.Value:
-    half_x = arith.mulf(_constant(0.5), x)
+    half_x = arith.mulf(constant(0.5), x)
     if op.approximate == "tanh":
         cube = arith.mulf(arith.mulf(x, x), x)
-        inner = arith.addf(x, arith.mulf(_constant(0.044715), cube))
-        gate = math.tanh(arith.mulf(_constant(sqrt(2.0 / pi)), inner))
+        inner = arith.addf(x, arith.mulf(constant(0.044715), cube))
+        gate = math.tanh(arith.mulf(constant(sqrt(2.0 / pi)), inner))
     else:
-        gate = math.erf(arith.mulf(x, _constant(1.0 / sqrt(2.0))))
-    return arith.mulf(half_x, arith.addf(_constant(1.0), gate))
+        gate = math.erf(arith.mulf(x, constant(1.0 / sqrt(2.0))))
+    return arith.mulf(half_x, arith.addf(constant(1.0), gate))
 
 
-UNARY_BODIES: dict[type, Callable[[nn.UnaryElementwiseOp, ir.Value], ir.Value]] = {
+# NumPy's comparisons: NaN is unequal to everything and orders with nothing.
+_PREDICATES = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE,
+               "lt": arith.CmpFPredicate.OLT, "le": arith.CmpFPredicate.OLE,
+               "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
+
+# The scalar computation of each elementwise op, on f32 scalars (i1 for
+# select's condition): `body(op, *scalars) -> scalar`.
+SCALAR_BODIES: dict[type, Callable[..., ir.Value]] = {
     nn.NegOp: lambda op, x: arith.negf(x),
     nn.AbsOp: lambda op, x: math.absf(x),
     nn.ExpOp: lambda op, x: math.exp(x),
@@ -304,18 +323,10 @@ UNARY_BODIES: dict[type, Callable[[nn.UnaryElementwiseOp, ir.Value], ir.Value]] 
     nn.RsqrtOp: lambda op, x: math.rsqrt(x),
     nn.TanhOp: lambda op, x: math.tanh(x),
     nn.SigmoidOp: lambda op, x: _sigmoid(x),
-    nn.ReluOp: lambda op, x: arith.maximumf(x, _constant(0.0)),
+    nn.ReluOp: lambda op, x: arith.maximumf(x, constant(0.0)),
     nn.ErfOp: lambda op, x: math.erf(x),
     nn.SiluOp: lambda op, x: arith.mulf(x, _sigmoid(x)),
     nn.GeluOp: _gelu,
-}
-
-# NumPy's comparisons: NaN is unequal to everything and orders with nothing.
-_PREDICATES = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE,
-               "lt": arith.CmpFPredicate.OLT, "le": arith.CmpFPredicate.OLE,
-               "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
-
-BINARY_BODIES: dict[type, Callable[[nn.BinaryElementwiseOp, ir.Value, ir.Value], ir.Value]] = {
     nn.AddOp: lambda op, a, b: arith.addf(a, b),
     nn.SubOp: lambda op, a, b: arith.subf(a, b),
     nn.MulOp: lambda op, a, b: arith.mulf(a, b),
@@ -327,34 +338,23 @@ BINARY_BODIES: dict[type, Callable[[nn.BinaryElementwiseOp, ir.Value, ir.Value],
 }
 
 
-def _table_entry(table: dict[type, Any], op: NN.Operation) -> Any:
-    """The op's entry in one of the tables of this conversion."""
-    if type(op) not in table:
-        raise PassFailure(f"no lowering to linalg for '{op.op_name()}' (its category needs "
-                          "an entry in a table of lowering/nn_to_linalg.py)",
-                          op.operation.location)
-    return table[type(op)]
-
-
-def _lower_unary(op: nn.UnaryElementwiseOp, x: ir.Value) -> ir.Value:
-    body = _table_entry(UNARY_BODIES, op)
-    return _elementwise(op.result_type, [x], lambda s: body(op, s))
-
-
-def _lower_binary(op: nn.BinaryElementwiseOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-    body = _table_entry(BINARY_BODIES, op)
-    return _elementwise(op.result_type, [lhs, rhs], lambda a, b: body(op, a, b))
+def _lower_elementwise(op: NN.Operation, *operands: ir.Value) -> ir.Value:
+    body = SCALAR_BODIES.get(type(op))
+    if body is None:
+        raise PassFailure(f"no lowering to linalg for '{op.op_name()}': register its scalar "
+                          "computation with @nn_to_linalg.scalar_body", op.operation.location)
+    return elementwise(op.result_type, operands, lambda *scalars: body(op, *scalars))
 
 
 def _lower_select(op: nn.SelectOp, cond: ir.Value, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-    return _elementwise(op.result_type, [cond, lhs, rhs], arith.select, widen=False)
+    return elementwise(op.result_type, [cond, lhs, rhs], arith.select, widen=False)
 
 
 def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
     if x.type == op.result_type.to_mlir():
         return x
     # Through f32, as the reference does: f16 -> bf16 rounds once.
-    return _elementwise(op.result_type, [x], lambda s: s)
+    return elementwise(op.result_type, [x], lambda s: s)
 
 
 # ---------------------------------------------------------------------------
@@ -400,7 +400,7 @@ def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
         acc = _reshape(acc, result.shape)
     if bias is None:
         return _narrow(acc, result)
-    return _elementwise(result, [acc, (bias, _dims(4, [1]))], arith.addf)
+    return elementwise(result, [acc, (bias, _dims(4, [1]))], arith.addf)
 
 
 def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
@@ -419,7 +419,7 @@ def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
     total = linalg.pooling_nchw_sum(x, window, outs=[_filled(result.shape, 0.0)],
                                     strides=op.strides, dilations=[1, 1])
     size = float(prod(op.kernel))
-    return _elementwise(result, [total], lambda s: arith.divf(s, _constant(size)))
+    return elementwise(result, [total], lambda s: arith.divf(s, constant(size)))
 
 
 # ---------------------------------------------------------------------------
@@ -439,11 +439,11 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     result = op.result_type
     domain = _shape(x)
     axes = op.normalized_axes(len(domain))
-    total = _reduce(domain, axes, [x], _table_entry(REDUCTIONS, op))
+    total = _reduce(domain, axes, [x], REDUCTIONS[type(op)])
     kept = TensorType(_kept(domain, axes), result.dtype)
     if isinstance(op, nn.ReduceMeanOp):
         count = float(prod(domain[a] for a in axes))
-        value = _elementwise(kept, [total], lambda s: arith.divf(s, _constant(count)))
+        value = elementwise(kept, [total], lambda s: arith.divf(s, constant(count)))
     else:
         value = _narrow(total, kept)
     # keepdims: the reduced dims come back as size 1.
@@ -459,9 +459,9 @@ def _lower_softmax(op: nn.SoftmaxOp | nn.LogSoftmaxOp, x: ir.Value) -> ir.Value:
                     lambda s, m: math.exp(arith.subf(s, m)))
     if isinstance(op, nn.LogSoftmaxOp):
         log_total = _row_map([total], math.log)
-        return _elementwise(op.result_type, [x, at_row(peak), at_row(log_total)],
+        return elementwise(op.result_type, [x, at_row(peak), at_row(log_total)],
                             lambda s, m, l: arith.subf(arith.subf(s, m), l))
-    return _elementwise(op.result_type, [x, at_row(peak), at_row(total)],
+    return elementwise(op.result_type, [x, at_row(peak), at_row(total)],
                         lambda s, m, t: arith.divf(math.exp(arith.subf(s, m)), t))
 
 
@@ -479,12 +479,12 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
     # Two passes (mean, then squared deviations), as the reference does:
     # E[x^2] - E[x]^2 cancels catastrophically.
     mean = _row_map([_reduce(domain, dims, [x], _SUM)],
-                    lambda s: arith.divf(s, _constant(count)))
+                    lambda s: arith.divf(s, constant(count)))
     squares = _reduce(domain, dims, [x, at_row(mean)], _SUM, _squared_deviation)
     inv_std = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, _constant(count)), _constant(op.epsilon))))
+        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
     param = _dims(len(domain), dims)
-    return _elementwise(
+    return elementwise(
         op.result_type, [x, at_row(mean), at_row(inv_std), (gamma, param), (beta, param)],
         lambda s, m, r, g, b: arith.addf(arith.mulf(arith.mulf(arith.subf(s, m), r), g), b))
 
@@ -495,8 +495,8 @@ def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
     count = float(prod(domain[d] for d in dims))
     squares = _reduce(domain, dims, [x], _SUM, lambda s: arith.mulf(s, s))
     inv_rms = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, _constant(count)), _constant(op.epsilon))))
-    return _elementwise(op.result_type,
+        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
+    return elementwise(op.result_type,
                         [x, _rows(inv_rms, domain, dims), (gamma, _dims(len(domain), dims))],
                         lambda s, r, g: arith.mulf(arith.mulf(s, r), g))
 
@@ -521,21 +521,21 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
     rank = len(domain)
 
     def logit(s: ir.Value, *additive: ir.Value) -> ir.Value:
-        value = arith.mulf(s, _constant(scale))
+        value = arith.mulf(s, constant(scale))
         for term in additive:
             value = arith.addf(value, term)
         if op.causal:
             # Key j is hidden from query i when j > i.
             hidden = arith.cmpi(arith.CmpIPredicate.ugt, linalg.IndexOp(rank - 1).result,
                                 linalg.IndexOp(rank - 2).result)
-            value = arith.select(hidden, _constant(float("-inf")), value)
+            value = arith.select(hidden, constant(float("-inf")), value)
         return value
 
-    logits = _elementwise(TensorType(domain, "f32"),
+    logits = elementwise(TensorType(domain, "f32"),
                           [scores] + ([mask] if mask is not None else []), logit)
     rows = (rank - 1,)
     peak = _reduce(domain, rows, [logits], _MAX)
-    weights = _elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)],
+    weights = elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)],
                            lambda s, m: math.exp(arith.subf(s, m)))
     total = _reduce(domain, rows, [weights], _SUM)
     # Normalising after the product with v divides Sq x Dv values instead
@@ -544,7 +544,7 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
                                        _reshape(v, (size, sk, dv)),
                                        outs=[_filled((size, sq, dv), 0.0)])
     out_domain = batch + (sq, dv)
-    return _elementwise(result, [_reshape(unnormalised, out_domain),
+    return elementwise(result, [_reshape(unnormalised, out_domain),
                                  _rows(total, out_domain, (len(out_domain) - 1,))],
                         arith.divf)
 
@@ -583,12 +583,10 @@ def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
 
 
 # By op category (base class) where the category shares a lowering; the
-# most derived class listed wins. An op defined elsewhere joins the
-# conversion by adding its entry here (or its scalar body to UNARY_BODIES or
-# BINARY_BODIES when it derives from an elementwise category).
-LOWERINGS: dict[type, Callable[..., ir.Value]] = {
-    nn.UnaryElementwiseOp: _lower_unary,
-    nn.BinaryElementwiseOp: _lower_binary,
+# most derived class listed wins.
+LOWERINGS: dict[type, Callable[..., Any]] = {
+    nn.UnaryElementwiseOp: _lower_elementwise,
+    nn.BinaryElementwiseOp: _lower_elementwise,
     nn.SelectOp: _lower_select,
     nn.CastOp: _lower_cast,
     nn.MatmulOp: _lower_matmul,
@@ -609,21 +607,86 @@ LOWERINGS: dict[type, Callable[..., ir.Value]] = {
 }
 
 
+# ---------------------------------------------------------------------------
+# Registration: how ops defined outside this file (a user's, a plugin's, in
+# any dialect) join the conversion.
+
+
+def lowering(op_class: type[Op]):
+    """Registers the decorated function as the lowering of `op_class` (and
+    of its subclasses without one of their own):
+
+        @nn_to_linalg.lowering(MyOp)
+        def lower_my_op(op, x, y):        # op: the op's view; x, y: operands
+            return nn_to_linalg.elementwise(op.result_type, [x, y], arith.addf)
+
+    The function runs with the insertion point before the op and its
+    location current; it gets the operands grouped like the declarations
+    (a list for a variadic one, None for an absent optional one) and
+    returns the replacement value, or a list of them for several results."""
+    def register(function):
+        LOWERINGS[op_class] = function
+        return function
+    return register
+
+
+def scalar_body(op_class: type[Op]):
+    """Registers the scalar computation of an elementwise nn op (a subclass
+    of `nn.UnaryElementwiseOp` or `nn.BinaryElementwiseOp`):
+
+        @nn_to_linalg.scalar_body(HardSigmoidOp)
+        def hard_sigmoid(op, x):          # x: an f32 scalar
+            return arith.minimumf(arith.maximumf(..., constant(0.0)), constant(1.0))
+
+    The op then lowers like the built-in elementwise ops: one broadcasting
+    `linalg.generic`, f16/bf16 computed in f32 and rounded once."""
+    if not issubclass(op_class, (nn.UnaryElementwiseOp, nn.BinaryElementwiseOp)):
+        raise TypeError(f"{op_class.__name__} is not an elementwise nn op; register its whole "
+                        "lowering with @nn_to_linalg.lowering")
+
+    def register(function):
+        SCALAR_BODIES[op_class] = function
+        return function
+    return register
+
+
+def lowering_for(op_class: type[Op]) -> Callable[..., Any] | None:
+    """The lowering of an op class: its own or its nearest base class's."""
+    return next((LOWERINGS[c] for c in op_class.__mro__ if c in LOWERINGS), None)
+
+
 def lower_op(operation: ir.Operation) -> None:
-    """Replaces one nn op by its upstream lowering."""
-    op_class = NN.op_class(operation)
-    lowering = next((LOWERINGS[c] for c in op_class.__mro__ if c in LOWERINGS), None)
+    """Replaces one op by its lowering."""
+    op_class = lookup_op(operation.name)
+    lowering = lowering_for(op_class)
     if lowering is None:
-        raise PassFailure(f"no lowering to linalg for '{operation.name}'", operation.location)
+        raise PassFailure(f"no lowering to linalg for '{operation.name}': register one with "
+                          "@nn_to_linalg.lowering", operation.location)
     try:
         view = op_class.from_operation(operation)
     except VerifyError as error:
         raise PassFailure(f"'{operation.name}' op {error}", operation.location) from None
     operands = [view.operand(decl.name) for decl in view.operand_decls]
     with operation.context, operation.location, ir.InsertionPoint(operation):
-        value = lowering(view, *operands)
-    operation.results[0].replace_all_uses_with(value)
+        values = lowering(view, *operands)
+    if isinstance(values, ir.Value):
+        values = [values]
+    values = list(values)
+    if len(values) != len(operation.results):
+        raise PassFailure(f"the lowering of '{operation.name}' gave {len(values)} value(s) for "
+                          f"{len(operation.results)} result(s)", operation.location)
+    for result, value in zip(operation.results, values):
+        result.replace_all_uses_with(value)
     operation.erase()
+
+
+def _converted(operation: ir.Operation) -> bool:
+    """Every nn op is converted (a missing lowering is an error); ops of
+    other dialects are converted where they have a lowering."""
+    op_class = lookup_op(operation.name)
+    if op_class is None:
+        return False
+    return op_class.dialect is NN or lowering_for(op_class) is not None
 
 
 @register_pass
@@ -631,6 +694,7 @@ def lower_op(operation: ir.Operation) -> None:
 class ConvertNNToLinalg(Pass):
     """Lowers every nn op to linalg, tensor, arith and math.
 
+    Ops of other dialects with a registered lowering are converted too.
     Named linalg ops for contractions, convolutions, pooling, transposes and
     broadcasts; linalg.generic for broadcasting elementwise ops, reductions
     and the fused bodies of softmax, normalisations and attention; tensor ops
@@ -642,13 +706,13 @@ class ConvertNNToLinalg(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        nn_ops = []
+        found = []
 
         def collect(operation):
-            if NN.op_class(operation) is not None:
-                nn_ops.append(operation)
+            if _converted(operation):
+                found.append(operation)
             return ir.WalkResult.ADVANCE
 
         op.walk(collect, ir.WalkOrder.POST_ORDER)
-        for operation in nn_ops:
+        for operation in found:
             lower_op(operation)

@@ -1,7 +1,8 @@
 """Python builders of nn ops, and tracing of Python functions into nn programs.
 
-One snake_case builder per op of the nn dialect, generated from the op
-classes (`lamina.dialects.nn`): operands positionally in declaration order
+One snake_case builder per op of the nn dialect, made from the op class
+(`lamina.dialects.nn`) when it is first used, so an op defined later, by a
+user or a plugin, has one too (`nn.hard_sigmoid(x)`): operands positionally in declaration order
 (a list for a variadic one; an optional one by keyword or positionally),
 then attributes positionally in declaration order or by keyword:
 
@@ -35,10 +36,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-from lamina.context import make_context, verify
+from lamina.context import load_dialects, make_context, verify
 from lamina.diagnostics import CompileError, DiagnosticCollector
 from lamina.dialects.nn import NN
-from lamina.dialects.opdef import I64ArrayAttr
+from lamina.dialects.opdef import DialectError, I64ArrayAttr
 from lamina.types import NUMPY_DTYPES, TensorType, VerifyError, element_type_name, numpy_dtype
 
 _THIS_FILE = os.path.abspath(__file__)
@@ -195,7 +196,7 @@ def _coerce(value, dtype: str | None, location: ir.Location) -> ir.Value:
 
 
 def _build(op_name: str, *args, location: ir.Location | None = None, **kwargs) -> Tensor:
-    return _BUILDERS[op_name](*args, _location=location or _caller_location(), **kwargs)
+    return builder(op_name)(*args, _location=location or _caller_location(), **kwargs)
 
 
 def _result_type_for(op_class, x: ir.Value, target) -> TensorType:
@@ -290,8 +291,32 @@ def _flat(operands):
             yield operand
 
 
-_BUILDERS = {name: make_builder(op_class) for name, op_class in NN.ops.items()}
-globals().update(_BUILDERS)
+_BUILDERS: dict[str, Callable[..., Tensor]] = {}
+
+
+def builder(name: str) -> Callable[..., Tensor]:
+    """The builder of the nn op `name`, made on first use, so that an op
+    defined after this module was imported has one too."""
+    found = _BUILDERS.get(name)
+    if found is None:
+        op_class = NN.ops.get(name)
+        if op_class is None:
+            raise AttributeError(f"the nn dialect has no op '{name}'")
+        found = _BUILDERS[name] = make_builder(op_class)
+    return found
+
+
+def __getattr__(name: str) -> Callable[..., Tensor]:
+    # `nn.matmul`, `nn.hard_sigmoid`: a builder for every op of the dialect.
+    try:
+        return builder(name)
+    except AttributeError:
+        raise AttributeError(f"module 'lamina.nn' has no attribute '{name}' (and the nn "
+                             "dialect has no such op)") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(NN.ops))
 
 
 # ---------------------------------------------------------------------------
@@ -324,7 +349,7 @@ class JitFunction:
         """The nn program of the function for arguments like `args` (arrays,
         or TensorTypes)."""
         types = [a if isinstance(a, TensorType) else self.signature_of([a])[0] for a in args]
-        if self._context is None:
+        if self._context is None or not _knows_every_op(self._context):
             self._context = make_context()
         name = getattr(self.function, "__name__", "main")
         if not name.isidentifier():
@@ -365,6 +390,16 @@ class JitFunction:
         return self.compile(*args)(*args)
 
 
+def _knows_every_op(context: ir.Context) -> bool:
+    """False when an op was defined after `context` loaded its dialect
+    (tracing then needs a new context)."""
+    try:
+        load_dialects(context)
+    except DialectError:
+        return False
+    return True
+
+
 def _definition_location(function: Callable) -> ir.Location:
     try:
         code = function.__code__
@@ -380,4 +415,4 @@ def jit(function: Callable | None = None, *, target="cpu"):
     return JitFunction(function, target)
 
 
-__all__ = ["Tensor", "constant", "element_type_of", "jit", "make_builder"] + sorted(_BUILDERS)
+__all__ = ["Tensor", "builder", "constant", "element_type_of", "jit", "make_builder"]

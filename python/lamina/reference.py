@@ -1,8 +1,9 @@
 """A NumPy interpreter of nn programs: the meaning compiled code is checked
 against (`lamina-run --check`, numerics tests).
 
-It runs `func.func` bodies made of nn ops (each through its op class's
-NumPy `reference`), `arith.constant` (dense tensors and scalars),
+It runs `func.func` bodies made of the ops of Lamina's and users' dialects
+(each through its op class's NumPy `reference`; an op with several results
+returns a sequence of arrays), `arith.constant` (dense tensors and scalars),
 `func.call` and `func.return`. Any other op is reported at its location.
 
     results = evaluate(module, [x, w], entry="main")
@@ -19,7 +20,7 @@ import numpy as np
 from mlir import ir
 
 from lamina.diagnostics import CompileError
-from lamina.dialects.nn import NN
+from lamina.dialects.opdef import lookup_op
 from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype
 
 
@@ -107,21 +108,27 @@ class Interpreter:
         raise CompileError.at(func.location, f"@{name} does not end with func.return")
 
     def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
-        op_class = NN.op_class(op)
+        op_class = lookup_op(op.name)
         if op_class is not None:
             try:
-                result = op_class.from_operation(op).run_reference(*operands)
+                results = op_class.from_operation(op).run_reference(*operands)
             except (VerifyError, NotImplementedError) as error:
                 raise CompileError.at(op.location, f"'{op.name}' op {error}") from None
-            shape, dtype = _array_type(op.results[0].type)
-            return [np.asarray(result).astype(dtype, copy=False).reshape(shape)]
+            if len(op.results) == 1:
+                results = [results]
+            arrays = []
+            for value, result in zip(results, op.results):
+                shape, dtype = _array_type(result.type)
+                arrays.append(np.asarray(value).astype(dtype, copy=False).reshape(shape))
+            return arrays
         if op.name == "arith.constant":
             return [constant_array(op.attributes["value"], op.results[0].type)]
         if op.name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             return self.call(callee, operands)
         raise CompileError.at(op.location, f"the reference interpreter cannot run '{op.name}' "
-                                     "(it runs nn ops, arith.constant, func.call, func.return)")
+                                     "(it runs the ops of Lamina's dialects with a NumPy reference, "
+                                     "arith.constant, func.call, func.return)")
 
 
 def evaluate(module: ir.Module, arguments: Sequence[np.ndarray],

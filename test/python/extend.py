@@ -31,13 +31,11 @@ class HardSigmoidOp(nn.UnaryElementwiseOp, name="hard_sigmoid"):
         return np.clip(x / 6 + 0.5, 0, 1)
 
 
-def _hard_sigmoid_body(op, x):
-    scaled = arith.addf(arith.divf(x, nn_to_linalg._constant(6.0)), nn_to_linalg._constant(0.5))
-    clipped = arith.maximumf(scaled, nn_to_linalg._constant(0.0))
-    return arith.minimumf(clipped, nn_to_linalg._constant(1.0))
-
-
-nn_to_linalg.UNARY_BODIES[HardSigmoidOp] = _hard_sigmoid_body
+@nn_to_linalg.scalar_body(HardSigmoidOp)
+def hard_sigmoid(op, x):
+    constant = nn_to_linalg.constant
+    scaled = arith.addf(arith.divf(x, constant(6.0)), constant(0.5))
+    return arith.minimumf(arith.maximumf(scaled, constant(0.0)), constant(1.0))
 
 
 def fold_double_neg(op, rewriter):
