@@ -3,16 +3,31 @@
 // RUN: mlir-opt --irdl-file=%t.irdl.mlir %s | mlir-opt --irdl-file=%t.irdl.mlir | FileCheck %s
 // RUN: FileCheck %s --check-prefix=IRDL < %t.irdl.mlir
 // RUN: not mlir-opt %s 2>&1 | FileCheck %s --check-prefix=NO-IRDL
+// RUN: not mlir-opt --irdl-file=%t.irdl.mlir --split-input-file %S/Inputs/wrong-kinds.mlir 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=KIND
 
 // Upstream mlir-opt, given the IRDL that lamina-opt dumps, parses, verifies
-// and prints nn IR: the dialect is usable without Lamina.
+// and prints nn IR: the dialect is usable without Lamina. Each operand,
+// result and required attribute is constrained by its kind, so upstream
+// rejects nn ops on memrefs or scalars (the element types, shapes and
+// attribute values are Lamina's Python rules, which IRDL cannot state).
+
+// KIND: wrong-kinds.mlir:4:8: error: expected base type 'builtin.tensor' but got 'builtin.memref'
+// KIND: wrong-kinds.mlir:11:8: error: expected base type 'builtin.tensor' but got 'builtin.f32'
+// KIND: wrong-kinds.mlir:18:8: error: expected base type 'builtin.tensor' but got 'builtin.memref'
+// KIND: wrong-kinds.mlir:25:8: error: expected base attribute 'builtin.string' but got 'builtin.integer'
 
 // IRDL-LABEL: irdl.dialect @nn {
 // IRDL: irdl.operation @relu {
+// IRDL-NEXT: %[[X:.+]] = irdl.base "!builtin.tensor"
+// IRDL-NEXT: %[[R:.+]] = irdl.base "!builtin.tensor"
+// IRDL-NEXT: irdl.operands(x: %[[X]])
+// IRDL-NEXT: irdl.results(result: %[[R]])
 // IRDL: irdl.operation @gelu {
 // IRDL-NOT: irdl.attributes
 // IRDL: irdl.operation @compare {
-// IRDL: irdl.attributes {"predicate" = %{{.+}}}
+// IRDL: %[[P:.+]] = irdl.base "#builtin.string"
+// IRDL: irdl.attributes {"predicate" = %[[P]]}
 // IRDL: irdl.operation @conv2d {
 // IRDL: irdl.operands(x: %{{.+}}, weight: %{{.+}}, bias: optional %{{.+}})
 // IRDL: irdl.operation @attention {
