@@ -4,6 +4,7 @@
     lamina-compile model.mlir --target=cpu --emit=obj -o model.o
     lamina-compile model.mlir --emit=llvm-mlir --mlir-print-ir-after-all
     lamina-compile --target=cpu --print-pipeline
+    lamina-compile model.mlir --load-plugin=my_ops.py --emit=linalg
 
 MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
 ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
@@ -18,6 +19,7 @@ import sys
 
 from lamina.diagnostics import UsageError, atomic_output, run_tool
 from lamina.parsing import parse_source, read_source
+from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.target import available_targets, get_target
 
 
@@ -36,6 +38,7 @@ def _argument_parser() -> argparse.ArgumentParser:
                         help="print the product after each pass (stderr)")
     parser.add_argument("--print-pipeline", action="store_true",
                         help="print the target's stages and passes, and exit")
+    add_plugin_arguments(parser)
     return parser
 
 
@@ -43,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    load_plugins(options.plugins)
     try:
         target = get_target(options.target)
     except ValueError as error:

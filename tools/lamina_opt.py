@@ -3,6 +3,7 @@
     lamina-opt model.mlir --nn-canonicalize --canonicalize -o out.mlir
     lamina-opt - -p 'builtin.module(func.func(nn-canonicalize), cse)'
     lamina-opt bad.mlir --split-input-file --verify-diagnostics
+    lamina-opt model.mlir --load-plugin=my_passes.py --my-pass
 
 Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
 given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
@@ -32,6 +33,7 @@ from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_man
                                   parse_pipeline, resolve)
 from lamina.pass_registry import _format_option as format_option
 from lamina.pass_registry import all_passes
+from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.toolchain import tool_path
 
 SPLIT_MARKER = "// -----"
@@ -64,12 +66,14 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list-passes", action="store_true",
                         help="list Lamina's and upstream passes with their summaries")
     parser.add_argument("--dump-irdl", action="store_true",
-                        help="print the IRDL of Lamina's dialects (for mlir-opt --irdl-file=)")
+                        help="print the IRDL of every registered dialect, Lamina's and "
+                             "plugins' (for mlir-opt --irdl-file=)")
+    add_plugin_arguments(parser)
     return parser
 
 
 _TOOL_FLAGS = {o for a in _argument_parser()._actions for o in a.option_strings}
-_FLAGS_WITH_VALUE = {"-o", "--pass-pipeline", "-p"}
+_FLAGS_WITH_VALUE = {"-o", "--pass-pipeline", "-p", "--load-plugin"}
 
 
 def split_arguments(argv: list[str]) -> tuple[list[str], list[PipelineElement]]:
@@ -313,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(tool_args)
+    # Before anything that reads the registries: a plugin's passes are
+    # flags, its dialects parse, and both are listed.
+    load_plugins(options.plugins)
 
     if options.list_passes:
         sys.stdout.write(list_passes())

@@ -3,6 +3,7 @@
     lamina-run model.mlir --random --check
     lamina-run model.mlir --entry f --inputs in.npz --output out.npz
     lamina-run model.mlir --random --seed 3 --bench
+    lamina-run model.mlir --load-plugin=my_ops.py --random --check
 
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
@@ -27,6 +28,7 @@ import numpy as np
 import lamina
 from lamina.diagnostics import UsageError, atomic_output, run_tool
 from lamina.parsing import parse_source, read_source
+from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.reference import compare, evaluate, random_inputs
 
 
@@ -49,6 +51,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the results")
+    add_plugin_arguments(parser)
     return parser
 
 
@@ -97,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    load_plugins(options.plugins)
 
     source_name, text = read_source(options.input)
 
