@@ -8,7 +8,7 @@
 
 MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
 ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
-(see lamina.target for the ABI). Errors print as `FILE:LINE:COL: error:`,
+(see lamina.targets.cpu for the ABI). Errors print as `FILE:LINE:COL: error:`,
 the exit code is 1, and the `-o` file is left untouched.
 """
 
@@ -20,7 +20,7 @@ import sys
 from lamina.diagnostics import UsageError, atomic_output, run_tool
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.target import available_targets, get_target
+from lamina.targets import available_targets, get_target
 
 
 def _argument_parser() -> argparse.ArgumentParser:

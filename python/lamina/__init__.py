@@ -19,7 +19,7 @@ from lamina.diagnostics import CompileError
 from lamina.nn import jit
 from lamina.parsing import parse
 from lamina.pipeline import Pipeline, Stage
-from lamina.target import Target, get_target
+from lamina.targets import Target, get_target
 
 
 def compile(module, target="cpu", entry=None, pipeline=None):

@@ -31,6 +31,8 @@ from typing import ClassVar
 
 from mlir import ir, passmanager
 
+from lamina.context import verify
+
 REGISTRY: dict[str, type["Pass"]] = {}
 
 
@@ -100,7 +102,6 @@ class Pass:
     def apply(self, root: ir.Operation) -> bool:
         """Runs the pass on every anchor op under `root` (or on `root`),
         then verifies. Errors are emitted as diagnostics; returns success."""
-        from lamina.context import verify
         targets = []
         if root.name == self.anchor or self.anchor == "any":
             targets.append(root)

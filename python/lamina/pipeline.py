@@ -41,6 +41,7 @@ from lamina.context import verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.pass_pipeline import PipelineError, build_pass_manager, parse_pipeline, resolve
 from lamina.pass_registry import Pass, PassFailure
+from lamina.targets import get_target
 
 PassItem = Union[str, Pass, Callable[..., Any]]
 
@@ -107,7 +108,6 @@ class Pipeline:
     @classmethod
     def for_target(cls, target: Any = "cpu") -> "Pipeline":
         """The default pipeline of a target (`"cpu"`, or a Target)."""
-        from lamina.target import get_target
         return get_target(target).pipeline()
 
     # -- inspection ----------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Running compiled programs on the CPU: NumPy arrays in, NumPy arrays out.
+"""Running compiled programs: NumPy arrays in, NumPy arrays out.
 
-`jit_compile(module, entry)` runs the CPU pipeline through `llvm-mlir`,
-JIT-compiles the result with upstream's `ExecutionEngine` (LLVM -O3, the
-host CPU) and returns a `CompiledFunction`:
+`jit_compile(module, entry, pipeline, shared_libs)` runs a target's
+pipeline through its last MLIR stage (which must produce the LLVM
+dialect), JIT-compiles the result with upstream's `ExecutionEngine` (LLVM
+-O3, the host CPU), with the target's runtime libraries loaded, and
+returns a `CompiledFunction`; a target's `compile()` supplies both:
 
-    f = jit_compile(lamina.parse("model.mlir"))
+    f = lamina.get_target("cpu").compile(lamina.parse("model.mlir"))
     y = f(x, w)               # one array for one result, a tuple for several
 
 Arrays are passed without copies: each argument becomes a memref
@@ -16,6 +18,8 @@ element type (exactly; no silent casts) and shape.
 
 Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
 i1 (`np.bool_`), i8, i16, i32, i64.
+
+This module knows no target: targets import it, not the other way round.
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ from typing import Sequence
 import numpy as np
 from mlir import ir
 
-from lamina.diagnostics import CompileError, Diagnostic
-from lamina.dialects.nn import numpy_dtype
-from lamina.dialects.opdef import TensorType, VerifyError
-from lamina.toolchain import library_path
+from mlir.execution_engine import ExecutionEngine
 
-RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
+from lamina.diagnostics import CompileError, Diagnostic
+from lamina.parsing import parse
+from lamina.passes.cpu_check_lowered_to_llvm import check_llvm_dialect
+from lamina.types import TensorType, VerifyError, numpy_dtype
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +209,8 @@ class CompiledFunction:
 
 def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
     """Raises CompileError for an external function that neither this
-    process nor the runtime libraries define (the JIT would fail late)."""
+    process nor the given runtime libraries define (the JIT would fail
+    late)."""
     loaded = [ctypes.CDLL(None)] + [ctypes.CDLL(path) for path in libraries]
     for op in module.body.operations:
         op = op.operation
@@ -214,11 +219,7 @@ def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
         name = ir.StringAttr(op.attributes["sym_name"]).value
         if not any(hasattr(library, name) for library in loaded):
             raise CompileError.at(op.location, f"external function '{name}' is not defined by the "
-                                         "process or the MLIR runtime libraries")
-
-
-def runtime_libraries() -> list[str]:
-    return [library_path(name) for name in RUNTIME_LIBRARIES]
+                                         "process or the target's runtime libraries")
 
 
 def clone_module(module: ir.Module) -> ir.Module:
@@ -228,15 +229,12 @@ def clone_module(module: ir.Module) -> ir.Module:
         return ir.Module.parse(text)
 
 
-def jit_compile(module: ir.Module | str, entry: str | None = None, pipeline=None,
-                opt_level: int = 3) -> CompiledFunction:
+def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
+                shared_libs: Sequence[str] = (), opt_level: int = 3) -> CompiledFunction:
     """Compiles `module` (a module, MLIR text or a path; the module is not
-    modified) for the host CPU and returns its entry function. Raises
-    CompileError."""
-    from mlir.execution_engine import ExecutionEngine
-
-    from lamina.parsing import parse
-    from lamina.target import check_llvm_dialect, get_target
+    modified) with `pipeline` through its last MLIR stage, JIT-compiles the
+    LLVM dialect it produces with `shared_libs` loaded, and returns the
+    entry function. Raises CompileError."""
     start = time.perf_counter()
     if isinstance(module, str):
         module = parse(module)
@@ -248,12 +246,10 @@ def jit_compile(module: ir.Module | str, entry: str | None = None, pipeline=None
         raise CompileError.at(func.location, f"@{name} is private; only public functions can be "
                                        "called from Python")
     inputs, results = signature(func)
-    pipeline = pipeline or get_target("cpu").pipeline()
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
     check_llvm_dialect(lowered)
-    libraries = runtime_libraries()
-    check_symbols(lowered, libraries)
+    check_symbols(lowered, shared_libs)
     with lowered.context:
-        engine = ExecutionEngine(lowered, opt_level=opt_level, shared_libs=libraries)
+        engine = ExecutionEngine(lowered, opt_level=opt_level, shared_libs=list(shared_libs))
     return CompiledFunction(engine, name, inputs, results, lowered,
                             time.perf_counter() - start)

@@ -3,6 +3,8 @@ failures with located diagnostics; the CPU target and host detection."""
 
 import io
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +14,9 @@ import lamina
 from lamina.diagnostics import CompileError
 from lamina.pass_registry import Pass, PassFailure
 from lamina.pipeline import Pipeline, Stage, pass_name
-from lamina.target import CPUTarget, detect_host, get_target, _detect_from_cpuinfo
+from lamina.targets import _REGISTRY, available_targets, get_target, register_target
+from lamina.targets.cpu import CPUTarget
+from lamina.targets.host import _detect_from_cpuinfo, detect_host
 
 CPU_STAGES = ["nn", "linalg", "bufferized", "vector", "loops", "llvm-mlir", "llvm", "asm",
               "obj"]
@@ -206,6 +210,29 @@ def test_targets():
     assert "-mcpu=x86-64" in " ".join(other.pipeline().stage("obj").passes[0].command())
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         get_target("tpu")
+    assert all(os.path.exists(path) for path in get_target("cpu").runtime_libraries())
+
+
+def test_target_registry():
+    assert "cpu" in available_targets()
+
+    @register_target("test-kind")
+    def make(arch):
+        return CPUTarget(cpu=arch)
+
+    try:
+        assert "test-kind" in available_targets()
+        assert get_target("test-kind:x86-64").cpu == "x86-64"
+    finally:
+        del _REGISTRY["test-kind"]
+
+
+def test_targets_are_imported_on_first_use():
+    script = ("import sys, lamina\n"
+              "assert 'lamina.targets.cpu' not in sys.modules\n"
+              "assert lamina.get_target('cpu').kind == 'cpu'\n"
+              "assert 'lamina.targets.cpu' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
 
 
 def test_host_detection():
@@ -280,3 +307,4 @@ def test_vectorized_and_scalar_code_agree():
     from lamina.reference import random_inputs
     args = random_inputs(vectorized.inputs, seed=1)
     np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-5, atol=1e-5)
+
