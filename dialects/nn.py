@@ -883,10 +883,6 @@ class BroadcastToOp(DataMovementOp, name="broadcast_to"):
 class ConcatOp(DataMovementOp, name="concat"):
     """Joins tensors along `axis`; the other dims must agree.
 
-    LLVM 22's IRDL binds a single type to all values of a variadic operand,
-    so the operands after the first must share one type (any two tensors
-    concatenate; join more of different sizes by chaining concats).
-
     Example: %y = "nn.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
     """
 

@@ -32,22 +32,24 @@ A bare `Operand` or `Result` is a ranked, static tensor of the op's
 
 From the classes the helper generates typed IRDL (`Dialect.irdl()`: each
 operand and result constrained by its kind, so that upstream `mlir-opt
---irdl-file` rejects IR of the wrong kind), loads it into a context
-(`Dialect.load(ctx)`, idempotent), verifies ops with the Python rules
-(`Dialect.verify(op)`, errors emitted at the op's location), and builds ops
+--irdl-file` rejects IR of the wrong kind), verifies ops with the Python
+rules (`verify_ops`, errors emitted at the op's location), and builds ops
 from Python (`SoftmaxOp.build(x, axis=0)` returns the result value; an op
 with several results returns their list, one without results the op).
 
-Every dialect class registers itself (`registered_dialects()`), so that
-each new context loads every dialect defined so far, including a plugin's.
+Every dialect class registers itself (`registered_dialects()`, `lookup_op`),
+so that whatever is defined, by Lamina or by a user's file, is known to
+every context from then on. Lamina's contexts do not load the IRDL: they
+parse the ops of these dialects as unregistered ops, and `lamina.context`
+verifies them, rejecting names and types no dialect defines. IRDL in
+LLVM 22 could not serve there: it binds one type to every value of a
+variadic group (a fusion group's operands differ), declares no traits,
+treats every declared attribute as required and cannot constrain the
+parameters of builtin types (element types, memory spaces). So every rule
+lives in Python, and the IRDL is the export for upstream tools.
 
 The shape follows upstream's `mlir.dialects.ext` (class-style dialects, not in
-LLVM 22) so that the definitions can move to it. IRDL in LLVM 22 declares no
-traits, treats every declared attribute as required and cannot constrain the
-parameters of builtin types (a tensor's element type, a memref's memory
-space), so only attributes without a default are declared in IRDL, and
-element types, memory spaces, defaults and attribute kinds are checked by the
-Python verifier, which is also where every semantic rule lives.
+LLVM 22) so that the definitions can move to it.
 """
 
 from __future__ import annotations
@@ -59,7 +61,6 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import irdl
 
 from lamina.types import (ELEMENT_TYPES, FLOAT_TYPES, MEMORY_SPACES, MemRefType, OpaqueType,
                           ScalarType, TensorType, TypeView, VerifyError, element_type_name,
@@ -527,14 +528,6 @@ class DialectError(Exception):
     """A dialect cannot be defined or loaded as asked."""
 
 
-def _dialect_loaded(context: ir.Context, name: str) -> bool:
-    try:
-        context.dialects[name]
-    except IndexError:
-        return False
-    return True
-
-
 class Dialect:
     """Base of a Python-defined dialect: `class NN(Dialect, name="nn")`."""
 
@@ -557,35 +550,17 @@ class Dialect:
         _DIALECTS[name] = cls
 
     @classmethod
-    def irdl(cls, constrained: bool = True) -> str:
-        """The IRDL definition of the dialect, as MLIR text. Constrained
-        (the default, what `lamina-opt --dump-irdl` exports), each operand,
-        result and required attribute is limited to its kind, so that
-        upstream tools reject IR of the wrong kind. Unconstrained, they
-        accept any type: that is what Lamina loads into its own contexts,
-        where the Python verifier checks the same kinds and says which
-        operand or attribute is wrong, by name, at the op."""
+    def irdl(cls) -> str:
+        """The IRDL definition of the dialect, as MLIR text, for upstream
+        tools (`mlir-opt --irdl-file=`): each operand, result and required
+        attribute is limited to its kind, so that they reject IR of the
+        wrong kind. (IRDL in LLVM 22 binds one type to all values of a
+        variadic group: upstream tools accept only groups of one type,
+        apart from the leading operand of an op whose only non-single
+        operand is variadic.)"""
         body = [f"  irdl.type @{t.name} {{\n  }}" for t in cls.types.values()]
-        body += [op.irdl(constrained) for op in cls.ops.values()]
+        body += [op.irdl() for op in cls.ops.values()]
         return f"irdl.dialect @{cls.name} {{\n" + "\n".join(body) + "\n}\n"
-
-    @classmethod
-    def load(cls, context: ir.Context) -> None:
-        """Loads the dialect into `context`; loading it again is a no-op
-        (upstream aborts when one IRDL dialect is loaded twice). Raises
-        DialectError when the context holds an older definition of the
-        dialect, without ops or types defined since."""
-        if _dialect_loaded(context, cls.name):
-            missing = [op.op_name() for op in cls.ops.values()
-                       if not context.is_registered_operation(op.op_name())]
-            if missing:
-                raise DialectError(
-                    f"{', '.join(missing)} defined after dialect '{cls.name}' was loaded into "
-                    "this context; the ops of a context are fixed when it loads the dialect, so "
-                    "create a new context (lamina.context.make_context()) to use them")
-            return
-        with context, ir.Location.unknown(context):
-            irdl.load_dialects(ir.Module.parse(cls.irdl(constrained=False)))
 
     @classmethod
     def op_class(cls, operation: ir.Operation) -> type["Op"] | None:
@@ -1029,7 +1004,7 @@ class Op:
         return groups == ["variadic"]
 
     @classmethod
-    def irdl(cls, constrained: bool = True) -> str:
+    def irdl(cls) -> str:
         """The op's IRDL (see `Dialect.irdl`): one constraint value per
         operand and result (a value shared by two would force their types to
         be equal)."""
@@ -1037,8 +1012,6 @@ class Op:
         operands, results, attrs, regions = [], [], [], []
 
         def declare(value: str, constraint: TypeConstraint) -> str:
-            if not constrained:
-                constraint = AnyType()
             lines.extend("    " + line for line in constraint.irdl(value))
             return f"%{value}"
 
@@ -1058,8 +1031,7 @@ class Op:
             prefix = "" if decl.kind == "single" else decl.kind + " "
             results.append(f"{decl.name}: {prefix}{value}")
         for i, decl in enumerate(d for d in cls.attr_decls if d.required):
-            constraint = decl.kind.irdl_constraint if constrained else "irdl.any"
-            lines.append(f"    %a{i} = {constraint}")
+            lines.append(f"    %a{i} = {decl.kind.irdl_constraint}")
             attrs.append(f'"{decl.name}" = %a{i}')
         for i, name in enumerate(cls.region_names):
             lines.append(f"    %g{i} = irdl.region")

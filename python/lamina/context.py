@@ -1,22 +1,33 @@
-"""MLIR contexts with every registered dialect loaded, and verification.
+"""MLIR contexts for Lamina's dialects, and verification.
 
 Dialects register themselves when their class is defined (Lamina's own `nn`
-when this module is imported, a user's when their file or plugin runs); a
-new context loads every dialect registered so far:
+when this module is imported, a user's when their file or plugin runs).
+Their ops and types are parsed as unregistered ones (MLIR's generic form),
+so everything registered so far is usable in every context, old or new, and
+`verify` holds them to their Python definitions, reporting at the op any
+name or type that no dialect defines:
 
-    context = make_context()        # upstream dialects + nn + any user dialect
-    verify(module.operation)        # upstream verifier, then the Python rules
+    context = make_context()        # upstream dialects + every Lamina dialect
+    verify(module.operation)        # upstream verifier, then Lamina's rules
+
+(Why not IRDL in the context: see `lamina.dialects.opdef`. The IRDL export,
+`irdl()`, is for upstream tools.)
 """
 
 from mlir import ir
 
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
-from lamina.dialects.opdef import Dialect, lookup_op, registered_dialects, verify_ops
+from lamina.dialects.opdef import (Dialect, lookup_op, registered_dialects, verify_ops)
 
 
 def dialects() -> list[type[Dialect]]:
     """Every registered dialect (Lamina's own first), in definition order."""
     return registered_dialects()
+
+
+def lookup_dialect(name: str) -> type[Dialect] | None:
+    """The registered dialect called `name`, or None."""
+    return next((d for d in dialects() if d.name == name), None)
 
 
 def builtin_dialects() -> list[type[Dialect]]:
@@ -30,33 +41,113 @@ def irdl() -> str:
 
 
 def load_dialects(context: ir.Context) -> ir.Context:
-    """Loads every registered dialect into `context` (idempotent) and
-    returns it. Raises DialectError when an op was added to a dialect after
-    the context loaded it."""
-    for dialect in dialects():
-        dialect.load(context)
+    """Makes `context` accept the ops and types of every registered dialect
+    (they parse as unregistered ones; `verify` checks them) and returns it."""
+    context.allow_unregistered_dialects = True
     return context
 
 
 def make_context() -> ir.Context:
     """A new context with every upstream dialect and every registered one."""
-    context = ir.Context()
-    context.allow_unregistered_dialects = False
-    return load_dialects(context)
-
-
-def _op_class(operation: ir.Operation):
-    return lookup_op(operation.name)
+    return load_dialects(ir.Context())
 
 
 def verify(operation: ir.Operation) -> bool:
-    """The upstream verifier, then the Python rules of the ops of every
-    registered dialect. Errors are emitted as diagnostics at the offending
-    ops."""
+    """The upstream verifier, then Lamina's: every op and type must belong
+    to a loaded dialect, and the ops of Lamina's dialects must keep their
+    Python rules. Errors are emitted as diagnostics at the offending ops."""
     try:
         operation.verify()
     except ir.MLIRError as error:
         for diagnostic in error.error_diagnostics:
             diagnostic.location.emit_error(diagnostic.message)
         return False
-    return verify_ops(operation, _op_class)
+    return check_registered(operation) and verify_ops(
+        operation, lambda op: lookup_op(op.name))
+
+
+def _type_problem(t: ir.Type) -> str | None:
+    """Why a type belongs to no dialect, or None."""
+    if isinstance(t, ir.ShapedType):
+        return _type_problem(ir.ShapedType(t).element_type)
+    if isinstance(t, ir.FunctionType):
+        function = ir.FunctionType(t)
+        for inner in list(function.inputs) + list(function.results):
+            problem = _type_problem(inner)
+            if problem:
+                return problem
+        return None
+    if not isinstance(t, ir.OpaqueType):
+        return None
+    namespace = ir.OpaqueType(t).dialect_namespace
+    dialect = lookup_dialect(namespace)
+    if dialect is None:
+        return f"type '{t}' belongs to no loaded dialect"
+    if ir.OpaqueType(t).data not in dialect.types:
+        return f"type '{t}' is not a type of the {namespace} dialect"
+    return None
+
+
+def _has_properties(operation: ir.Operation) -> bool:
+    """True when an op of a Lamina dialect was written with properties
+    (`<{...}>`), which its Python definition would not see."""
+    text = operation.get_asm(print_generic_op_form=True, use_local_scope=True,
+                             assume_verified=True)
+    header = text[text.index(f'"{operation.name}"('):]
+    return header[header.index(")") + 1:].lstrip().startswith("<{")
+
+
+# Upstream ops whose blocks end without a terminator.
+_NO_TERMINATOR = {"builtin.module", "gpu.module", "spirv.module"}
+
+
+def check_registered(root: ir.Operation) -> bool:
+    """Reports every op and type under `root` that no loaded dialect
+    defines (what MLIR's parser reports for registered dialects), and
+    properties on Lamina's ops. Returns success."""
+    context = root.context
+    ok = True
+
+    def error(operation, message):
+        nonlocal ok
+        operation.location.emit_error(message)
+        ok = False
+
+    def visit(operation):
+        name = operation.name
+        namespace = name.partition(".")[0]
+        if lookup_dialect(namespace) is not None:
+            if lookup_op(name) is None:
+                error(operation, f"unregistered operation '{name}' found in dialect "
+                                 f"('{namespace}'), which has no such op")
+            elif _has_properties(operation):
+                error(operation, f"'{name}' op is written with properties (<{{...}}>); the ops "
+                                 "of Lamina's dialects take attributes ({...})")
+        elif not context.is_registered_operation(name):
+            error(operation, f"operation '{name}' belongs to no loaded dialect")
+        types = [r.type for r in operation.results]
+        for region in operation.regions:
+            for block in region.blocks:
+                types.extend(a.type for a in block.arguments)
+                last = None
+                for last in block.operations:
+                    pass
+                # MLIR takes an unregistered op for a possible terminator.
+                if (last is not None and name not in _NO_TERMINATOR
+                        and lookup_dialect(last.operation.name.partition(".")[0]) is not None):
+                    error(last.operation, "block with no terminator: "
+                                          f"'{last.operation.name}' ends the block, and the ops "
+                                          "of Lamina's dialects are not terminators")
+        if "function_type" in operation.attributes:
+            attribute = operation.attributes["function_type"]
+            if isinstance(attribute, ir.TypeAttr):
+                types.append(ir.TypeAttr(attribute).value)
+        for t in types:
+            problem = _type_problem(t)
+            if problem:
+                error(operation, problem)
+                break
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ok

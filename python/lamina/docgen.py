@@ -15,6 +15,7 @@ import os
 import sys
 
 from lamina.context import builtin_dialects
+from lamina.dialects.opdef import Operand, Result
 from lamina.pass_registry import all_passes
 
 
@@ -24,6 +25,18 @@ def _category(op_cls) -> str:
     return ", ".join(bases) or "-"
 
 
+def _values(decls, declaration) -> str:
+    """Operands or results: name, kind, and type where it is not the
+    declaration's default (a tensor of the op's element types)."""
+    described = []
+    for decl in decls:
+        text = f"`{decl.name}`" + ("" if decl.kind == "single" else f" ({decl.kind})")
+        if decl.constraint is not declaration.constraint:
+            text += f": {decl.constraint.description}"
+        described.append(text)
+    return ", ".join(described)
+
+
 def dialect_reference(dialect) -> str:
     lines = [f"# The `{dialect.name}` dialect", ""]
     module_doc = inspect.getdoc(sys.modules[next(iter(dialect.ops.values())).__module__])
@@ -31,9 +44,9 @@ def dialect_reference(dialect) -> str:
     for mnemonic, op_cls in dialect.ops.items():
         doc = inspect.getdoc(op_cls) or ""
         lines += [f"## `{dialect.name}.{mnemonic}`", "", doc, ""]
-        operands = ", ".join(f"`{d.name}`" + ("" if d.kind == "single" else f" ({d.kind})")
-                             for d in op_cls.operand_decls)
-        lines.append(f"- operands: {operands or '-'}")
+        lines.append(f"- operands: {_values(op_cls.operand_decls, Operand) or '-'}")
+        if _values(op_cls.result_decls, Result) != "`result`":
+            lines.append(f"- results: {_values(op_cls.result_decls, Result) or '-'}")
         lines.append(f"- element types: {', '.join(op_cls.element_types)}")
         if op_cls.attr_decls:
             attrs = []

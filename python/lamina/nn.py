@@ -36,10 +36,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-from lamina.context import load_dialects, make_context, verify
+from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, DiagnosticCollector
 from lamina.dialects.nn import NN
-from lamina.dialects.opdef import DialectError, I64ArrayAttr
+from lamina.dialects.opdef import I64ArrayAttr
 from lamina.types import NUMPY_DTYPES, TensorType, VerifyError, element_type_name, numpy_dtype
 
 _THIS_FILE = os.path.abspath(__file__)
@@ -349,7 +349,7 @@ class JitFunction:
         """The nn program of the function for arguments like `args` (arrays,
         or TensorTypes)."""
         types = [a if isinstance(a, TensorType) else self.signature_of([a])[0] for a in args]
-        if self._context is None or not _knows_every_op(self._context):
+        if self._context is None:
             self._context = make_context()
         name = getattr(self.function, "__name__", "main")
         if not name.isidentifier():
@@ -380,7 +380,7 @@ class JitFunction:
         key = self.signature_of(args)
         compiled = self.cache.get(key)
         if compiled is None:
-            from lamina.target import get_target
+            from lamina.targets import get_target
             module = self.trace(*key)
             compiled = get_target(self.target).compile(module)
             self.cache[key] = compiled
@@ -388,16 +388,6 @@ class JitFunction:
 
     def __call__(self, *args):
         return self.compile(*args)(*args)
-
-
-def _knows_every_op(context: ir.Context) -> bool:
-    """False when an op was defined after `context` loaded its dialect
-    (tracing then needs a new context)."""
-    try:
-        load_dialects(context)
-    except DialectError:
-        return False
-    return True
 
 
 def _definition_location(function: Callable) -> ir.Location:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from mlir import ir
 
-from lamina.context import make_context, verify
+from lamina.context import lookup_dialect, make_context, verify
 from lamina.diagnostics import CompileError, DiagnosticCollector, UsageError
 
 
@@ -48,6 +49,21 @@ def read_source(path: str) -> tuple[str, str]:
         raise UsageError(f"cannot open input file '{path}': {error.strerror}") from None
 
 
+_CUSTOM_OP = re.compile(r"Dialect `(\w+)' not found for custom op '((\w+)\.\w+)' ")
+
+
+def _explained(message: str) -> str:
+    """The parser's word for a Lamina op written in custom form: Lamina's
+    dialects have only the generic form (their ops are not registered with
+    MLIR, so the parser says it does not know the dialect)."""
+    match = _CUSTOM_OP.match(message)
+    if match and lookup_dialect(match.group(1)) is not None:
+        name = match.group(2)
+        return (f"custom op '{name}' is unknown: the ops of the {match.group(1)} dialect are "
+                f"written in the generic form, \"{name}\"(...) : (...) -> ...")
+    return message
+
+
 def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | None = None,
                  first_line: int = 1) -> ir.Module:
     """Parses and verifies `text`. Lines are numbered from `first_line` (a
@@ -60,6 +76,10 @@ def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | 
             module = ir.Module.parse(padded)
         except ir.MLIRError as error:
             diagnostics.add_mlir_error(error)
+            for diagnostic in diagnostics.diagnostics:
+                explained = _explained(diagnostic.message)
+                if explained != diagnostic.message:
+                    diagnostic.message, diagnostic.notes = explained, []
             raise CompileError(diagnostics.diagnostics) from None
         _relocate(module, source_name)
         if not verify(module.operation):

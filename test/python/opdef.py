@@ -8,9 +8,11 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import func
 
+from lamina.context import make_context, verify
 from lamina.diagnostics import DiagnosticCollector
-from lamina.dialects.opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr,
-                                   Operand, Region, Result, TensorType, Variadic, VerifyError)
+from lamina.dialects.opdef import (BoolAttr, Dialect, DialectError, EnumAttr, FloatAttr,
+                                   I64ArrayAttr, IntAttr, Operand, Region, Result, TensorType,
+                                   Variadic, VerifyError, lookup_op, registered_dialects)
 
 
 def run(f):
@@ -127,29 +129,39 @@ def irdl():
         print("IRDL verifies:", ir.Module.parse(text).operation.verify())
 
 
-# CHECK-LABEL: TEST: load_twice
-# CHECK: before: False
-# CHECK: after one load: True
-# CHECK: after two loads: True
-# CHECK: another context: True
+# Every dialect registers itself; a context accepts the ops of every
+# registered dialect, also of one defined after the context was made.
+# CHECK-LABEL: TEST: registry
+# CHECK: registered: True
+# CHECK: lookup: ScaleOp None
+# CHECK: late op verifies: True
+# CHECK: duplicate: DialectError: dialect 'toy' is already defined (by __main__.Toy)
 @run
-def load_twice():
-    context = ir.Context()
-    print("before:", context.is_registered_operation("toy.scale"))
-    Toy.load(context)
-    print("after one load:", context.is_registered_operation("toy.scale"))
-    Toy.load(context)
-    print("after two loads:", context.is_registered_operation("toy.kernel"))
-    other = ir.Context()
-    Toy.load(other)
-    Toy.load(other)
-    print("another context:", other.is_registered_operation("toy.mix"))
+def registry():
+    print("registered:", Toy in registered_dialects())
+    print("lookup:", lookup_op("toy.scale").__name__, lookup_op("toy.nothing"))
+    context = make_context()
 
+    class LateOp(Toy.Operation, name="late"):
+        """Defined after the context."""
 
-def make_context():
-    context = ir.Context()
-    Toy.load(context)
-    return context
+        x: Operand
+        result: Result
+
+        def infer_type(self, x):
+            return x
+
+    with context, ir.Location.unknown():
+        module = ir.Module.parse('func.func @f(%x: tensor<4xf32>) {\n'
+                                 '  %0 = "toy.late"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
+                                 '  return\n}')
+        print("late op verifies:", verify(module.operation))
+    del Toy.ops["late"]
+    try:
+        class Again(Dialect, name="toy"):
+            """A second dialect of the same name."""
+    except DialectError as error:
+        print(f"duplicate: {type(error).__name__}: {error}")
 
 
 # Defaults are not written; other values are. The optional and variadic

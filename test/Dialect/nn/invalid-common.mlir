@@ -6,7 +6,7 @@
 // result type against the inferred one (Python rules in dialects/opdef.py).
 
 func.func @too_many_operands(%x: tensor<4xf32>) {
-  // expected-error @+1 {{op expects exactly 1 operands, but got 2}}
+  // expected-error @+1 {{op expects 1 operands, got 2}}
   %0 = "nn.relu"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -14,7 +14,7 @@ func.func @too_many_operands(%x: tensor<4xf32>) {
 // -----
 
 func.func @too_few_operands(%x: tensor<4xf32>) {
-  // expected-error @+1 {{op expects exactly 2 operands, but got 1}}
+  // expected-error @+1 {{op expects 2 operands, got 1}}
   %0 = "nn.add"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -22,7 +22,7 @@ func.func @too_few_operands(%x: tensor<4xf32>) {
 // -----
 
 func.func @too_few_operands_with_optional(%x: tensor<1x1x4x4xf32>) {
-  // expected-error @+1 {{op expects at least 2 operands, but got 1}}
+  // expected-error @+1 {{'nn.conv2d' op expects 2 to 3 operands, got 1}}
   %0 = "nn.conv2d"(%x) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return
 }
@@ -30,7 +30,7 @@ func.func @too_few_operands_with_optional(%x: tensor<1x1x4x4xf32>) {
 // -----
 
 func.func @too_many_operands_with_optional(%x: tensor<2x4xf32>) {
-  // expected-error @+1 {{op expects at most 4 operands, but got 5}}
+  // expected-error @+1 {{'nn.attention' op expects 3 to 4 operands, got 5}}
   %0 = "nn.attention"(%x, %x, %x, %x, %x) : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   return
 }
@@ -38,7 +38,7 @@ func.func @too_many_operands_with_optional(%x: tensor<2x4xf32>) {
 // -----
 
 func.func @no_operand_for_variadic() {
-  // expected-error @+1 {{op expects at least 1 operands, but got 0}}
+  // expected-error @+1 {{'nn.concat' op expects at least one operand}}
   %0 = "nn.concat"() {axis = 0 : i64} : () -> tensor<4xf32>
   return
 }
@@ -46,7 +46,7 @@ func.func @no_operand_for_variadic() {
 // -----
 
 func.func @two_results(%x: tensor<4xf32>) {
-  // expected-error @+1 {{op expects exactly 1 results, but got 2}}
+  // expected-error @+1 {{op expects 1 result(s), got 2}}
   %0:2 = "nn.relu"(%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
 }
@@ -54,7 +54,7 @@ func.func @two_results(%x: tensor<4xf32>) {
 // -----
 
 func.func @no_result(%x: tensor<4xf32>) {
-  // expected-error @+1 {{op expects exactly 1 results, but got 0}}
+  // expected-error @+1 {{op expects 1 result(s), got 0}}
   "nn.neg"(%x) : (tensor<4xf32>) -> ()
   return
 }
@@ -62,7 +62,7 @@ func.func @no_result(%x: tensor<4xf32>) {
 // -----
 
 func.func @missing_required_attribute(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.compare' op attribute "predicate" is expected but not provided}}
+  // expected-error @+1 {{'nn.compare' op requires attribute 'predicate'}}
   %0 = "nn.compare"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   return
 }
@@ -70,7 +70,7 @@ func.func @missing_required_attribute(%x: tensor<4xf32>) {
 // -----
 
 func.func @missing_required_array_attribute(%x: tensor<2x3xf32>) {
-  // expected-error @+1 {{'nn.transpose' op attribute "perm" is expected but not provided}}
+  // expected-error @+1 {{'nn.transpose' op requires attribute 'perm'}}
   %0 = "nn.transpose"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return
 }

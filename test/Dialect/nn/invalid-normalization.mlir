@@ -83,7 +83,7 @@ func.func @layer_norm_element_types_differ(%x: tensor<2x8xf32>, %g: tensor<8xf16
 // -----
 
 func.func @layer_norm_missing_beta(%x: tensor<2x8xf32>, %g: tensor<8xf32>) {
-  // expected-error @+1 {{op expects exactly 3 operands, but got 2}}
+  // expected-error @+1 {{op expects 3 operands, got 2}}
   %0 = "nn.layer_norm"(%x, %g) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   return
 }

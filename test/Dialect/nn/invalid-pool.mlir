@@ -1,7 +1,7 @@
 // RUN: lamina-opt %s --split-input-file --verify-diagnostics
 
 func.func @kernel_missing(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+1 {{'nn.max_pool2d' op attribute "kernel" is expected but not provided}}
+  // expected-error @+1 {{'nn.max_pool2d' op requires attribute 'kernel'}}
   %0 = "nn.max_pool2d"(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x7x7xf32>
   return
 }

@@ -1,7 +1,7 @@
 // RUN: lamina-opt %s --split-input-file --verify-diagnostics
 
 func.func @axes_missing(%x: tensor<2x4xf32>) {
-  // expected-error @+1 {{'nn.reduce_sum' op attribute "axes" is expected but not provided}}
+  // expected-error @+1 {{'nn.reduce_sum' op requires attribute 'axes'}}
   %0 = "nn.reduce_sum"(%x) : (tensor<2x4xf32>) -> tensor<f32>
   return
 }
