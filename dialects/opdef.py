@@ -824,12 +824,15 @@ class Op:
         positional in declaration order (a list for a variadic one, None for
         an absent optional one). Result types are inferred, or given as
         `result_type` (one result) or `result_types` (grouped like the
-        result declarations). Returns the result value of a one-result op,
+        result declarations; for one variadic declaration, its list).
+        Returns the result value of a one-result op,
         the list of results of an op with several, and the op itself when
         it has none. Raises VerifyError before creating anything when a rule
         is violated."""
         given = list(result_types) if result_types is not None else (
             [result_type] if result_type is not None else [])
+        if result_types is not None and len(cls.result_decls) == 1:
+            given = [given if cls.result_decls[0].kind == "variadic" else given[0]]
         flat_given, result_sizes = (_flatten(cls.result_decls, given, "result", cls.op_name())
                                     if given else ([], None))
         view = cls.detached(flat_given, **attrs)
@@ -905,7 +908,7 @@ class Op:
         inferred = self.infer_type(*groups)
         if inferred is None:
             return None
-        if len(self.result_decls) == 1 and self.result_decls[0].kind == "single":
+        if len(self.result_decls) == 1:
             inferred = [inferred]
         flat, sizes = _flatten(self.result_decls, list(inferred), "result", self.op_name())
         return flat, sizes
@@ -941,8 +944,9 @@ class Op:
 
     def infer_type(self, *operand_types):
         """The result type(s) from the operand types (grouped like the
-        operands) and the attributes: one type for an op with one result,
-        a sequence for several. Raises VerifyError when they do not fit.
+        operands) and the attributes: for an op with one result
+        declaration, its type (a list for a variadic one); for several, a
+        sequence grouped like them. Raises VerifyError when they do not fit.
 
         The default gives the results whose constraint allows a single type
         (a dialect type, one scalar type) and None otherwise: no rule, the

@@ -101,3 +101,21 @@ def new_pass_in_pipeline():
     pipe = lamina.Pipeline.for_target("cpu")
     pipe.insert_after("nn-canonicalize", "nn-fold-double-neg")
     print(pipe.run(lamina.parse(PROGRAM), until="nn"))
+
+
+# The builders of lamina.nn are made on demand: the new op has one.
+# CHECK-LABEL: TEST: new_op_has_a_builder
+# CHECK: builder: hard_sigmoid
+# CHECK: jit matches reference: True
+@run
+def new_op_has_a_builder():
+    from lamina import nn as builders
+    print("builder:", builders.hard_sigmoid.__name__)
+
+    @lamina.jit
+    def gate(x):
+        return builders.hard_sigmoid(x * 2.0)
+
+    x = np.linspace(-5, 5, 12, dtype=np.float32).reshape(3, 4)
+    print("jit matches reference:",
+          np.allclose(gate(x), np.clip(x * 2 / 6 + 0.5, 0, 1), atol=1e-6))
