@@ -38,6 +38,9 @@ def _argument_parser() -> argparse.ArgumentParser:
                         help="print the product after each pass (stderr)")
     parser.add_argument("--print-pipeline", action="store_true",
                         help="print the target's stages and passes, and exit")
+    parser.add_argument("--isolate-stages", action="store_true",
+                        help="run the upstream passes of every MLIR stage in mlir-opt, so that "
+                             "an aborting pass is reported instead of ending the compiler")
     add_plugin_arguments(parser)
     return parser
 
@@ -66,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
 
     module = parse_source(text, source_name)
     product = target.emit(module, stage, pipeline=pipeline,
-                          print_after_all=options.mlir_print_ir_after_all)
+                          print_after_all=options.mlir_print_ir_after_all,
+                          isolate=options.isolate_stages)
     binary = isinstance(product, bytes)
     with atomic_output(options.output, binary=binary) as out:
         out.write(product if binary else str(product).rstrip("\n") + "\n")

@@ -1,4 +1,5 @@
-"""Textual pass pipelines that mix Lamina and upstream passes.
+"""Textual pass pipelines that mix Lamina and upstream passes, and running
+upstream passes in process or in mlir-opt.
 
 `builtin.module(func.func(nn-canonicalize, cse), canonicalize{max-iterations=3})`
 is parsed into a flat list of passes, each with the op nesting it sits in.
@@ -6,15 +7,30 @@ Upstream passes go to the PassManager as text (re-wrapped in their nesting);
 Lamina passes are not in MLIR's registry, so they run as module-level passes
 that visit their anchor ops themselves (an op-anchored Python pass nested in
 the wrong place is an LLVM fatal error, so nesting is resolved here).
+
+Upstream passes can also run out of process (`run_in_mlir_opt`): the
+wheels are built with assertions, and an upstream pass that aborts takes
+its process with it, which must not be the compiler's. The module goes to
+the wheel's `mlir-opt` in generic form with its locations, Lamina's
+dialects go along as IRDL, and the diagnostics come back as text
+(`parse_tool_diagnostics`).
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import tempfile
 from dataclasses import dataclass
+from typing import Sequence
 
 from mlir import ir, passmanager
 
+from lamina.context import irdl
+from lamina.diagnostics import Diagnostic
 from lamina.pass_registry import OptionError, Pass, all_passes
+from lamina.toolchain import tool_path
 
 # Ops that anchor a nested pipeline: `func.func(...)`.
 _ANCHOR_PREFIXES = ("builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func",
@@ -159,3 +175,60 @@ def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passman
             else:
                 pm.add(item)
     return pm
+
+
+def run_in_mlir_opt(passes: Sequence[str], module_text: str) -> subprocess.CompletedProcess:
+    """Runs upstream pipeline text (`passes`, in order) on a module's text in
+    the wheel's `mlir-opt`, which knows Lamina's dialects from their IRDL.
+    The result (stdout) is printed in generic form with locations, ready to
+    be parsed back; the return code is negative when a signal ended
+    mlir-opt (an upstream assertion aborts)."""
+    with tempfile.TemporaryDirectory(prefix="lamina-mlir-opt-") as directory:
+        dialects = os.path.join(directory, "dialects.irdl.mlir")
+        with open(dialects, "w") as f:
+            f.write(irdl())
+        command = [tool_path("mlir-opt"), f"--irdl-file={dialects}", "--mlir-print-debuginfo",
+                   "--mlir-print-op-generic", "--mlir-print-op-on-diagnostic=false",
+                   f"--pass-pipeline=builtin.module({','.join(passes)})", "-"]
+        # A crash's stack trace needs no symbols (looking for llvm-symbolizer is slow).
+        environment = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
+        return subprocess.run(command, input=module_text, capture_output=True, text=True,
+                              errors="replace", env=environment)
+
+
+# `FILE:LINE:COL: error: message`, `FILE:LINE: note: ...` or `error: ...`,
+# as MLIR tools print diagnostics.
+_DIAGNOSTIC_LINE = re.compile(
+    r"^(?:(?P<where>.*?): )?(?P<severity>error|warning|note|remark): (?P<message>.*)$")
+_FILE_LINE_COL = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
+_CARET_LINE = re.compile(r"^ *\^~*$")
+
+
+def parse_tool_diagnostics(text: str) -> list[Diagnostic]:
+    """The diagnostics in an MLIR tool's stderr, notes attached to the
+    diagnostic before them. Locations without a file (`<unknown>:0`) give
+    unlocated diagnostics; source lines shown with a caret under them are
+    dropped; other lines continue the previous message."""
+    diagnostics: list[Diagnostic] = []
+    last: Diagnostic | None = None
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        # A source line shown under a diagnostic, and its caret line.
+        if _CARET_LINE.match(line) or (index + 1 < len(lines)
+                                       and _CARET_LINE.match(lines[index + 1])):
+            continue
+        match = _DIAGNOSTIC_LINE.match(line)
+        if match is None:
+            if last is not None and line.strip():
+                last.message += "\n" + line
+            continue
+        filename, line_number, col = None, 0, 0
+        place = _FILE_LINE_COL.match(match["where"] or "")
+        if place and place["file"] != "<unknown>":
+            filename, line_number, col = place["file"], int(place["line"]), int(place["col"] or 0)
+        last = Diagnostic(filename, line_number, col, match["severity"], match["message"])
+        if last.severity == "note" and diagnostics:
+            diagnostics[-1].notes.append(last)
+        else:
+            diagnostics.append(last)
+    return diagnostics

@@ -27,10 +27,19 @@ are callables from the previous artifact to the next, and a stage may read
 an earlier stage's product (`obj` is compiled from `llvm`, not from `asm`).
 Failures raise `CompileError` with the located diagnostics of the failing
 pass and a note naming the pass and the stage.
+
+An MLIR stage can run isolated (`Stage(..., isolated=True)`, or every one
+with `run(..., isolate=True)`): its upstream passes then run in the wheel's
+`mlir-opt`, consecutive ones in one call, and Lamina's Python passes in
+process between them. The module travels as text with its locations, so
+diagnostics keep their `file:line:col`; an upstream pass that aborts (the
+wheels are built with assertions) or crashes ends mlir-opt, not Python, and
+is reported as a located `CompileError`.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO, Union
@@ -39,7 +48,8 @@ from mlir import ir
 
 from lamina.context import verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
-from lamina.pass_pipeline import PipelineError, build_pass_manager, parse_pipeline, resolve
+from lamina.pass_pipeline import (PipelineError, build_pass_manager, parse_pipeline,
+                                  parse_tool_diagnostics, resolve, run_in_mlir_opt)
 from lamina.pass_registry import Pass, PassFailure
 from lamina.targets import get_target
 
@@ -71,20 +81,31 @@ class Stage:
     """One named stage: its passes in order. `kind` is "mlir" for stages
     that transform the module in place, else the kind of artifact the stage
     produces ("llvm", "asm" or "obj"); `input` names the stage whose product
-    an artifact stage reads (default: the stage before it)."""
+    an artifact stage reads (default: the stage before it). An `isolated`
+    MLIR stage runs its upstream passes in mlir-opt (see the module
+    docstring)."""
 
     name: str
     passes: list[PassItem] = field(default_factory=list)
     kind: str = "mlir"
     input: str | None = None
     description: str = ""
+    isolated: bool = False
+
+    def __post_init__(self):
+        if self.isolated and not self.is_mlir:
+            raise ValueError(f"stage '{self.name}' produces {self.kind}; only MLIR stages "
+                             "can run isolated")
 
     @property
     def is_mlir(self) -> bool:
         return self.kind == "mlir"
 
     def __str__(self) -> str:
-        header = f"{self.name}:" + (f"  # {self.description}" if self.description else "")
+        comments = [self.description] if self.description else []
+        if self.isolated:
+            comments.append("isolated: upstream passes run in mlir-opt")
+        header = f"{self.name}:" + (f"  # {'; '.join(comments)}" if comments else "")
         lines = [header] + [f"  {_describe(p)}" for p in self.passes]
         return "\n".join(lines)
 
@@ -135,8 +156,8 @@ class Pipeline:
         return f"Pipeline({', '.join(self.stages)})"
 
     def copy(self) -> "Pipeline":
-        return Pipeline([Stage(s.name, list(s.passes), s.kind, s.input, s.description)
-                         for s in self._stages], self.target)
+        return Pipeline([Stage(s.name, list(s.passes), s.kind, s.input, s.description,
+                               s.isolated) for s in self._stages], self.target)
 
     # -- editing -------------------------------------------------------------
 
@@ -199,13 +220,15 @@ class Pipeline:
     # -- running -------------------------------------------------------------
 
     def run(self, module: ir.Module, until: str | None = None, start: str | None = None,
-            print_after_all: bool = False, stream: TextIO | None = None):
+            print_after_all: bool = False, stream: TextIO | None = None,
+            isolate: bool = False):
         """Runs the stages from `start` (default the first) through `until`
         (default the last MLIR stage) and returns the product of `until`:
         the module itself, transformed in place, for an MLIR stage; text
         (LLVM IR, assembly) or bytes (an object file) for an artifact
         stage. With `print_after_all`, the product after every pass is
-        written to `stream` (stderr). Raises CompileError."""
+        written to `stream` (stderr). With `isolate`, every MLIR stage runs
+        isolated. Raises CompileError."""
         until = until or self.mlir_stages[-1]
         names = self.stages
         for name in (until, start):
@@ -224,7 +247,7 @@ class Pipeline:
             if not stage.is_mlir:
                 source = stage.input or self._previous(stage.name)
                 current = products.get(source, current)
-            current = self.run_stage(stage.name, current, print_after_all, stream)
+            current = self.run_stage(stage.name, current, print_after_all, stream, isolate)
             products[stage.name] = current
         return current
 
@@ -246,20 +269,29 @@ class Pipeline:
         return needed
 
     def run_stage(self, name: str, value: Any, print_after_all: bool = False,
-                  stream: TextIO | None = None):
+                  stream: TextIO | None = None, isolate: bool = False):
         """Runs one stage on a module (MLIR stages, in place) or on the
-        product of its input stage; returns the stage's product."""
+        product of its input stage; returns the stage's product. With
+        `isolate`, an MLIR stage runs isolated."""
         stage = self.stage(name)
         stream = stream or sys.stderr
+
+        def dump(item: PassItem, product: Any) -> None:
+            stream.write(f"// -----// IR Dump After {pass_name(item)} ({stage.name}) "
+                         f"//----- //\n")
+            stream.write(_printable(product) + "\n")
+
+        after_each = dump if print_after_all else None
+        if stage.is_mlir and (stage.isolated or isolate):
+            _run_isolated(stage, value, after_each)
+            return value
         for item in stage.passes:
             if stage.is_mlir:
                 _run_mlir_pass(item, value, stage.name)
             else:
                 value = _run_artifact_pass(item, value, stage.name)
-            if print_after_all:
-                stream.write(f"// -----// IR Dump After {pass_name(item)} ({stage.name}) "
-                             f"//----- //\n")
-                stream.write(_printable(value) + "\n")
+            if after_each:
+                after_each(item, value)
         return value
 
 
@@ -290,18 +322,21 @@ def _failure(diagnostics: list[Diagnostic], item: PassItem, stage: str,
     return CompileError(errors, f"pass '{pass_name(item)}' of stage '{stage}' failed")
 
 
+def _resolve(item: str, context: ir.Context, stage: str) -> list[Pass | str]:
+    """The Lamina passes and upstream pipeline texts of a textual item."""
+    try:
+        return resolve(parse_pipeline(item), context)
+    except PipelineError as error:
+        raise _failure([Diagnostic(None, 0, 0, "error", str(error))], item, stage) from None
+
+
 def _run_mlir_pass(item: PassItem, module, stage: str) -> None:
     operation = _module_op(module)
     context = operation.context
     with context, DiagnosticCollector(context) as collected:
         ok = True
         if isinstance(item, str):
-            try:
-                passes = resolve(parse_pipeline(item), context)
-            except PipelineError as error:
-                raise _failure([Diagnostic(None, 0, 0, "error", str(error))], item,
-                               stage) from None
-            pm = build_pass_manager(passes, context)
+            pm = build_pass_manager(_resolve(item, context, stage), context)
             try:
                 pm.run(operation)
             except ir.MLIRError as error:
@@ -327,3 +362,97 @@ def _run_artifact_pass(item: PassItem, value: Any, stage: str) -> Any:
         raise _failure([Diagnostic(None, 0, 0, "error", str(failure))], item, stage) from None
     except CompileError as error:
         raise _failure(error.diagnostics, item, stage) from None
+
+
+# ---------------------------------------------------------------------------
+# Isolated stages.
+
+
+def _run_isolated(stage: Stage, module, after_each: Callable[[PassItem, Any], None] | None):
+    """Runs an MLIR stage with its upstream passes in mlir-opt: consecutive
+    ones in one call (one call per pass item when printing after each), the
+    other passes in process between them."""
+    operation = _module_op(module)
+    pending: list[tuple[PassItem, str]] = []
+
+    def flush():
+        if pending:
+            _run_upstream_isolated(pending, operation, stage.name)
+            pending.clear()
+
+    for item in stage.passes:
+        if isinstance(item, str):
+            for element in _resolve(item, operation.context, stage.name):
+                if isinstance(element, Pass):
+                    flush()
+                    _run_mlir_pass(element, module, stage.name)
+                else:
+                    pending.append((item, element))
+        else:
+            flush()
+            _run_mlir_pass(item, module, stage.name)
+        if after_each:
+            flush()
+            after_each(item, module)
+    flush()
+
+
+def _run_upstream_isolated(passes: list[tuple[PassItem, str]], operation: ir.Operation,
+                           stage: str) -> None:
+    """Runs upstream pipeline texts (each with the item it comes from) in
+    one mlir-opt call and replaces the module's contents with the result.
+    When the call fails, the passes run again one per call, so that the
+    failure names its pass."""
+    text = operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    result = run_in_mlir_opt([upstream for _, upstream in passes], text)
+    if result.returncode != 0:
+        if len(passes) > 1:
+            for one in passes:
+                _run_upstream_isolated([one], operation, stage)
+            return
+        raise _isolated_failure(result.returncode, result.stderr, *passes[0], operation, stage)
+    context = operation.context
+    with context, DiagnosticCollector(context) as collected:
+        try:
+            product = ir.Module.parse(result.stdout)
+        except ir.MLIRError as error:
+            collected.add_mlir_error(error)
+            raise _failure(collected.diagnostics, passes[-1][0], stage,
+                           "produced IR that does not parse back") from None
+    _replace_contents(operation, product.operation)
+
+
+def _isolated_failure(returncode: int, stderr: str, item: PassItem, upstream: str,
+                      operation: ir.Operation, stage: str) -> CompileError:
+    if returncode > 0:
+        return _failure(parse_tool_diagnostics(stderr), item, stage,
+                        f"failed in mlir-opt (exit code {returncode}): {_tail(stderr)}")
+    number = -returncode
+    how = "aborted" if number == signal.SIGABRT else "crashed"
+    error = CompileError.at(operation.location,
+                            f"upstream pass '{upstream}' {how} (signal {number}) in stage "
+                            f"'{stage}'; the stage ran isolated, so this ended mlir-opt, "
+                            "not the compiler")
+    error.diagnostics[0].notes.append(
+        Diagnostic(None, 0, 0, "note", "mlir-opt's stderr ends with:\n" + _tail(stderr)))
+    return CompileError(error.diagnostics)
+
+
+def _tail(stderr: str, lines: int = 12) -> str:
+    """The end of a tool's stderr, without LLVM's crash boilerplate and stack dump."""
+    text = stderr.split("PLEASE submit a bug report")[0].split("Stack dump:")[0]
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _replace_contents(module: ir.Operation, product: ir.Operation) -> None:
+    """Makes `module` hold `product`'s ops and attributes (in place, so that
+    the caller's module is the result)."""
+    body = module.regions[0].blocks[0]
+    for op in list(body.operations):
+        op.operation.erase()
+    for op in list(product.regions[0].blocks[0].operations):
+        body.append(op.operation)
+    for name in list(module.attributes):
+        del module.attributes[name]
+    for name in product.attributes:
+        module.attributes[name] = product.attributes[name]

@@ -88,3 +88,20 @@ def test_passes_registered_later_are_listed():
         del REGISTRY["test-late-pass"]
     with pytest.raises(KeyError):
         get_pass("test-late-pass")
+
+
+def test_parse_tool_diagnostics():
+    from lamina.pass_pipeline import parse_tool_diagnostics
+    stderr = """model.mlir:4:8: error: op was not bufferized
+  %b = shard.shard %a to %s : tensor<8xf32>
+       ^
+model.mlir:4:8: note: see current operation
+<unknown>:0: error: optimization level out of range
+mlir-opt: Assertion `x' failed.
+"""
+    first, second = parse_tool_diagnostics(stderr)
+    assert (first.filename, first.line, first.col, first.message) == (
+        "model.mlir", 4, 8, "op was not bufferized")
+    assert [n.message for n in first.notes] == ["see current operation"]
+    assert (second.filename, second.severity) == (None, "error")
+    assert second.message == "optimization level out of range\nmlir-opt: Assertion `x' failed."

@@ -308,3 +308,73 @@ def test_vectorized_and_scalar_code_agree():
     args = random_inputs(vectorized.inputs, seed=1)
     np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-5, atol=1e-5)
 
+
+SHARDED = """shard.grid @grid(shape = 2)
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %b = shard.shard %a to %s : tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+"""
+
+
+def with_locations(module) -> str:
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+@pytest.mark.parametrize("until", ["linalg", "bufferized", "vector"])
+def test_isolated_stages_give_the_same_ir(until):
+    pipe = Pipeline.for_target("cpu")
+    in_process = pipe.run(lamina.parse(NN_PROGRAM), until=until)
+    isolated = pipe.run(lamina.parse(NN_PROGRAM), until=until, isolate=True)
+    assert with_locations(isolated) == with_locations(in_process)
+    assert 'loc("<string>":3:8)' in with_locations(isolated)
+
+
+def test_isolated_stage_runs_python_passes_between_upstream_ones():
+    seen = []
+
+    def count_generics(module):
+        seen.append(str(module).count("linalg.generic"))
+
+    products = []
+    for isolated in (False, True):
+        pipe = Pipeline([Stage("linalg", ["convert-nn-to-linalg", "linalg-generalize-named-ops",
+                                          count_generics, "canonicalize"], isolated=isolated)])
+        products.append(str(pipe.run(lamina.parse(NN_PROGRAM))))
+    assert seen == [3, 3]  # fill, matmul, relu: generic before canonicalize
+    assert products[0] == products[1] and "nn." not in products[1]
+    assert "isolated" in str(pipe) and pipe.copy().stage("linalg").isolated
+    with pytest.raises(ValueError, match="only MLIR stages can run isolated"):
+        Stage("llvm", kind="llvm", isolated=True)
+
+
+def test_isolated_print_after_all_is_the_same():
+    streams = []
+    for isolate in (False, True):
+        streams.append(io.StringIO())
+        Pipeline.for_target("cpu").run(lamina.parse(LINALG_ADD), until="bufferized",
+                                       print_after_all=True, stream=streams[-1], isolate=isolate)
+    assert streams[0].getvalue() == streams[1].getvalue()
+
+
+def test_isolated_pass_error_is_located():
+    pipe = Pipeline.for_target("cpu")
+    with pytest.raises(CompileError) as info:
+        pipe.run(lamina.parse(SHARDED), isolate=True)
+    diagnostic = info.value.diagnostics[0]
+    assert (diagnostic.filename, diagnostic.line, diagnostic.col) == ("<string>", 4, 8)
+    assert diagnostic.message == "op was not bufferized"
+    assert [n.message for n in diagnostic.notes] == [
+        "in pass 'one-shot-bufferize' of stage 'bufferized'"]
+
+
+def test_isolated_abort_is_a_located_error():
+    pipe = Pipeline([Stage("gpu", ["canonicalize", "nvvm-attach-target{O=99}"], isolated=True)])
+    with pytest.raises(CompileError) as info:
+        pipe.run(lamina.parse(LINALG_ADD))
+    diagnostic = info.value.diagnostics[0]
+    assert (diagnostic.filename, diagnostic.line, diagnostic.col) == ("<string>", 1, 1)
+    assert diagnostic.message.startswith(
+        "upstream pass 'nvvm-attach-target{O=99}' aborted (signal 6) in stage 'gpu'")
+    assert "must be a number between 0 and 3" in diagnostic.notes[0].message

@@ -54,7 +54,7 @@ def printed_stage_says_isolated():
 
 # CHECK-LABEL: TEST: abort_is_a_located_error
 # CHECK: model.mlir:1:1: error: upstream pass 'nvvm-attach-target{O=99}' aborted (signal 6) in stage 'gpu'
-# CHECK-NEXT: note: mlir-opt's last words:
+# CHECK-NEXT: note: mlir-opt's stderr ends with:
 # CHECK: Assertion
 # CHECK: still running
 @run
@@ -82,7 +82,7 @@ def main(argv):
 
 
 # TOOL: {{^}}model.mlir:1:1: error: upstream pass 'nvvm-attach-target{O=99}' aborted (signal 6) in stage 'gpu'; the stage ran isolated, so this ended mlir-opt, not the compiler{{$}}
-# TOOL-NEXT: {{^}}note: mlir-opt's last words:{{$}}
+# TOOL-NEXT: {{^}}note: mlir-opt's stderr ends with:{{$}}
 # TOOL-NOT: Traceback
 # TOOL-NOT: Stack dump
 # CRASH: Assertion {{.*}} failed

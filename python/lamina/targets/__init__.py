@@ -57,11 +57,13 @@ class Target:
         return []
 
     def emit(self, module: ir.Module, stage: str, pipeline: Pipeline | None = None,
-             print_after_all: bool = False):
+             print_after_all: bool = False, isolate: bool = False):
         """Runs the pipeline on `module` (in place) through `stage` and
-        returns its product: the module, text or bytes."""
+        returns its product: the module, text or bytes. With `isolate`,
+        every MLIR stage runs in mlir-opt (see `Pipeline.run`)."""
         return (pipeline or self.pipeline()).run(module, until=stage,
-                                                 print_after_all=print_after_all)
+                                                 print_after_all=print_after_all,
+                                                 isolate=isolate)
 
     def compile(self, module: ir.Module, entry: str | None = None,
                 pipeline: Pipeline | None = None):
