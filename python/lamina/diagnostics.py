@@ -35,7 +35,11 @@ class Diagnostic:
     notes: list["Diagnostic"] = field(default_factory=list)
 
     def format(self) -> str:
-        where = f"{self.filename}:{self.line}:{self.col}: " if self.filename else ""
+        """`FILE:LINE:COL: severity: message` (no column where `col` is 0,
+        as for a line of a Python file), then the notes."""
+        where = ""
+        if self.filename:
+            where = f"{self.filename}:{self.line}:" + (f"{self.col}:" if self.col else "") + " "
         text = f"{where}{self.severity}: {self.message}"
         for note in self.notes:
             text += "\n" + note.format()

@@ -45,14 +45,6 @@ _LOADED: dict[str, types.ModuleType] = {}  # resolved path -> module
 _installed_loaded = False
 
 
-class PluginDiagnostic(Diagnostic):
-    """A diagnostic in a Python file: `FILE:LINE: error: ...`, no column."""
-
-    def format(self) -> str:
-        where = f"{self.filename}:{self.line}: " if self.filename else ""
-        return f"{where}{self.severity}: {self.message}"
-
-
 def load_plugin(path: str | os.PathLike) -> types.ModuleType:
     """Runs the Python file `path` as a plugin and returns its module.
 
@@ -151,7 +143,7 @@ def _failure(what: str, where: tuple[str, int] | None, error: BaseException) -> 
             and os.path.realpath(error.filename) == os.path.realpath(filename)):
         message = error.msg  # its file and line are already in front
     text = f"{what} failed: {type(error).__name__}" + (f": {message}" if message else "")
-    return CompileError([PluginDiagnostic(filename, line, 0, "error", text)])
+    return CompileError([Diagnostic(filename, line, 0, "error", text)])
 
 
 def add_plugin_arguments(parser) -> None:
