@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 
-from lamina.types import NUMPY_DTYPES, TensorType, element_type_name, numpy_dtype
+from lamina.types import TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
                     Result, TensorOf, Variadic, VerifyError)

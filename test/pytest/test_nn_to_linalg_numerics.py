@@ -30,9 +30,9 @@ from mlir.dialects import func
 import lamina
 from lamina.context import make_context
 from lamina.dialects import nn
-from lamina.dialects.nn import NN, numpy_dtype
-from lamina.dialects.opdef import TensorType
+from lamina.dialects.nn import NN
 from lamina.runtime import CompiledFunction, functions, signature
+from lamina.types import TensorType, numpy_dtype
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
 
