@@ -21,13 +21,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Sequence
 
 from mlir import ir, passmanager
 
-from lamina.context import irdl
 from lamina.diagnostics import Diagnostic
 from lamina.pass_registry import OptionError, Pass, all_passes
 from lamina.toolchain import tool_path
@@ -179,21 +177,18 @@ def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passman
 
 def run_in_mlir_opt(passes: Sequence[str], module_text: str) -> subprocess.CompletedProcess:
     """Runs upstream pipeline text (`passes`, in order) on a module's text in
-    the wheel's `mlir-opt`, which knows Lamina's dialects from their IRDL.
-    The result (stdout) is printed in generic form with locations, ready to
-    be parsed back; the return code is negative when a signal ended
-    mlir-opt (an upstream assertion aborts)."""
-    with tempfile.TemporaryDirectory(prefix="lamina-mlir-opt-") as directory:
-        dialects = os.path.join(directory, "dialects.irdl.mlir")
-        with open(dialects, "w") as f:
-            f.write(irdl())
-        command = [tool_path("mlir-opt"), f"--irdl-file={dialects}", "--mlir-print-debuginfo",
-                   "--mlir-print-op-generic", "--mlir-print-op-on-diagnostic=false",
-                   f"--pass-pipeline=builtin.module({','.join(passes)})", "-"]
-        # A crash's stack trace needs no symbols (looking for llvm-symbolizer is slow).
-        environment = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
-        return subprocess.run(command, input=module_text, capture_output=True, text=True,
-                              errors="replace", env=environment)
+    the wheel's `mlir-opt`. Lamina's ops travel as unregistered ops, as in
+    Lamina's own contexts (`lamina.context`); Lamina verifies them again
+    when the result is parsed back. The result (stdout) is printed in
+    generic form with locations; the return code is negative when a signal
+    ended mlir-opt (an upstream assertion aborts)."""
+    command = [tool_path("mlir-opt"), "--allow-unregistered-dialect", "--mlir-print-debuginfo",
+               "--mlir-print-op-generic", "--mlir-print-op-on-diagnostic=false",
+               f"--pass-pipeline=builtin.module({','.join(passes)})", "-"]
+    # A crash's stack trace needs no symbols (looking for llvm-symbolizer is slow).
+    environment = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
+    return subprocess.run(command, input=module_text, capture_output=True, text=True,
+                          errors="replace", env=environment)
 
 
 # `FILE:LINE:COL: error: message`, `FILE:LINE: note: ...` or `error: ...`,

@@ -349,6 +349,24 @@ def test_isolated_stage_runs_python_passes_between_upstream_ones():
         Stage("llvm", kind="llvm", isolated=True)
 
 
+CONCAT3 = """func.func @main(%x: tensor<1x4xf32>, %y: tensor<2x4xf32>) -> tensor<5x4xf32> {
+  %0 = "nn.concat"(%x, %y, %y) {axis = 0 : i64} : (tensor<1x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<5x4xf32>
+  %1 = "nn.relu"(%0) : (tensor<5x4xf32>) -> tensor<5x4xf32>
+  return %1 : tensor<5x4xf32>
+}
+"""
+
+
+def test_isolated_stage_carries_lamina_ops():
+    # nn ops (a variadic group of mixed types included) go through mlir-opt
+    # and come back verified, locations kept.
+    pipe = Pipeline([Stage("nn", ["canonicalize", "cse"], isolated=True)])
+    module = pipe.run(lamina.parse(CONCAT3))
+    text = with_locations(module)
+    assert '"nn.concat"' in text and '"nn.relu"' in text
+    assert 'loc("<string>":2:8)' in text
+
+
 def test_isolated_print_after_all_is_the_same():
     streams = []
     for isolate in (False, True):

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* MLIR's memref descriptors (see lamina.target). */
+/* MLIR's memref descriptors (see lamina.targets.cpu). */
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } memref_2d_f32;
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref_1d_f32;
 
