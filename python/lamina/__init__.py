@@ -12,6 +12,7 @@
         return nn.matmul(nn.gelu(nn.matmul(x, w1) + b1), w2)
 
     pipe = lamina.Pipeline.for_target("cpu")       # editable named stages
+    lamina.load_plugin("my_ops.py")                # ops, lowerings, passes of a user's file
 """
 
 from lamina import nn
@@ -19,6 +20,7 @@ from lamina.diagnostics import CompileError
 from lamina.nn import jit
 from lamina.parsing import parse
 from lamina.pipeline import Pipeline, Stage
+from lamina.plugins import load_plugin
 from lamina.targets import Target, get_target
 
 
@@ -33,5 +35,5 @@ def compile(module, target="cpu", entry=None, pipeline=None):
     return get_target(target).compile(module, entry=entry, pipeline=pipeline)
 
 
-__all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "jit", "nn",
-           "parse"]
+__all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "jit",
+           "load_plugin", "nn", "parse"]
