@@ -17,6 +17,7 @@ name or type that no dialect defines:
 from mlir import ir
 
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
+import lamina.dialects.hw  # noqa: F401  (registers the hw dialect)
 from lamina.dialects.opdef import (Dialect, lookup_op, registered_dialects, verify_ops)
 
 

@@ -1,0 +1,888 @@
+"""The `hw` dialect: block-collective ops on tiles in explicit memory spaces.
+
+The hardware level of Lamina. Its ops work on memrefs whose memory space
+says where the data lives: global memory (no memory space), shared memory
+(`#gpu.address_space<workgroup>`) and registers
+(`#gpu.address_space<private>`). Every op is *block-collective*: all
+threads of a thread block execute it together, and its meaning is defined
+on whole tiles (copy this 128x32 tile from global to shared memory; add
+A x B to this register tile on tensor cores). That meaning is what the CPU
+emulation runs (`convert-hw-to-loops`) and what the GPU lowering
+distributes over warps and threads (`convert-hw-to-nvgpu`).
+
+A kernel is a `func.func` with the unit attribute `hw.kernel`, launched
+from host code by `hw.launch` with its grid and block sizes. Its arguments
+are memrefs in global memory and scalars; `hw.block_id` says which block is
+running. Shared and register tiles are allocated at the top of the kernel
+with `hw.alloc`.
+
+Tiles and boxes. A copy moves a *box*: the last two dims (one for a
+vector) of its *tile operand*, the operand that is closer to the
+registers (registers, then shared, then global memory). The leading dims
+of a tile select one of several buffers (a pipeline stage, a batch). The
+other operand is the *buffer* the box is placed in: it is indexed in
+every dim, the box starting at the indices of its last dims. A copy's
+indices are the buffer's (one per dim) and the tile's leading dims', in
+operand order (source first). Where a box reaches past the end of a
+global memref, loads read zeros and stores skip the elements outside: this
+is how shapes that tiles do not divide are handled.
+
+Hazards. Threads are not synchronised by the ops themselves: a tile written
+by one op and read by another needs a `hw.barrier` in between (a
+`hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by
+`hw.commit`) is complete only after a `hw.wait` that leaves fewer groups
+in flight, and a TMA load (`hw.tma_load`) only after an
+`hw.mbarrier_wait` observes the phase it completes. `hw-check-hazards`
+reports every violation at its op.
+
+Ops print and parse in MLIR's generic form:
+
+    "hw.mma"(%a, %b, %acc, %stage, %stage) : (memref<3x128x32xf16, #gpu.address_space<workgroup>>, memref<3x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from mlir import ir
+
+from lamina.types import MemRefType, element_type_name
+
+from .opdef import (AnyType, Dialect, F64Attr, I64ArrayAttr, Index, IntAttr,
+                    MemRefOf, Operand, Result, SymbolRefAttr, Variadic, VerifyError)
+
+
+class HW(Dialect, name="hw"):
+    """Lamina's hardware-level dialect."""
+
+
+class TokenType(HW.Type, name="token"):
+    """An asynchronous copy in flight, until a `hw.commit` groups it."""
+
+
+class MBarrierType(HW.Type, name="mbarrier"):
+    """A group of mbarriers in shared memory (`hw.mbarrier_init`)."""
+
+
+# The unit attribute that makes a func.func a kernel.
+KERNEL_ATTRIBUTE = "hw.kernel"
+
+# Memory spaces from the registers outwards: the closer operand of a copy is
+# its tile.
+_SPACE_ORDER = {"private": 0, "workgroup": 1, "global": 2}
+_SPACE_WORDS = {"private": "registers", "workgroup": "shared memory", "global": "global memory"}
+
+# Element types of tiles.
+TILE_TYPES = ("f32", "f16", "bf16")
+
+# (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
+MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
+
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def dims(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+# ---------------------------------------------------------------------------
+# Where a copy's box lies in its operands.
+
+
+Region = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How one operand of a copy holds the box: a `tile` (its leading dims
+    indexed, the box at the origin of its last dims) or a `buffer` (every
+    dim indexed, the box starting at the indices of its last dims)."""
+
+    memref: MemRefType
+    role: str
+    box: tuple[int, ...]
+
+    @property
+    def index_count(self) -> int:
+        rank = self.memref.rank
+        return rank if self.role == "buffer" else rank - len(self.box)
+
+    def region(self, indices: Sequence[int]) -> Region:
+        """The element ranges `[lo, hi)` the box covers, per dim."""
+        lead = self.memref.rank - len(self.box)
+        ranges = [(int(i), int(i) + 1) for i in indices[:lead]]
+        offsets = indices[lead:] if self.role == "buffer" else [0] * len(self.box)
+        ranges += [(int(o), int(o) + b) for o, b in zip(offsets, self.box)]
+        return tuple(ranges)
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """The box of a copy and where it lies in the source and destination."""
+
+    src: Placement
+    dst: Placement
+
+    @property
+    def box(self) -> tuple[int, ...]:
+        return self.src.box
+
+    @property
+    def index_count(self) -> int:
+        return self.src.index_count + self.dst.index_count
+
+    def split(self, indices: Sequence) -> tuple[list, list]:
+        """The source's and the destination's indices."""
+        indices = list(indices)
+        return indices[:self.src.index_count], indices[self.src.index_count:]
+
+    def regions(self, indices: Sequence[int]) -> tuple[Region, Region]:
+        src, dst = self.split(indices)
+        return self.src.region(src), self.dst.region(dst)
+
+
+def tile_box(tile: MemRefType) -> tuple[int, ...]:
+    """The box of a tile: its last two dims (its only dim for a vector)."""
+    return tile.shape[-min(2, tile.rank):]
+
+
+def transfer(src: MemRefType, dst: MemRefType) -> Transfer:
+    """The placement of a copy from `src` to `dst`; raises VerifyError."""
+    if src.space == dst.space:
+        raise VerifyError(f"copies from {_SPACE_WORDS[src.space]} to {_SPACE_WORDS[dst.space]}; "
+                          "a copy moves a tile between two memory spaces")
+    if src.rank == 0 or dst.rank == 0:
+        raise VerifyError("copies a rank-0 memref; tiles have one or more dims")
+    tile_is_dst = _SPACE_ORDER[dst.space] < _SPACE_ORDER[src.space]
+    tile, buffer = (dst, src) if tile_is_dst else (src, dst)
+    box = tile_box(tile)
+    if buffer.rank < len(box):
+        raise VerifyError(f"the {dims(box)} box of {tile} does not fit the rank of {buffer}")
+    if buffer.space != "global" and any(b > d for b, d in zip(box, buffer.shape[-len(box):])):
+        raise VerifyError(f"the {dims(box)} box of {tile} does not fit in {buffer}")
+    tile_place = Placement(tile, "tile", box)
+    buffer_place = Placement(buffer, "buffer", box)
+    return (Transfer(buffer_place, tile_place) if tile_is_dst
+            else Transfer(tile_place, buffer_place))
+
+
+def _check_index_count(what: str, expected: int, got: int, detail: str) -> None:
+    if expected != got:
+        raise VerifyError(f"{what} expects {expected} indices ({detail}), got {got}")
+
+
+def _describe_indices(t: Transfer) -> str:
+    parts = []
+    for name, place in (("source", t.src), ("destination", t.dst)):
+        what = "every dim" if place.role == "buffer" else "its leading dims"
+        parts.append(f"{place.index_count} for the {name} {place.memref}, {what}")
+    return "; ".join(parts)
+
+
+def _same_dtype(*memrefs: MemRefType) -> str:
+    dtypes = [m.dtype for m in memrefs]
+    if len(set(dtypes)) > 1:
+        raise VerifyError("element types differ: " + " vs ".join(dtypes))
+    return dtypes[0]
+
+
+def _clipped(region: Region, shape: Sequence[int]) -> Region | None:
+    """The part of `region` inside `shape`, or None when it is empty."""
+    clipped = tuple((max(lo, 0), min(hi, size)) for (lo, hi), size in zip(region, shape))
+    return clipped if all(lo < hi for lo, hi in clipped) else None
+
+
+def copy_reference(t: Transfer, src: np.ndarray, dst: np.ndarray, indices) -> None:
+    """A copy on NumPy arrays, in place: the parts of the box outside a
+    global memref read zeros and are not written."""
+    src_region, dst_region = t.regions([int(i) for i in indices])
+    rank = len(t.box)
+    box = np.zeros(t.box, src.dtype)
+
+    def box_part(region: Region, inside: Region) -> tuple[slice, ...]:
+        return tuple(slice(lo - full, hi - full)
+                     for (full, _), (lo, hi) in zip(region[-rank:], inside[-rank:]))
+
+    read = _clipped(src_region, src.shape)
+    if read is not None:
+        part = box[box_part(src_region, read)]
+        part[...] = src[tuple(slice(lo, hi) for lo, hi in read)].reshape(part.shape)
+    written = _clipped(dst_region, dst.shape)
+    if written is not None:
+        target = tuple(slice(lo, hi) for lo, hi in written)
+        dst[target] = box[box_part(dst_region, written)].reshape(dst[target].shape).astype(
+            dst.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Where ops may appear.
+
+
+def enclosing_function(operation: ir.Operation | None) -> ir.Operation | None:
+    """The func.func an op is nested in, or None."""
+    while operation is not None:
+        parent = operation.parent
+        if parent is None:
+            return None
+        operation = parent.operation
+        if operation.name == "func.func":
+            return operation
+    return None
+
+
+def is_kernel(func: ir.Operation | None) -> bool:
+    return func is not None and KERNEL_ATTRIBUTE in func.attributes
+
+
+def lookup_function(operation: ir.Operation, name: str) -> ir.Operation | None:
+    """The func.func called `name` in the symbol table around `operation`."""
+    table = operation
+    while table is not None and table.name not in ("builtin.module", "gpu.module"):
+        parent = table.parent
+        table = parent.operation if parent is not None else None
+    if table is None:
+        return None
+    for op in table.regions[0].blocks[0].operations:
+        op = op.operation
+        if (op.name == "func.func" and "sym_name" in op.attributes
+                and ir.StringAttr(op.attributes["sym_name"]).value == name):
+            return op
+    return None
+
+
+def function_type(func: ir.Operation) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+
+
+class KernelOp(HW.Operation):
+    """Base of the ops that run inside a kernel (a func.func with the
+    `hw.kernel` attribute); block-collective."""
+
+    def verify(self, *operands):
+        self.verify_place()
+        self.verify_operands(*operands)
+
+    def verify_place(self) -> None:
+        if self.operation is not None and not is_kernel(enclosing_function(self.operation)):
+            raise VerifyError("must be inside a kernel (a func.func with the hw.kernel "
+                              "attribute)")
+
+    def verify_operands(self, *operands) -> None:
+        """The op's own rules on its operand types."""
+
+
+# ---------------------------------------------------------------------------
+# Launch structure.
+
+
+class LaunchOp(HW.Operation, name="launch"):
+    """Runs the kernel `kernel` on a grid of thread blocks: `grid` blocks
+    (x, y, z; missing dims are 1) of `block` threads each. The arguments
+    are the kernel's: memrefs in global memory (written in place) and
+    scalars. The block size is part of the kernel's code (its tiles are
+    distributed over these threads), so every launch of a kernel uses the
+    same one.
+
+    Example: "hw.launch"(%a, %b, %c) {kernel = @matmul_kernel, grid = array<i64: 8, 4>, block = array<i64: 128>} : (memref<256x64xf16>, memref<64x512xf16>, memref<256x512xf32>) -> ()
+    """
+
+    args: Variadic[Operand[AnyType()]]
+    kernel: SymbolRefAttr
+    grid: I64ArrayAttr
+    block: I64ArrayAttr
+
+    def verify(self, args):
+        for name, sizes in (("grid", self.grid), ("block", self.block)):
+            if not 1 <= len(sizes) <= 3 or any(s < 1 for s in sizes):
+                raise VerifyError(f"'{name}' must have 1 to 3 sizes >= 1, got {list(sizes)}")
+        threads = math.prod(self.block)
+        if threads % 32 or threads > MAX_THREADS_PER_BLOCK:
+            raise VerifyError(f"a block of {threads} threads: blocks have a multiple of 32 "
+                              f"threads (whole warps), at most {MAX_THREADS_PER_BLOCK}")
+        for index, arg in enumerate(args):
+            if isinstance(arg, MemRefType) and arg.space != "global":
+                raise VerifyError(f"argument #{index} is in {_SPACE_WORDS[arg.space]}; kernels "
+                                  "take memrefs in global memory and scalars")
+        if self.operation is None:
+            return
+        if is_kernel(enclosing_function(self.operation)):
+            raise VerifyError("launches a kernel from inside a kernel")
+        kernel = lookup_function(self.operation, self.kernel)
+        if kernel is None:
+            raise VerifyError(f"kernel @{self.kernel} is not a function of the module")
+        if not is_kernel(kernel):
+            raise VerifyError(f"@{self.kernel} is not a kernel (it has no hw.kernel attribute)")
+        expected = [str(t) for t in function_type(kernel).inputs]
+        given = [str(v.type) for v in self.operation.operands]
+        if expected != given or function_type(kernel).results:
+            raise VerifyError(f"arguments ({', '.join(given)}) do not match kernel "
+                              f"@{self.kernel} ({', '.join(expected)})")
+
+    @property
+    def grid3(self) -> tuple[int, int, int]:
+        return tuple(self.grid) + (1,) * (3 - len(self.grid))
+
+    @property
+    def block3(self) -> tuple[int, int, int]:
+        return tuple(self.block) + (1,) * (3 - len(self.block))
+
+    @property
+    def threads(self) -> int:
+        return math.prod(self.block)
+
+
+class BlockIdOp(KernelOp, name="block_id"):
+    """The index of the running block along grid dim `dim` (0 = x, 1 = y,
+    2 = z).
+
+    Example: %bx = "hw.block_id"() {dim = 0 : i64} : () -> index
+    """
+
+    result: Result[Index]
+    dim: IntAttr = 0
+
+    def verify_operands(self):
+        if self.dim not in (0, 1, 2):
+            raise VerifyError(f"'dim' must be 0, 1 or 2, got {self.dim}")
+
+
+class PipelineOp(KernelOp, name="pipeline"):
+    """Software pipelining: the enclosing `scf.for` is to run with
+    `stages` iterations' copies in flight. It stands first in the loop's
+    body; `hw-pipeline` realises it, multi-buffering the shared tiles that
+    the loop's async copies and TMA loads fill.
+
+    Example: "hw.pipeline"() {stages = 3 : i64} : () -> ()
+    """
+
+    stages: IntAttr
+
+    def verify_operands(self):
+        if self.stages < 1:
+            raise VerifyError(f"'stages' must be >= 1, got {self.stages}")
+        if self.operation is None:
+            return
+        parent = self.operation.parent
+        block = self.operation.block
+        first = next(iter(block.operations)).operation
+        if parent is None or parent.operation.name != "scf.for" or first != self.operation:
+            raise VerifyError("must be the first op of an scf.for body")
+
+
+# ---------------------------------------------------------------------------
+# Tiles and copies.
+
+
+class AllocOp(KernelOp, name="alloc"):
+    """A tile in shared memory (`#gpu.address_space<workgroup>`, visible to
+    every thread of the block) or in registers
+    (`#gpu.address_space<private>`, spread over the block's threads). The
+    contents are undefined. Allocations stand at the top level of a
+    kernel, so that their sizes are known before it runs.
+
+    Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
+    """
+
+    result: Result[MemRefOf(*TILE_TYPES)]
+
+    def verify_place(self):
+        super().verify_place()
+        if self.operation is not None and self.operation.parent.operation.name != "func.func":
+            raise VerifyError("must be at the top level of the kernel (not in a loop or branch)")
+
+    def verify_operands(self):
+        if self.given_result_types and self.result_type.space == "global":
+            raise VerifyError(f"allocates {self.result_type} in global memory; hw.alloc makes "
+                              "tiles in shared memory (workgroup) or registers (private)")
+
+
+class TransferOp(KernelOp):
+    """Base of the copies: a box from `src` to `dst` at `indices` (see the
+    module docstring). Each copy declares its operands; `src`, `dst` and
+    `indices` are among them."""
+
+    def operand_groups(self, groups: Sequence) -> tuple:
+        """(src, dst, indices) among the op's operand groups."""
+        names = [d.name for d in self.operand_decls]
+        return tuple(groups[names.index(n)] for n in ("src", "dst", "indices"))
+
+    def verify_operands(self, *groups):
+        src, dst, indices = self.operand_groups(groups)
+        _same_dtype(src, dst)
+        t = transfer(src, dst)
+        _check_index_count(self.op_name(), t.index_count, len(indices), _describe_indices(t))
+
+    def reference(self, *groups):
+        src, dst, indices = self.operand_groups(groups)
+        if self.operation is not None:
+            src_type, dst_type, _ = self.operand_groups(self._group(self.operand_types))
+        else:
+            src_type = MemRefType(src.shape, element_type_name(src.dtype))
+            dst_type = MemRefType(dst.shape, element_type_name(dst.dtype), "workgroup")
+        copy_reference(transfer(src_type, dst_type), src, dst, indices)
+
+
+class CopyOp(TransferOp, name="copy"):
+    """Copies a box between global memory, shared memory and registers;
+    synchronous for the issuing threads. Loads past the end of a global
+    memref read zeros, stores past it are skipped.
+
+    Example: "hw.copy"(%a, %a_smem, %row, %col) : (memref<256x64xf16>, memref<128x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES)]
+    dst: Operand[MemRefOf(*TILE_TYPES)]
+    indices: Variadic[Operand[Index]]
+
+
+class AsyncCopyOp(TransferOp, name="async_copy"):
+    """Starts copying a box from global to shared memory (cp.async); the
+    token is committed in a group by `hw.commit`, and the box may be read
+    once a `hw.wait` has completed that group. Loads past the end of the
+    global memref read zeros.
+
+    Example: %t = "hw.async_copy"(%a, %a_smem, %row, %col, %stage) : (memref<256x64xf16>, memref<3x128x32xf16, #gpu.address_space<workgroup>>, index, index, index) -> !hw.token
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    indices: Variadic[Operand[Index]]
+    token: Result[TokenType]
+
+
+class CommitOp(KernelOp, name="commit"):
+    """Commits the async copies of `tokens` as one group (cp.async's
+    commit_group); groups complete in order.
+
+    Example: "hw.commit"(%ta, %tb) : (!hw.token, !hw.token) -> ()
+    """
+
+    tokens: Variadic[Operand[TokenType]]
+
+
+class WaitOp(KernelOp, name="wait"):
+    """Waits until at most `pending` committed groups of async copies are
+    in flight, then synchronises the block (cp.async.wait_group and a
+    barrier): the copies of every older group are complete and visible to
+    all threads.
+
+    Example: "hw.wait"() {pending = 1 : i64} : () -> ()
+    """
+
+    pending: IntAttr = 0
+
+    def verify_operands(self):
+        if self.pending < 0:
+            raise VerifyError(f"'pending' must be >= 0, got {self.pending}")
+
+
+class BarrierOp(KernelOp, name="barrier"):
+    """Synchronises the threads of the block: what any of them wrote to
+    shared memory before is visible to all after, and tiles read before
+    may be overwritten after.
+
+    Example: "hw.barrier"() : () -> ()
+    """
+
+
+# ---------------------------------------------------------------------------
+# TMA and mbarriers (sm_90a).
+
+
+class MBarrierInitOp(KernelOp, name="mbarrier_init"):
+    """Creates `barriers` mbarriers in shared memory, each completing a
+    phase when `count` arrivals (`hw.mbarrier_arrive`, `hw.tma_load`) have
+    happened and the bytes of their TMA loads have landed.
+
+    Example: %bar = "hw.mbarrier_init"() {count = 1 : i64, barriers = 3 : i64} : () -> !hw.mbarrier
+    """
+
+    barrier: Result[MBarrierType]
+    count: IntAttr = 1
+    barriers: IntAttr = 1
+
+    def verify_operands(self):
+        if self.count < 1 or self.barriers < 1:
+            raise VerifyError(f"'count' and 'barriers' must be >= 1, got {self.count} and "
+                              f"{self.barriers}")
+
+
+class MBarrierArriveOp(KernelOp, name="mbarrier_arrive"):
+    """The block arrives once on mbarrier `index` of `barrier`.
+
+    Example: "hw.mbarrier_arrive"(%bar, %stage) : (!hw.mbarrier, index) -> ()
+    """
+
+    barrier: Operand[MBarrierType]
+    index: Operand[Index]
+
+
+class MBarrierWaitOp(KernelOp, name="mbarrier_wait"):
+    """Waits until the phase of parity `parity` (0 or 1) of mbarrier
+    `index` has completed (mbarrier.try_wait.parity): the phase counter
+    of a barrier starts at 0, so a loop waits on parity `(k / stages) % 2`.
+    TMA loads that arrived in that phase are then visible to the block.
+
+    Example: "hw.mbarrier_wait"(%bar, %stage, %parity) : (!hw.mbarrier, index, index) -> ()
+    """
+
+    barrier: Operand[MBarrierType]
+    index: Operand[Index]
+    parity: Operand[Index]
+
+
+class TmaLoadOp(TransferOp, name="tma_load"):
+    """Starts a TMA load (cp.async.bulk.tensor) of a box from global to
+    shared memory that arrives on mbarrier `barrier_index` of `barrier`
+    with its bytes; the box may be read once an `hw.mbarrier_wait` has
+    observed that phase. Loads past the end of the global memref read
+    zeros. sm_90a.
+
+    Example: "hw.tma_load"(%a, %a_smem, %bar, %stage, %row, %col, %stage) : (memref<256x64xf16>, memref<3x128x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    barrier: Operand[MBarrierType]
+    barrier_index: Operand[Index]
+    indices: Variadic[Operand[Index]]
+
+
+# ---------------------------------------------------------------------------
+# Tensor cores.
+
+
+class MmaOp(KernelOp, name="mma"):
+    """`C += A x B` on tensor cores: A (M x K) and B (K x N) are boxes of
+    shared tiles (leading dims indexed by `indices`, A's first), C an
+    M x N register tile. f16 x f16 and bf16 x bf16 accumulate in f32;
+    f32 x f32 multiplies in tf32 (the low 13 bits of the mantissas are
+    dropped) and accumulates in f32. ldmatrix + mma.sync on sm_80,
+    wgmma on sm_90a.
+
+    Example: "hw.mma"(%a, %b, %acc, %stage, %stage) : (memref<3x128x32xf16, #gpu.address_space<workgroup>>, memref<3x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
+    """
+
+    a: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    b: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    c: Operand[MemRefOf("f32", space="private")]
+    indices: Variadic[Operand[Index]]
+
+    def verify_operands(self, a, b, c, indices):
+        if a.rank < 2 or b.rank < 2 or c.rank != 2:
+            raise VerifyError(f"mma takes matrices: A and B of rank >= 2, C of rank 2; got "
+                              f"{a}, {b}, {c}")
+        (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+        if k != k2 or c.shape != (m, n):
+            raise VerifyError(f"mma shapes do not match: A {dims(a.shape[-2:])}, B "
+                              f"{dims(b.shape[-2:])}, C {dims(c.shape)} (expected A MxK, "
+                              "B KxN, C MxN)")
+        if (a.dtype, b.dtype, c.dtype) not in MMA_TYPES:
+            raise VerifyError(f"mma takes f16 x f16 -> f32, bf16 x bf16 -> f32 or f32 x f32 -> "
+                              f"f32 (tf32); got {a.dtype} x {b.dtype} -> {c.dtype}")
+        expected = a.rank - 2 + b.rank - 2
+        _check_index_count("hw.mma", expected, len(indices),
+                           f"{a.rank - 2} for A's and {b.rank - 2} for B's leading dims")
+
+    def reference(self, a, b, c, indices):
+        lead_a = a.ndim - 2
+        ia, ib = [int(i) for i in indices[:lead_a]], [int(i) for i in indices[lead_a:]]
+        lhs, rhs = a[tuple(ia)].astype(np.float32), b[tuple(ib)].astype(np.float32)
+        if a.dtype == np.float32:
+            lhs, rhs = to_tf32(lhs), to_tf32(rhs)
+        c += np.matmul(lhs.astype(np.float64), rhs.astype(np.float64)).astype(np.float32)
+
+
+def to_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values as the tensor cores read them in tf32: the low 13 bits of
+    the mantissa dropped."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32)
+
+
+# ---------------------------------------------------------------------------
+# Register tiles.
+
+
+class RegisterTileOp(KernelOp):
+    """Base of the ops on register tiles (whole tiles, no indices)."""
+
+    def verify_operands(self, *tiles):
+        for tile in tiles:
+            if tile.space != "private":
+                raise VerifyError(f"works on register tiles; {tile} is in "
+                                  f"{_SPACE_WORDS[tile.space]}")
+        self.verify_tiles(*tiles)
+
+    def verify_tiles(self, *tiles) -> None:
+        pass
+
+
+class FillOp(KernelOp, name="fill"):
+    """Sets every element of a register or shared tile to `value`.
+
+    Example: "hw.fill"(%acc) {value = 0.0 : f64} : (memref<128x128xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    out: Operand[MemRefOf(*TILE_TYPES)]
+    value: F64Attr = 0.0
+
+    def verify_operands(self, out):
+        if out.space == "global":
+            raise VerifyError(f"fills {out} in global memory; hw.fill works on shared and "
+                              "register tiles")
+
+    def reference(self, out):
+        out[...] = self.value
+
+
+class UnaryOp(RegisterTileOp):
+    """Base of elementwise ops `out = f(x)` on register tiles of one shape
+    and element type (`out` may be `x`); computed in f32."""
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+
+    def verify_tiles(self, x, out):
+        if x.shape != out.shape:
+            raise VerifyError(f"shapes differ: {dims(x.shape)} vs {dims(out.shape)}")
+        self.verify_dtypes(x, out)
+
+    def verify_dtypes(self, x, out):
+        _same_dtype(x, out)
+
+    def reference(self, x, out):
+        out[...] = self.compute(x.astype(np.float32)).astype(out.dtype)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NegOp(UnaryOp, name="neg"):
+    """Negation, elementwise on a register tile.
+
+    Example: "hw.neg"(%x, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return -x
+
+
+class ExpOp(UnaryOp, name="exp"):
+    """`e^x`, elementwise on a register tile.
+
+    Example: "hw.exp"(%x, %y) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return np.exp(x)
+
+
+class ReluOp(UnaryOp, name="relu"):
+    """`max(x, 0)`, elementwise on a register tile.
+
+    Example: "hw.relu"(%acc, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return np.maximum(x, 0)
+
+
+class GeluOp(UnaryOp, name="gelu"):
+    """Gaussian error linear unit (tanh approximation), elementwise on a
+    register tile.
+
+    Example: "hw.gelu"(%acc, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+class CastOp(UnaryOp, name="cast"):
+    """Converts a register tile to another element type (f32, f16, bf16;
+    rounding to nearest even).
+
+    Example: "hw.cast"(%acc, %h) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf16, #gpu.address_space<private>>) -> ()
+    """
+
+    def verify_dtypes(self, x, out):
+        pass
+
+    def compute(self, x):
+        return x
+
+
+class BinaryOp(RegisterTileOp):
+    """Base of elementwise ops `out = f(x, y)` on register tiles: `y`
+    broadcasts to `x`'s shape with NumPy's rules (a row `1xN` or `N`, a
+    column `Mx1`); `out` has `x`'s shape and may be `x`. Computed in f32."""
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    y: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+
+    def verify_tiles(self, x, y, out):
+        _same_dtype(x, y, out)
+        if out.shape != x.shape:
+            raise VerifyError(f"shapes differ: {dims(x.shape)} vs {dims(out.shape)}")
+        if y.rank > x.rank or any(a != b and a != 1 for a, b in
+                                  zip(y.shape[::-1], x.shape[::-1])):
+            raise VerifyError(f"{dims(y.shape)} does not broadcast to {dims(x.shape)}")
+
+    def reference(self, x, y, out):
+        out[...] = self.compute(x.astype(np.float32), y.astype(np.float32)).astype(out.dtype)
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class AddOp(BinaryOp, name="add"):
+    """`x + y` on register tiles, `y` broadcast.
+
+    Example: "hw.add"(%acc, %bias, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<1x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x, y):
+        return x + y
+
+
+class SubOp(BinaryOp, name="sub"):
+    """`x - y` on register tiles, `y` broadcast.
+
+    Example: "hw.sub"(%s, %rowmax, %s) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x, y):
+        return x - y
+
+
+class MulOp(BinaryOp, name="mul"):
+    """`x * y` on register tiles, `y` broadcast.
+
+    Example: "hw.mul"(%x, %scale, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x, y):
+        return x * y
+
+
+class MaxOp(BinaryOp, name="max"):
+    """`max(x, y)` on register tiles, `y` broadcast.
+
+    Example: "hw.max"(%m, %new, %m) : (memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x, y):
+        return np.maximum(x, y)
+
+
+class ReduceOp(RegisterTileOp):
+    """Base of row reductions: `out` (M x 1) is the reduction of each row
+    of `x` (M x N), computed in f32."""
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+
+    def verify_tiles(self, x, out):
+        _same_dtype(x, out)
+        if x.rank != 2 or out.shape != (x.shape[0], 1):
+            raise VerifyError(f"reduces the rows of an MxN register tile into an Mx1 one; got "
+                              f"{dims(x.shape)} into {dims(out.shape)}")
+
+    def reference(self, x, out):
+        out[...] = self.compute(x.astype(np.float32)).reshape(out.shape).astype(out.dtype)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ReduceSumOp(ReduceOp, name="reduce_sum"):
+    """The sum of each row of a register tile.
+
+    Example: "hw.reduce_sum"(%p, %l) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return x.sum(axis=-1)
+
+
+class ReduceMaxOp(ReduceOp, name="reduce_max"):
+    """The maximum of each row of a register tile.
+
+    Example: "hw.reduce_max"(%s, %m) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    def compute(self, x):
+        return x.max(axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# Stores with an epilogue.
+
+
+class StoreOp(KernelOp, name="store"):
+    """Stores a register tile into global memory at `indices` (one per dim
+    of `dst`; elements past its end are skipped), applying an epilogue on
+    the way: each element becomes `epilogue(acc, extras...)`, a scalar
+    `func.func` called with the element and, for each of `extras`, the
+    element of that global memref at the same position (a memref of
+    `dst`'s rank: a residual) or at the same column (a vector: a bias).
+    Without an epilogue the element is converted to `dst`'s element type.
+    The operands of the two variadic groups are counted by
+    `operandSegmentSizes`.
+
+    Example: "hw.store"(%acc, %c, %bias, %row, %col) {epilogue = @bias_relu, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<128x128xf32, #gpu.address_space<private>>, memref<300x500xf16>, memref<500xf16>, index, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    extras: Variadic[Operand[MemRefOf(*TILE_TYPES, space="global")]]
+    indices: Variadic[Operand[Index]]
+    epilogue: SymbolRefAttr = None
+
+    def verify_all(self):
+        if "operandSegmentSizes" not in self.operation.attributes:
+            raise VerifyError("needs 'operandSegmentSizes' (how many operands are extras and "
+                              "how many indices)")
+        super().verify_all()
+
+    def verify_operands(self, src, dst, extras, indices):
+        if src.rank != 2 or dst.rank < 2:
+            raise VerifyError(f"stores a 2-d register tile into a global memref of rank >= 2; "
+                              f"got {src} into {dst}")
+        _check_index_count("hw.store", dst.rank, len(indices), f"one per dim of {dst}")
+        for index, extra in enumerate(extras):
+            if extra.rank == 1 and extra.shape[0] == dst.shape[-1] or extra.shape == dst.shape:
+                continue
+            raise VerifyError(f"extra #{index} {extra} is neither a vector of {dst}'s columns "
+                              f"({dst.shape[-1]}) nor of its shape")
+        if extras and self.epilogue is None:
+            raise VerifyError("has extras but no epilogue to use them")
+        if self.epilogue is None or self.operation is None:
+            return
+        func = lookup_function(self.operation, self.epilogue)
+        if func is None:
+            raise VerifyError(f"epilogue @{self.epilogue} is not a function of the module")
+        ftype = function_type(func)
+        expected = ["f32"] + [e.dtype for e in extras]
+        given = [str(t) for t in ftype.inputs]
+        results = [str(t) for t in ftype.results]
+        if given != expected or results != [dst.dtype]:
+            raise VerifyError(f"epilogue @{self.epilogue} has type ({', '.join(given)}) -> "
+                              f"({', '.join(results)}); expected ({', '.join(expected)}) -> "
+                              f"{dst.dtype}")
+
+    def reference(self, src, dst, extras, indices):
+        if self.epilogue is not None:
+            raise NotImplementedError("hw.store with an epilogue has no NumPy reference (its "
+                                      "epilogue is MLIR code)")
+        row, col = (int(i) for i in indices[-2:])
+        lead = tuple(int(i) for i in indices[:-2])
+        rows = max(0, min(src.shape[0], dst.shape[-2] - row))
+        cols = max(0, min(src.shape[1], dst.shape[-1] - col))
+        dst[lead + (slice(row, row + rows), slice(col, col + cols))] = \
+            src[:rows, :cols].astype(dst.dtype)

@@ -1,0 +1,123 @@
+// RUN: lamina-opt %s | lamina-opt | FileCheck %s
+// RUN: lamina-opt %s --mlir-print-op-generic | lamina-opt | FileCheck %s
+
+// Every hw op prints and parses back unchanged: a kernel with its launch,
+// tiles in shared memory and registers, sync and async copies, TMA loads on
+// mbarriers, tensor-core MMA, register-tile arithmetic, a pipelined loop and
+// a store with an epilogue.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[A:[^:]+]]: memref<256x64xf16>, %[[B:[^:]+]]: memref<64x512xf16>, %[[C:[^:]+]]: memref<256x512xf32>)
+// CHECK: "hw.launch"(%[[A]], %[[B]], %[[C]]) {block = array<i64: 128>, grid = array<i64: 2, 4>, kernel = @matmul} : (memref<256x64xf16>, memref<64x512xf16>, memref<256x512xf32>) -> ()
+func.func @main(%a: memref<256x64xf16>, %b: memref<64x512xf16>, %c: memref<256x512xf32>) {
+  "hw.launch"(%a, %b, %c) {kernel = @matmul, grid = array<i64: 2, 4>, block = array<i64: 128>} : (memref<256x64xf16>, memref<64x512xf16>, memref<256x512xf32>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: attributes {hw.kernel}
+// CHECK: %[[BX:.+]] = "hw.block_id"() {dim = 0 : i64} : () -> index
+// CHECK: %[[BY:.+]] = "hw.block_id"() {dim = 1 : i64} : () -> index
+// CHECK: %[[AS:.+]] = "hw.alloc"() : () -> memref<2x128x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BS:.+]] = "hw.alloc"() : () -> memref<2x32x128xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ACC:.+]] = "hw.alloc"() : () -> memref<128x128xf32, #gpu.address_space<private>>
+// CHECK: "hw.fill"(%[[ACC]]) : (memref<128x128xf32, #gpu.address_space<private>>) -> ()
+// CHECK: scf.for %[[K:.+]] = 
+// CHECK-NEXT: "hw.pipeline"() {stages = 2 : i64} : () -> ()
+// CHECK: %[[TA:.+]] = "hw.async_copy"(%{{.+}}, %[[AS]], %{{.+}}, %[[K]], %{{.+}}) : (memref<256x64xf16>, memref<2x128x32xf16, #gpu.address_space<workgroup>>, index, index, index) -> !hw.token
+// CHECK: %[[TB:.+]] = "hw.async_copy"
+// CHECK: "hw.commit"(%[[TA]], %[[TB]]) : (!hw.token, !hw.token) -> ()
+// CHECK: "hw.wait"() {pending = 0 : i64} : () -> ()
+// CHECK: "hw.mma"(%[[AS]], %[[BS]], %[[ACC]], %{{.+}}, %{{.+}}) : (memref<2x128x32xf16, #gpu.address_space<workgroup>>, memref<2x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
+// CHECK: "hw.barrier"() : () -> ()
+// CHECK: "hw.relu"(%[[ACC]], %[[ACC]])
+// CHECK: "hw.store"(%[[ACC]], %{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0, 2>} : (memref<128x128xf32, #gpu.address_space<private>>, memref<256x512xf32>, index, index) -> ()
+func.func @matmul(%a: memref<256x64xf16>, %b: memref<64x512xf16>, %c: memref<256x512xf32>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %bx = "hw.block_id"() {dim = 0 : i64} : () -> index
+  %by = "hw.block_id"() {dim = 1 : i64} : () -> index
+  %a_s = "hw.alloc"() : () -> memref<2x128x32xf16, #gpu.address_space<workgroup>>
+  %b_s = "hw.alloc"() : () -> memref<2x32x128xf16, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<128x128xf32, #gpu.address_space<private>>
+  "hw.fill"(%acc) : (memref<128x128xf32, #gpu.address_space<private>>) -> ()
+  %row = arith.muli %bx, %c128 : index
+  %col = arith.muli %by, %c128 : index
+  scf.for %k = %c0 to %c64 step %c32 {
+    "hw.pipeline"() {stages = 2 : i64} : () -> ()
+    %kk = arith.divui %k, %c32 : index
+    %s = arith.remui %kk, %c2 : index
+    %ta = "hw.async_copy"(%a, %a_s, %row, %k, %s) : (memref<256x64xf16>, memref<2x128x32xf16, #gpu.address_space<workgroup>>, index, index, index) -> !hw.token
+    %tb = "hw.async_copy"(%b, %b_s, %k, %col, %s) : (memref<64x512xf16>, memref<2x32x128xf16, #gpu.address_space<workgroup>>, index, index, index) -> !hw.token
+    "hw.commit"(%ta, %tb) : (!hw.token, !hw.token) -> ()
+    "hw.wait"() {pending = 0 : i64} : () -> ()
+    "hw.mma"(%a_s, %b_s, %acc, %s, %s) : (memref<2x128x32xf16, #gpu.address_space<workgroup>>, memref<2x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
+    "hw.barrier"() : () -> ()
+  }
+  "hw.relu"(%acc, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
+  "hw.store"(%acc, %c, %row, %col) {operandSegmentSizes = array<i32: 1, 1, 0, 2>} : (memref<128x128xf32, #gpu.address_space<private>>, memref<256x512xf32>, index, index) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @tma
+// CHECK: %[[BAR:.+]] = "hw.mbarrier_init"() {barriers = 2 : i64, count = 1 : i64} : () -> !hw.mbarrier
+// CHECK: "hw.tma_load"(%{{.+}}, %{{.+}}, %[[BAR]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (memref<256x64xf16>, memref<2x128x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index, index) -> ()
+// CHECK: "hw.mbarrier_arrive"(%[[BAR]], %{{.+}}) : (!hw.mbarrier, index) -> ()
+// CHECK: "hw.mbarrier_wait"(%[[BAR]], %{{.+}}, %{{.+}}) : (!hw.mbarrier, index, index) -> ()
+func.func @tma(%a: memref<256x64xf16>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bar = "hw.mbarrier_init"() {count = 1 : i64, barriers = 2 : i64} : () -> !hw.mbarrier
+  %a_s = "hw.alloc"() : () -> memref<2x128x64xf16, #gpu.address_space<workgroup>>
+  "hw.tma_load"(%a, %a_s, %bar, %c0, %c0, %c0, %c0) : (memref<256x64xf16>, memref<2x128x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index, index) -> ()
+  "hw.mbarrier_arrive"(%bar, %c1) : (!hw.mbarrier, index) -> ()
+  "hw.mbarrier_wait"(%bar, %c0, %c0) : (!hw.mbarrier, index, index) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @register_tiles
+// CHECK: "hw.copy"(%{{.+}}, %[[X:.+]], %{{.+}}, %{{.+}}) : (memref<100x70xf32>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
+// CHECK: "hw.reduce_max"(%[[X]], %[[M:.+]]) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+// CHECK: "hw.sub"(%[[X]], %[[M]], %[[X]])
+// CHECK: "hw.exp"(%[[X]], %[[X]])
+// CHECK: "hw.reduce_sum"(%[[X]], %[[M]])
+// CHECK: "hw.max"(%[[M]], %[[M]], %[[M]])
+// CHECK: "hw.mul"(%[[X]], %[[R:.+]], %[[X]])
+// CHECK: "hw.add"(%[[X]], %[[R]], %[[X]])
+// CHECK: "hw.neg"(%[[X]], %[[X]])
+// CHECK: "hw.gelu"(%[[X]], %[[X]])
+// CHECK: "hw.fill"(%[[R]]) {value = 2.500000e-01 : f64}
+// CHECK: "hw.cast"(%[[X]], %[[H:.+]]) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf16, #gpu.address_space<private>>) -> ()
+// CHECK: "hw.store"(%[[H]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {epilogue = @scale, operandSegmentSizes = array<i32: 1, 1, 1, 2>}
+func.func @register_tiles(%x: memref<100x70xf32>, %y: memref<100x70xf16>, %bias: memref<70xf16>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  %xr = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %m = "hw.alloc"() : () -> memref<64x1xf32, #gpu.address_space<private>>
+  %r = "hw.alloc"() : () -> memref<1x64xf32, #gpu.address_space<private>>
+  %h = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<private>>
+  "hw.copy"(%x, %xr, %c0, %c0) : (memref<100x70xf32>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
+  "hw.reduce_max"(%xr, %m) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+  "hw.sub"(%xr, %m, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.exp"(%xr, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.reduce_sum"(%xr, %m) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+  "hw.max"(%m, %m, %m) : (memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+  "hw.mul"(%xr, %r, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.add"(%xr, %r, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.neg"(%xr, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.gelu"(%xr, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.fill"(%r) {value = 0.25 : f64} : (memref<1x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.cast"(%xr, %h) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf16, #gpu.address_space<private>>) -> ()
+  "hw.store"(%h, %y, %bias, %c0, %c0) {epilogue = @scale, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<64x64xf16, #gpu.address_space<private>>, memref<100x70xf16>, memref<70xf16>, index, index) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func private @scale
+func.func private @scale(%acc: f32, %bias: f16) -> f16 {
+  %b = arith.extf %bias : f16 to f32
+  %s = arith.mulf %acc, %b : f32
+  %r = arith.truncf %s : f32 to f16
+  return %r : f16
+}
