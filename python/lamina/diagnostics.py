@@ -94,7 +94,11 @@ class DiagnosticCollector:
         return self
 
     def __exit__(self, *exc):
+        # The handler holds this collector's bound method: dropping it
+        # breaks a cycle the garbage collector cannot see through the
+        # bindings, which would keep the context alive forever.
         self._handler.detach()
+        self._handler = None
         return False
 
     def _handle(self, diagnostic) -> bool:
