@@ -234,8 +234,10 @@ class Result(Operand):
 
 
 class Region:
-    """A region, declared in IRDL. Lamina's own ops keep their bodies in
-    outlined functions (IRDL ops cannot hold terminators in LLVM 22)."""
+    """A region. Lamina's own ops keep their bodies in outlined functions
+    referenced by a symbol: an op of a Lamina dialect is no terminator (it
+    cannot declare traits), and upstream terminators such as `scf.yield`
+    insist on their own parents, so a region it holds could not end."""
 
 
 class Variadic:
@@ -738,8 +740,15 @@ class Op:
         for field, ann in hints.items():
             value = _value_decl(field, ann)
             if value is not None:
-                (results if issubclass(value[1], Result) else operands).append(
-                    OperandDecl(field, value[0], value[1].constraint))
+                group = results if issubclass(value[1], Result) else operands
+                decl = OperandDecl(field, value[0], value[1].constraint)
+                # A subclass may redeclare an inherited operand or result (to
+                # narrow its type): it keeps its place.
+                names = [d.name for d in group]
+                if field in names:
+                    group[names.index(field)] = decl
+                else:
+                    group.append(decl)
             elif ann is Region:
                 regions.append(field)
             elif isinstance(ann, AttrKind):

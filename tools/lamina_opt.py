@@ -11,8 +11,9 @@ parsing, by the upstream verifier after every pass, by the Python rules of
 Lamina's ops after every Lamina pass (upstream passes treat nn ops as
 opaque), and by both when the pipeline ends. Errors print as `FILE:LINE:COL: error: ...`, the exit code is
 1, and the `-o` file is left untouched. On success the output is byte for
-byte what mlir-opt prints for the same program and flags (checked by
-test/lamina-opt/mlir-opt-parity.test), so `diff` between the two works.
+byte what mlir-opt prints for the same program and flags, on programs of
+upstream ops (checked by test/lamina-opt/mlir-opt-parity.test), so `diff`
+between the two works.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from mlir import ir
 
 from lamina.context import irdl, make_context, verify
 from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, UsageError,
-                                atomic_output, run_tool)
+                                atomic_output, check_output_path, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
-                                  parse_pipeline, resolve)
+                                  check_upstream_options, parse_pipeline, resolve)
 from lamina.pass_registry import _format_option as format_option
 from lamina.pass_registry import all_passes
 from lamina.plugins import add_plugin_arguments, load_plugins
@@ -153,6 +154,30 @@ def _regex_of(pattern: str) -> re.Pattern:
         pieces.append(re.escape(literal) + regex)
     pieces.append(re.escape(rest))
     return re.compile("".join(pieces))
+
+
+_DIRECTIVE = re.compile(r"expected-(error|warning|note|remark)(-re)?\b(.*)$")
+
+
+def malformed_directives(text: str, first_line: int, source_name: str) -> list[str]:
+    """Errors for expected-* directives that start a pattern but do not
+    match the syntax (`// expected-error {{text` without its `}}`), which
+    would otherwise expect nothing and let the check pass."""
+    problems = []
+    for index, line in enumerate(text.split("\n")):
+        directive = _DIRECTIVE.search(line)
+        if not directive or _EXPECTED.search(line):
+            continue
+        rest = directive.group(3)
+        if "{{" not in rest and "}}" not in rest:
+            continue
+        missing = "'}}' closing its pattern" if "{{" in rest else "'{{' opening its pattern"
+        if "{{" in rest and rest.rstrip().endswith("}}"):
+            missing = "a valid '@' offset or count before its pattern"
+        problems.append(Diagnostic(source_name, first_line + index, directive.start() + 1, "error",
+                                   f"malformed expected-{directive.group(1)} directive: it "
+                                   f"lacks {missing}").format())
+    return problems
 
 
 def parse_expectations(text: str, first_line: int) -> list[Expectation]:
@@ -317,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(tool_args)
+    check_output_path(options.output)
     # Before anything that reads the registries: a plugin's passes are
     # flags, its dialects parse, and both are listed.
     load_plugins(options.plugins)
@@ -334,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     # Unknown passes and bad options are usage errors, reported before any IR.
     try:
         resolve(elements, make_context())
+        check_upstream_options(elements)
     except PipelineError as e:
         raise UsageError(str(e)) from None
 
@@ -344,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     for chunk in split_chunks(text, options.split_input_file):
         output, diagnostics = process_chunk(chunk, source_name, elements, options)
         if options.verify_diagnostics:
-            failures = check_expectations(
+            failures = malformed_directives(chunk.text, chunk.first_line, source_name)
+            failures += check_expectations(
                 diagnostics, parse_expectations(chunk.text, chunk.first_line), source_name)
             messages.extend(failures)
             failed |= bool(failures)
