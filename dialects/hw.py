@@ -49,7 +49,7 @@ from typing import Sequence
 import numpy as np
 from mlir import ir
 
-from lamina.types import MemRefType, element_type_name
+from lamina.types import MemRefType
 
 from .opdef import (AnyType, Dialect, F64Attr, I64ArrayAttr, Index, IntAttr,
                     MemRefOf, Operand, Result, SymbolRefAttr, Variadic, VerifyError)
@@ -274,6 +274,15 @@ class KernelOp(HW.Operation):
         """The op's own rules on its operand types."""
 
 
+class SynchronisationOp(KernelOp):
+    """Base of the ops that order the others (commits, waits, barriers,
+    mbarriers, annotations): on the values of tiles they do nothing, which
+    is their NumPy reference."""
+
+    def reference(self, *operands):
+        return None
+
+
 # ---------------------------------------------------------------------------
 # Launch structure.
 
@@ -349,7 +358,7 @@ class BlockIdOp(KernelOp, name="block_id"):
             raise VerifyError(f"'dim' must be 0, 1 or 2, got {self.dim}")
 
 
-class PipelineOp(KernelOp, name="pipeline"):
+class PipelineOp(SynchronisationOp, name="pipeline"):
     """Software pipelining: the enclosing `scf.for` is to run with
     `stages` iterations' copies in flight. It stands first in the loop's
     body; `hw-pipeline` realises it, multi-buffering the shared tiles that
@@ -416,12 +425,10 @@ class TransferOp(KernelOp):
         _check_index_count(self.op_name(), t.index_count, len(indices), _describe_indices(t))
 
     def reference(self, *groups):
+        """The copy on NumPy arrays, in place (the op's operand types say
+        which operand is the tile)."""
         src, dst, indices = self.operand_groups(groups)
-        if self.operation is not None:
-            src_type, dst_type, _ = self.operand_groups(self._group(self.operand_types))
-        else:
-            src_type = MemRefType(src.shape, element_type_name(src.dtype))
-            dst_type = MemRefType(dst.shape, element_type_name(dst.dtype), "workgroup")
+        src_type, dst_type, _ = self.operand_groups(self._group(self.operand_types))
         copy_reference(transfer(src_type, dst_type), src, dst, indices)
 
 
@@ -453,7 +460,7 @@ class AsyncCopyOp(TransferOp, name="async_copy"):
     token: Result[TokenType]
 
 
-class CommitOp(KernelOp, name="commit"):
+class CommitOp(SynchronisationOp, name="commit"):
     """Commits the async copies of `tokens` as one group (cp.async's
     commit_group); groups complete in order.
 
@@ -463,7 +470,7 @@ class CommitOp(KernelOp, name="commit"):
     tokens: Variadic[Operand[TokenType]]
 
 
-class WaitOp(KernelOp, name="wait"):
+class WaitOp(SynchronisationOp, name="wait"):
     """Waits until at most `pending` committed groups of async copies are
     in flight, then synchronises the block (cp.async.wait_group and a
     barrier): the copies of every older group are complete and visible to
@@ -479,7 +486,7 @@ class WaitOp(KernelOp, name="wait"):
             raise VerifyError(f"'pending' must be >= 0, got {self.pending}")
 
 
-class BarrierOp(KernelOp, name="barrier"):
+class BarrierOp(SynchronisationOp, name="barrier"):
     """Synchronises the threads of the block: what any of them wrote to
     shared memory before is visible to all after, and tiles read before
     may be overwritten after.
@@ -492,7 +499,7 @@ class BarrierOp(KernelOp, name="barrier"):
 # TMA and mbarriers (sm_90a).
 
 
-class MBarrierInitOp(KernelOp, name="mbarrier_init"):
+class MBarrierInitOp(SynchronisationOp, name="mbarrier_init"):
     """Creates `barriers` mbarriers in shared memory, each completing a
     phase when `count` arrivals (`hw.mbarrier_arrive`, `hw.tma_load`) have
     happened and the bytes of their TMA loads have landed.
@@ -510,7 +517,7 @@ class MBarrierInitOp(KernelOp, name="mbarrier_init"):
                               f"{self.barriers}")
 
 
-class MBarrierArriveOp(KernelOp, name="mbarrier_arrive"):
+class MBarrierArriveOp(SynchronisationOp, name="mbarrier_arrive"):
     """The block arrives once on mbarrier `index` of `barrier`.
 
     Example: "hw.mbarrier_arrive"(%bar, %stage) : (!hw.mbarrier, index) -> ()
@@ -520,7 +527,7 @@ class MBarrierArriveOp(KernelOp, name="mbarrier_arrive"):
     index: Operand[Index]
 
 
-class MBarrierWaitOp(KernelOp, name="mbarrier_wait"):
+class MBarrierWaitOp(SynchronisationOp, name="mbarrier_wait"):
     """Waits until the phase of parity `parity` (0 or 1) of mbarrier
     `index` has completed (mbarrier.try_wait.parity): the phase counter
     of a barrier starts at 0, so a loop waits on parity `(k / stages) % 2`.

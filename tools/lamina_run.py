@@ -4,6 +4,12 @@
     lamina-run model.mlir --entry f --inputs in.npz --output out.npz
     lamina-run model.mlir --random --seed 3 --bench
     lamina-run model.mlir --load-plugin=my_ops.py --random --check
+    lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
+
+`--target=cuda:ARCH --emulate` runs the target's hw kernels on the CPU
+through their emulation. Arguments that are memrefs in global memory (an
+hw program's) are written in place: they are printed after the run and
+saved as `arg0`, `arg1`, ... with `--output`.
 
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
@@ -25,11 +31,12 @@ import time
 
 import numpy as np
 
-import lamina
 from lamina.diagnostics import UsageError, atomic_output, run_tool
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.reference import compare, evaluate, random_inputs
+from lamina.targets import get_target
+from lamina.types import MemRefType
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -38,6 +45,10 @@ def _argument_parser() -> argparse.ArgumentParser:
         description="JIT-compile an nn program for the CPU and run it on NumPy arrays.")
     parser.add_argument("input", help="input .mlir file, '-' for stdin")
     parser.add_argument("--entry", default=None, help="the function to run")
+    parser.add_argument("--target", default="cpu",
+                        help="target spec (cpu, cuda:sm_80, cuda:sm_90a; default cpu)")
+    parser.add_argument("--emulate", action="store_true",
+                        help="run a GPU target's kernels on the CPU through their emulation")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", default=None, metavar="IN.npz",
                         help="arguments: an .npz with arg0, arg1, ... (or a.npy,b.npy)")
@@ -105,7 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
-    function = lamina.compile(module, entry=options.entry)
+    try:
+        target = get_target(options.target)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if options.emulate:
+        if not hasattr(target, "emulation"):
+            raise UsageError(f"target '{target.name}' has no emulation; --emulate is for GPU "
+                             "targets")
+        target = target.emulation()
+    function = target.compile(module, entry=options.entry)
     if options.inputs:
         arrays = load_inputs(options.inputs, len(function.inputs))
     elif options.random or not function.inputs:
@@ -122,9 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     results = list(outputs) if isinstance(outputs, tuple) else (
         [] if outputs is None else [outputs])
 
+    written = {index: array for index, (array, spec) in enumerate(zip(arrays, function.inputs))
+               if isinstance(spec, MemRefType)}
     if not options.quiet:
         for index, (array, spec) in enumerate(zip(results, function.results)):
             print(f"res{index}: {spec} =\n{_summary(array)}")
+        for index, array in written.items():
+            print(f"arg{index}: {function.inputs[index]} =\n{_summary(array)}")
 
     failed = False
     if options.check:
@@ -146,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if options.output:
         with atomic_output(options.output, binary=True) as out:
-            np.savez(out, **{f"res{i}": r for i, r in enumerate(results)})
+            np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},
+                     **{f"arg{i}": a for i, a in written.items()})
     return 0
 
 

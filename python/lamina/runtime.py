@@ -16,6 +16,10 @@ arrays allocated here (the pipeline turns results into out-parameters).
 Arguments are checked against the entry function's signature: count,
 element type (exactly; no silent casts) and shape.
 
+An argument that is a memref in global memory (the entry of an hw program)
+is passed in place: the compiled code may write it, which is how kernels
+return their results, so it must be a writeable, C-contiguous array.
+
 Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
 i1 (`np.bool_`), i8, i16, i32, i64.
 
@@ -37,7 +41,7 @@ from mlir.execution_engine import ExecutionEngine
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.parsing import parse
 from lamina.passes.cpu_check_lowered_to_llvm import check_llvm_dialect
-from lamina.types import TensorType, VerifyError, numpy_dtype
+from lamina.types import MemRefType, TensorType, VerifyError, numpy_dtype
 
 
 # ---------------------------------------------------------------------------
@@ -86,20 +90,29 @@ def find_entry(module: ir.Module, entry: str | None = None) -> ir.Operation:
                     f"functions ({names}); name one with --entry / entry=")
 
 
-def signature(func: ir.Operation) -> tuple[list[TensorType], list[TensorType]]:
-    """The argument and result tensor types of a function. Raises
-    CompileError for a type that cannot cross the NumPy boundary."""
+def signature(func: ir.Operation) -> tuple[list[TensorType | MemRefType], list[TensorType]]:
+    """The argument and result types of a function: tensors, and memrefs in
+    global memory among the arguments (passed in place: the callee may
+    write them). Raises CompileError for a type that cannot cross the
+    NumPy boundary."""
     function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     converted = []
     for what, types in (("argument", function_type.inputs), ("result", function_type.results)):
         group = []
         for index, t in enumerate(types):
             try:
-                group.append(TensorType.from_mlir(t))
+                if what == "argument" and isinstance(t, ir.MemRefType):
+                    memref = MemRefType.from_mlir(t)
+                    if memref.space != "global":
+                        raise VerifyError(f"{t} is not in global memory")
+                    group.append(memref)
+                else:
+                    group.append(TensorType.from_mlir(t))
             except VerifyError as error:
                 raise CompileError.at(func.location,
                                 f"{what} #{index} of @{_symbol(func)}: {error}; only statically "
-                                "shaped tensors can be passed to and from NumPy") from None
+                                "shaped tensors (and, as arguments, memrefs in global memory) "
+                                "can be passed to and from NumPy") from None
         converted.append(group)
     return converted[0], converted[1]
 
@@ -141,10 +154,10 @@ def descriptor(array: np.ndarray) -> ctypes.Structure:
 
 class CompiledFunction:
     """A compiled entry function, callable on NumPy arrays. `inputs` and
-    `results` are its tensor types; `compile_seconds` the time taken by
-    the pipeline and the JIT."""
+    `results` are its tensor types (memref types for arguments passed in
+    place); `compile_seconds` the time taken by the pipeline and the JIT."""
 
-    def __init__(self, engine, name: str, inputs: Sequence[TensorType],
+    def __init__(self, engine, name: str, inputs: Sequence[TensorType | MemRefType],
                  results: Sequence[TensorType], module: ir.Module | None = None,
                  compile_seconds: float = 0.0):
         self.engine = engine
@@ -182,6 +195,11 @@ class CompiledFunction:
             if array.shape != spec.shape:
                 raise ValueError(f"@{self.name} argument #{index}: expected {spec} (shape "
                                  f"{spec.shape}), got shape {array.shape}")
+            if isinstance(spec, MemRefType) and not (array is value and array.flags.c_contiguous
+                                                     and array.flags.writeable):
+                raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place "
+                                 "(the function may write it): give a writeable, C-contiguous "
+                                 "NumPy array")
             arrays.append(np.ascontiguousarray(array))
         return arrays
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 # The module defining each of Lamina's own target kinds.
 BUILTIN_TARGETS = {
     "cpu": "lamina.targets.cpu",
+    "cuda": "lamina.targets.cuda",
 }
 
 

@@ -1,0 +1,407 @@
+"""--convert-hw-to-loops: the CPU emulation of hw programs.
+
+Every hw op becomes host loops over memrefs (scf, memref, arith, math,
+func), so an hw program runs on the CPU through the CPU target's lower
+stages and its results can be compared with NumPy: the GPU level is tested
+on a machine without a GPU. Each op is run with its block-collective
+meaning, by one host thread, one op after the other; asynchronous copies and
+TMA loads are done when they are issued, and commits, waits, barriers,
+mbarriers and pipelining annotations have nothing left to do. The hazards
+that this order hides (reads of copies still in flight, missing barriers,
+deadlocked mbarriers) are what `hw-check-hazards` reports, and the
+emulation pipeline runs it first.
+
+Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
+`hw.launch` from host functions. Guarantees:
+
+* every hw op is gone; no `hw.` type or attribute is left;
+* each kernel becomes a private function taking its arguments and then the
+  block index (x, y, z), and each `hw.launch` a loop nest over the grid
+  calling it;
+* shared and register tiles become `memref.alloca`s at the top of the
+  kernel, and no memref keeps a GPU memory space;
+* loads past the end of a global memref read zeros and stores past it are
+  skipped, as the hw ops define; f16 and bf16 are computed on in f32 (MMA
+  accumulates in f32; f32 MMA operands are truncated to tf32 first);
+* stores with an epilogue call the epilogue function on each element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, func, math, memref, scf
+
+from lamina.dialects import hw
+from lamina.dialects.opdef import lookup_op
+from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.types import type_view
+
+# ---------------------------------------------------------------------------
+# Building blocks.
+
+
+def index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), int(value))
+
+
+def f32(value: float) -> ir.Value:
+    return arith.constant(ir.F32Type.get(), float(value))
+
+
+def loop_nest(extents: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+    """`body(ivs)` inside a nest of loops `0 <= iv < extent`."""
+    if not extents:
+        body([])
+        return
+    loop = scf.ForOp(index(0), index(extents[0]), index(1))
+    with ir.InsertionPoint(loop.body):
+        loop_nest(extents[1:], lambda ivs: body([loop.induction_variable] + ivs))
+        scf.YieldOp([])
+
+
+def to_f32(value: ir.Value) -> ir.Value:
+    if isinstance(value.type, (ir.F16Type, ir.BF16Type)):
+        return arith.extf(ir.F32Type.get(), value)
+    return value
+
+
+def from_f32(value: ir.Value, element_type: ir.Type) -> ir.Value:
+    if value.type == element_type:
+        return value
+    if ir.FloatType(element_type).width < ir.FloatType(value.type).width:
+        return arith.truncf(element_type, value)
+    return arith.extf(element_type, value)
+
+
+def to_tf32(value: ir.Value) -> ir.Value:
+    """An f32 as the tensor cores read it in tf32 (low 13 mantissa bits dropped)."""
+    i32 = ir.IntegerType.get_signless(32)
+    bits = arith.bitcast(i32, value)
+    masked = arith.andi(bits, arith.constant(i32, 0xFFFFE000 - (1 << 32)))
+    return arith.bitcast(ir.F32Type.get(), masked)
+
+
+def element_type(value: ir.Value) -> ir.Type:
+    return ir.MemRefType(value.type).element_type
+
+
+def shape(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.MemRefType(value.type).shape)
+
+
+def in_bounds(memref_value: ir.Value, indices: Sequence[ir.Value]) -> ir.Value | None:
+    """`0 <= i < dim` for every index (unsigned compare), or None when the
+    memref is not in global memory (boxes there are in bounds)."""
+    if type_view(memref_value.type).space != "global":
+        return None
+    condition = None
+    for i, size in zip(indices, shape(memref_value)):
+        inside = arith.cmpi(arith.CmpIPredicate.ult, i, index(size))
+        condition = inside if condition is None else arith.andi(condition, inside)
+    return condition
+
+
+def guarded_load(source: ir.Value, indices: Sequence[ir.Value]) -> ir.Value:
+    """`source[indices]`, or zero where the indices are past the end of a
+    global memref."""
+    condition = in_bounds(source, indices)
+    if condition is None:
+        return memref.load(source, list(indices))
+    clamped = [arith.minui(i, index(size - 1)) for i, size in zip(indices, shape(source))]
+    value = memref.load(source, clamped)
+    zero = arith.constant(value.type, 0.0)
+    return arith.select(condition, value, zero)
+
+
+def guarded_store(value: ir.Value, target: ir.Value, indices: Sequence[ir.Value]) -> None:
+    """`target[indices] = value`, skipped past the end of a global memref."""
+    condition = in_bounds(target, indices)
+    if condition is None:
+        memref.store(value, target, list(indices))
+        return
+    branch = scf.IfOp(condition)
+    with ir.InsertionPoint(branch.then_block):
+        memref.store(value, target, list(indices))
+        scf.YieldOp([])
+
+
+def placed(place: hw.Placement, indices: Sequence[ir.Value],
+           box_ivs: Sequence[ir.Value]) -> list[ir.Value]:
+    """The indices of an element of the box in an operand."""
+    lead = place.memref.rank - len(place.box)
+    if place.role == "tile":
+        return list(indices[:lead]) + list(box_ivs)
+    return list(indices[:lead]) + [arith.addi(o, iv) for o, iv in zip(indices[lead:], box_ivs)]
+
+
+# ---------------------------------------------------------------------------
+# Op lowerings: each builds the op's replacement before it.
+
+LOWERINGS: dict[str, Callable] = {}
+
+
+def lowers(*op_classes):
+    def register(function):
+        for op_class in op_classes:
+            LOWERINGS[op_class.op_name()] = function
+        return function
+    return register
+
+
+def lower_transfer(view, src, dst, indices) -> None:
+    t = hw.transfer(type_view(src.type), type_view(dst.type))
+    src_indices, dst_indices = t.split(indices)
+
+    def body(ivs):
+        value = guarded_load(src, placed(t.src, src_indices, ivs))
+        guarded_store(value, dst, placed(t.dst, dst_indices, ivs))
+    loop_nest(t.box, body)
+
+
+@lowers(hw.CopyOp, hw.AsyncCopyOp, hw.TmaLoadOp)
+def _copy(view):
+    lower_transfer(view, view.operand("src"), view.operand("dst"), view.operand("indices"))
+
+
+@lowers(hw.MmaOp)
+def _mma(view):
+    a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    indices = view.operand("indices")
+    lead_a = len(shape(a)) - 2
+    stage_a, stage_b = list(indices[:lead_a]), list(indices[lead_a:])
+    m, k = shape(a)[-2:]
+    n = shape(c)[1]
+    tf32 = element_type(a) == ir.F32Type.get()
+
+    def operand(value: ir.Value) -> ir.Value:
+        value = to_f32(value)
+        return to_tf32(value) if tf32 else value
+
+    def body(ivs):
+        i, j = ivs
+        loop = scf.ForOp(index(0), index(k), index(1), [memref.load(c, [i, j])])
+        with ir.InsertionPoint(loop.body):
+            kk = loop.induction_variable
+            product = arith.mulf(operand(memref.load(a, stage_a + [i, kk])),
+                                 operand(memref.load(b, stage_b + [kk, j])))
+            scf.YieldOp([arith.addf(loop.inner_iter_args[0], product)])
+        memref.store(loop.results[0], c, [i, j])
+    loop_nest((m, n), body)
+
+
+@lowers(hw.FillOp)
+def _fill(view):
+    out = view.operand("out")
+    value = arith.constant(element_type(out), float(view.value))
+    loop_nest(shape(out), lambda ivs: memref.store(value, out, ivs))
+
+
+def _gelu(x: ir.Value) -> ir.Value:
+    cube = arith.mulf(arith.mulf(x, x), x)
+    inner = arith.mulf(f32(0.7978845608028654), arith.addf(x, arith.mulf(f32(0.044715), cube)))
+    return arith.mulf(arith.mulf(f32(0.5), x), arith.addf(f32(1.0), math.tanh(inner)))
+
+
+UNARY = {
+    "hw.neg": arith.negf,
+    "hw.exp": math.exp,
+    "hw.relu": lambda x: arith.maximumf(x, f32(0.0)),
+    "hw.gelu": _gelu,
+    "hw.cast": lambda x: x,
+}
+
+BINARY = {
+    "hw.add": arith.addf,
+    "hw.sub": arith.subf,
+    "hw.mul": arith.mulf,
+    "hw.max": arith.maximumf,
+}
+
+
+@lowers(*(lookup_op(name) for name in UNARY))
+def _unary(view):
+    x, out = view.operand("x"), view.operand("out")
+    compute = UNARY[view.op_name()]
+
+    def body(ivs):
+        value = compute(to_f32(memref.load(x, ivs)))
+        memref.store(from_f32(value, element_type(out)), out, ivs)
+    loop_nest(shape(x), body)
+
+
+def broadcast_indices(operand_shape: Sequence[int], ivs: Sequence[ir.Value]) -> list[ir.Value]:
+    """The indices of an operand broadcast (NumPy rules) to the loops `ivs`."""
+    ivs = list(ivs)[len(ivs) - len(operand_shape):]
+    return [index(0) if size == 1 else iv for size, iv in zip(operand_shape, ivs)]
+
+
+@lowers(*(lookup_op(name) for name in BINARY))
+def _binary(view):
+    x, y, out = view.operand("x"), view.operand("y"), view.operand("out")
+    compute = BINARY[view.op_name()]
+
+    def body(ivs):
+        lhs = to_f32(memref.load(x, ivs))
+        rhs = to_f32(memref.load(y, broadcast_indices(shape(y), ivs)))
+        memref.store(from_f32(compute(lhs, rhs), element_type(out)), out, ivs)
+    loop_nest(shape(x), body)
+
+
+REDUCTIONS = {
+    "hw.reduce_sum": (0.0, arith.addf),
+    "hw.reduce_max": (float("-inf"), arith.maximumf),
+}
+
+
+@lowers(*(lookup_op(name) for name in REDUCTIONS))
+def _reduce(view):
+    x, out = view.operand("x"), view.operand("out")
+    initial, combine = REDUCTIONS[view.op_name()]
+    rows, cols = shape(x)
+
+    def body(ivs):
+        (i,) = ivs
+        loop = scf.ForOp(index(0), index(cols), index(1), [f32(initial)])
+        with ir.InsertionPoint(loop.body):
+            value = to_f32(memref.load(x, [i, loop.induction_variable]))
+            scf.YieldOp([combine(loop.inner_iter_args[0], value)])
+        memref.store(from_f32(loop.results[0], element_type(out)), out, [i, index(0)])
+    loop_nest((rows,), body)
+
+
+@lowers(hw.StoreOp)
+def _store(view):
+    src, dst = view.operand("src"), view.operand("dst")
+    extras, indices = view.operand("extras"), view.operand("indices")
+    lead, (row, col) = list(indices[:-2]), indices[-2:]
+    target_type = element_type(dst)
+
+    def body(ivs):
+        i, j = ivs
+        position = lead + [arith.addi(row, i), arith.addi(col, j)]
+        condition = in_bounds(dst, position)
+        branch = scf.IfOp(condition)
+        with ir.InsertionPoint(branch.then_block):
+            value = to_f32(memref.load(src, [i, j]))
+            if view.epilogue is None:
+                value = from_f32(value, target_type)
+            else:
+                arguments = [value] + [memref.load(extra, position[-1:] if len(shape(extra)) == 1
+                                                   else position) for extra in extras]
+                value = func.CallOp([target_type], ir.FlatSymbolRefAttr.get(view.epilogue),
+                                    arguments).result
+            memref.store(value, dst, position)
+            scf.YieldOp([])
+    loop_nest(shape(src), body)
+
+
+@lowers(hw.AllocOp)
+def _alloc(view):
+    # The memory space stays until the kernel is lowered (the ops after
+    # this one are lowered by it); `strip_memory_spaces` removes it.
+    alloca = memref.AllocaOp(view.operation.results[0].type, [], []).result
+    view.operation.results[0].replace_all_uses_with(alloca)
+
+
+# Ops the sequential emulation has nothing to do for.
+for _name in ("hw.commit", "hw.wait", "hw.barrier", "hw.pipeline", "hw.mbarrier_init",
+              "hw.mbarrier_arrive", "hw.mbarrier_wait"):
+    LOWERINGS[_name] = lambda view: None
+
+
+# ---------------------------------------------------------------------------
+# Kernels and launches.
+
+
+def _kernels(module: ir.Operation) -> list[ir.Operation]:
+    return [op.operation for op in module.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and hw.is_kernel(op.operation)]
+
+
+def _emulated_kernel(kernel: ir.Operation) -> None:
+    """Adds the block index arguments and lowers the kernel's hw ops."""
+    entry = kernel.regions[0].blocks[0]
+    location = kernel.location
+    block_ids = [entry.add_argument(ir.IndexType.get(), location) for _ in range(3)]
+    ftype = hw.function_type(kernel)
+    kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        list(ftype.inputs) + [ir.IndexType.get()] * 3, list(ftype.results)))
+    del kernel.attributes[hw.KERNEL_ATTRIBUTE]
+    kernel.attributes["sym_visibility"] = ir.StringAttr.get("private")
+
+    ops: list[ir.Operation] = []
+
+    def collect(op):
+        if op.name.startswith("hw."):
+            ops.append(op.operation)
+        return ir.WalkResult.ADVANCE
+    kernel.walk(collect, ir.WalkOrder.PRE_ORDER)
+    for op in ops:
+        if op.name == "hw.block_id":
+            op.results[0].replace_all_uses_with(block_ids[hw.BlockIdOp.from_operation(op).dim])
+            continue
+        lowering = LOWERINGS.get(op.name)
+        if lowering is None:
+            raise PassFailure(f"'{op.name}' has no CPU emulation", op.location)
+        with op.location, ir.InsertionPoint(op):
+            lowering(lookup_op(op.name).from_operation(op))
+    for op in reversed(ops):
+        if any(len(list(result.uses)) for result in op.results):
+            raise PassFailure(f"the result of '{op.name}' is used by an op the emulation "
+                              "does not know", op.location)
+        op.erase()
+
+
+def _emulated_launch(launch: ir.Operation) -> None:
+    view = hw.LaunchOp.from_operation(launch)
+    with launch.location, ir.InsertionPoint(launch):
+        def body(ivs):
+            bz, by, bx = ivs
+            func.CallOp([], ir.FlatSymbolRefAttr.get(view.kernel),
+                        list(launch.operands) + [bx, by, bz])
+        loop_nest(tuple(reversed(view.grid3)), body)
+    launch.erase()
+
+
+def strip_memory_spaces(root: ir.Operation) -> None:
+    """Gives every memref value under `root` the global (no) memory space."""
+    def plain(value: ir.Value) -> None:
+        if isinstance(value.type, ir.MemRefType) and \
+                ir.MemRefType(value.type).memory_space is not None:
+            value.set_type(type_view(value.type).with_space("global").to_mlir())
+
+    def visit(op):
+        for result in op.results:
+            plain(result)
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    plain(argument)
+        return ir.WalkResult.ADVANCE
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+@register_pass
+@dataclass
+class ConvertHWToLoops(Pass):
+    """Lowers every hw op to host loops over memrefs: the CPU emulation of hw programs."""
+
+    argument = "convert-hw-to-loops"
+
+    def run(self, op: ir.Operation) -> None:
+        with op.context:
+            for kernel in _kernels(op):
+                _emulated_kernel(kernel)
+                strip_memory_spaces(kernel)
+            launches: list[ir.Operation] = []
+
+            def collect(inner):
+                if inner.name == "hw.launch":
+                    launches.append(inner.operation)
+                return ir.WalkResult.ADVANCE
+            op.walk(collect, ir.WalkOrder.PRE_ORDER)
+            for launch in launches:
+                _emulated_launch(launch)
