@@ -3,11 +3,37 @@
 Ops work on ranked, statically shaped tensors of f32, f16 and bf16 (i1 where
 stated) and follow NumPy's broadcasting. Each op states its type rule
 (`infer_type`), its extra checks (`verify`) and its meaning on NumPy arrays
-(`reference`). Ops are grouped in categories by base class (unary elementwise,
-binary elementwise, reduction, normalisation, data movement), which is what
-passes and lowerings dispatch on. Composite ops (`gelu`, `silu`, `softmax`,
-`log_softmax`, `layer_norm`, `rms_norm`, `attention`) derive from
-`CompositeOp`.
+(`reference`).
+
+Ops are grouped in categories by base class, and each category is an
+interface that passes use instead of op names, so that an op defined
+elsewhere (a plugin's `UnaryElementwiseOp` subclass) is fused like a
+built-in one:
+
+* `fusion_kind`: what the op is to a fusion pass: `elementwise`
+  (`ElementwiseOp`: unary, binary, select, cast), `reduction`
+  (`ReductionOp`), `contraction` (`ContractionOp`: matmul), `convolution`
+  (`ConvolutionOp`: conv2d and pooling, windowed ops), `data_movement`
+  (`DataMovementOp`) or `opaque` (composites, and ops of no category);
+* `iteration_domain(*operand_types)`: the op's loops, one size and one
+  iterator type (`parallel` or `reduction`) per loop;
+* `indexing_maps(*operand_types)`: for each present operand, then each
+  result, the element it touches at each iteration, as an `IndexingMap`
+  (MLIR's affine syntax, testable without MLIR; None where no affine map
+  says it, as for a reshape);
+* `decompose(*operands)` on composites (`gelu`, `silu`, `softmax`,
+  `log_softmax`, `layer_norm`, `rms_norm`, `attention`): the op rebuilt
+  from primitive nn ops at the current insertion point, computing what its
+  reference computes.
+
+Operand types are given grouped like the operands, as for `infer_type`, so
+a detached view answers without MLIR:
+
+    MatmulOp.detached().indexing_maps(TensorType((4, 8), "f32"), TensorType((8, 16), "f32"))
+    # ((d0, d1, d2) -> (d0, d2), (d0, d1, d2) -> (d2, d1), (d0, d1, d2) -> (d0, d1))
+
+`nn.fused` is a fusion group formed by `nn-fuse`: a call of an outlined
+private function that holds the group's ops.
 
 Ops print and parse in MLIR's generic form:
 
@@ -15,14 +41,17 @@ Ops print and parse in MLIR's generic form:
 """
 
 import math
-from typing import Optional
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 import numpy as np
+from mlir import ir
+from mlir.dialects import arith
 
-from lamina.types import TensorType, element_type_name, numpy_dtype
+from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
-                    Result, TensorOf, Variadic, VerifyError)
+                    Result, SymbolRefAttr, TensorOf, Variadic, VerifyError)
 
 
 class NN(Dialect, name="nn"):
@@ -72,10 +101,163 @@ def _check_array(name: str, values, length: int, minimum: Optional[int] = None):
 
 
 # ---------------------------------------------------------------------------
-# Unary elementwise.
+# The category interfaces: fusion kinds, iteration domains, indexing maps.
+
+ELEMENTWISE = "elementwise"
+REDUCTION = "reduction"
+CONTRACTION = "contraction"
+CONVOLUTION = "convolution"
+DATA_MOVEMENT = "data_movement"
+OPAQUE = "opaque"
+FUSION_KINDS = (ELEMENTWISE, REDUCTION, CONTRACTION, CONVOLUTION, DATA_MOVEMENT, OPAQUE)
+# What a fusion group (`nn.fused`) is built around.
+GROUP_KINDS = (ELEMENTWISE, REDUCTION, CONTRACTION, CONVOLUTION)
+
+PARALLEL = "parallel"
 
 
-class UnaryElementwiseOp(NN.Operation):
+def fusion_kind(op_class: type) -> str:
+    """The fusion kind of an op class: its category's, or `opaque` for an
+    op of no category (any dialect)."""
+    return getattr(op_class, "fusion_kind", OPAQUE)
+
+
+@dataclass(frozen=True)
+class IterationDomain:
+    """The loops of an op: a size and an iterator type (`parallel` or
+    `reduction`) per loop."""
+
+    sizes: tuple[int, ...]
+    iterators: tuple[str, ...]
+
+    @classmethod
+    def parallel(cls, sizes: Sequence[int], reduced: Sequence[int] = ()) -> "IterationDomain":
+        """Loops over `sizes`, parallel except the `reduced` ones."""
+        return cls(tuple(sizes), tuple(REDUCTION if d in reduced else PARALLEL
+                                       for d in range(len(sizes))))
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def reduction_dims(self) -> tuple[int, ...]:
+        return tuple(d for d, kind in enumerate(self.iterators) if kind == REDUCTION)
+
+    @property
+    def parallel_dims(self) -> tuple[int, ...]:
+        return tuple(d for d, kind in enumerate(self.iterators) if kind == PARALLEL)
+
+
+def _loop(index: int, factor: int = 1) -> str:
+    return f"d{index}" if factor == 1 else f"d{index} * {factor}"
+
+
+def _sum(*terms: str | int) -> str:
+    """An affine sum, without zero constants."""
+    kept = [str(t) for t in terms if t != 0]
+    return " + ".join(kept) or "0"
+
+
+@dataclass(frozen=True)
+class IndexingMap:
+    """Which element of an operand or result an iteration touches: an affine
+    map from the loops `d0 .. d{num_loops-1}` to the value's dims, each
+    result an affine expression in MLIR's syntax (`d1`, `0`,
+    `d2 * 2 + d5`). `str()` is MLIR's form; `to_mlir()` the `ir.AffineMap`."""
+
+    num_loops: int
+    results: tuple[str, ...]
+
+    @classmethod
+    def of_loops(cls, num_loops: int, loops: Sequence[int]) -> "IndexingMap":
+        """The projection reading loop `loops[i]` for dim `i`."""
+        return cls(num_loops, tuple(_loop(d) for d in loops))
+
+    @classmethod
+    def identity(cls, num_loops: int) -> "IndexingMap":
+        return cls.of_loops(num_loops, range(num_loops))
+
+    @classmethod
+    def broadcast(cls, shape: Sequence[int], domain: Sequence[int]) -> "IndexingMap":
+        """Reads a value of `shape` broadcast over the loops `domain` (NumPy
+        rules): aligned to the trailing loops, size-1 dims that grow read
+        index 0."""
+        offset = len(domain) - len(shape)
+        return cls(len(domain), tuple(
+            "0" if size == 1 and domain[offset + i] != 1 else _loop(offset + i)
+            for i, size in enumerate(shape)))
+
+    def __str__(self) -> str:
+        loops = ", ".join(f"d{i}" for i in range(self.num_loops))
+        return f"({loops}) -> ({', '.join(self.results)})"
+
+    def to_mlir(self) -> ir.AffineMap:
+        """The map in the current context."""
+        return ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{self}>")).value
+
+
+def _present(operand_types) -> list[TensorType]:
+    """The types of the present operands, flat (variadic groups spread,
+    absent optional operands left out)."""
+    flat = []
+    for t in operand_types:
+        if isinstance(t, (list, tuple)):
+            flat.extend(t)
+        elif t is not None:
+            flat.append(t)
+    return flat
+
+
+def _scalar(value: float, dtype: str) -> ir.Value:
+    """A rank-0 constant tensor (it broadcasts to any shape) at the current
+    insertion point."""
+    element = ir.Type.parse(dtype)
+    tensor_type = ir.RankedTensorType.get([], element)
+    return arith.constant(tensor_type, ir.DenseElementsAttr.get_splat(
+        tensor_type, ir.FloatAttr.get(element, value)))
+
+
+def _type_of(value: ir.Value) -> TensorType:
+    return TensorType.from_mlir(value.type)
+
+
+def _in_f32(value: ir.Value) -> ir.Value:
+    """f16 and bf16 values cast to f32: decompositions compute in f32 and
+    round once at the end, as the references do."""
+    t = _type_of(value)
+    if t.dtype in ("f16", "bf16"):
+        return CastOp.build(value, result_type=t.with_dtype("f32"))
+    return value
+
+
+def _rounded(value: ir.Value, dtype: str) -> ir.Value:
+    """`value` (f32) cast back to the op's element type."""
+    t = _type_of(value)
+    return value if t.dtype == dtype else CastOp.build(value, result_type=t.with_dtype(dtype))
+
+
+# ---------------------------------------------------------------------------
+# Elementwise.
+
+
+class ElementwiseOp(NN.Operation):
+    """Base of ops computing each element of their result from the
+    elements at the same position of their operands (broadcast, NumPy
+    rules). One parallel loop per result dim."""
+
+    fusion_kind = ELEMENTWISE
+
+    def iteration_domain(self, *operand_types) -> IterationDomain:
+        return IterationDomain.parallel(self.infer_type(*operand_types).shape)
+
+    def indexing_maps(self, *operand_types) -> tuple[IndexingMap, ...]:
+        domain = self.infer_type(*operand_types).shape
+        return tuple(IndexingMap.broadcast(t.shape, domain) for t in _present(operand_types)) + (
+            IndexingMap.identity(len(domain)),)
+
+
+class UnaryElementwiseOp(ElementwiseOp):
     """Base of ops applied to each element; the result type is the operand's."""
 
     x: Operand
@@ -196,8 +378,19 @@ class ErfOp(UnaryElementwiseOp, name="erf"):
 
 
 class CompositeOp(NN.Operation):
-    """Base of ops that have a decomposition into primitive nn ops, so that
-    fusion can see inside them."""
+    """Base of ops that have a decomposition into primitive nn ops
+    (`decompose`), so that fusion can see inside them. Whole, they are
+    opaque to fusion (gelu and silu are elementwise as well)."""
+
+    fusion_kind = OPAQUE
+
+    def decompose(self, *operands: ir.Value):
+        """Builds the op from primitive nn ops at the current insertion
+        point (operands grouped like the declarations) and returns the
+        replacement value (a list for several results). The decomposition
+        computes what the reference computes: f16 and bf16 operands are
+        cast to f32 and the result rounded once."""
+        raise NotImplementedError(f"{self.op_name()} has no decomposition")
 
 
 class SiluOp(UnaryElementwiseOp, CompositeOp, name="silu"):
@@ -208,6 +401,11 @@ class SiluOp(UnaryElementwiseOp, CompositeOp, name="silu"):
 
     def compute(self, x):
         return x / (1.0 + np.exp(-x))
+
+    def decompose(self, x):
+        dtype = _type_of(x).dtype
+        z = _in_f32(x)
+        return _rounded(MulOp.build(z, SigmoidOp.build(z)), dtype)
 
 
 class GeluOp(UnaryElementwiseOp, CompositeOp, name="gelu"):
@@ -224,12 +422,24 @@ class GeluOp(UnaryElementwiseOp, CompositeOp, name="gelu"):
             return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
         return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
+    def decompose(self, x):
+        dtype = _type_of(x).dtype
+        z = _in_f32(x)
+        if self.approximate == "tanh":
+            cube = MulOp.build(MulOp.build(z, z), z)
+            inner = AddOp.build(z, MulOp.build(cube, _scalar(0.044715, "f32")))
+            gate = TanhOp.build(MulOp.build(inner, _scalar(math.sqrt(2.0 / math.pi), "f32")))
+        else:
+            gate = ErfOp.build(MulOp.build(z, _scalar(1.0 / math.sqrt(2.0), "f32")))
+        half = MulOp.build(z, _scalar(0.5, "f32"))
+        return _rounded(MulOp.build(half, AddOp.build(gate, _scalar(1.0, "f32"))), dtype)
+
 
 # ---------------------------------------------------------------------------
 # Binary elementwise with broadcasting.
 
 
-class BinaryElementwiseOp(NN.Operation):
+class BinaryElementwiseOp(ElementwiseOp):
     """Base of elementwise ops on two operands with NumPy broadcasting; the
     result has the broadcast shape and the operands' element type."""
 
@@ -338,7 +548,7 @@ class CompareOp(BinaryElementwiseOp, name="compare"):
                 "gt": np.greater, "ge": np.greater_equal}[self.predicate](lhs, rhs)
 
 
-class SelectOp(NN.Operation, name="select"):
+class SelectOp(ElementwiseOp, name="select"):
     """Elementwise choice `cond ? a : b`, broadcasting all three operands.
 
     Example: %z = "nn.select"(%m, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
@@ -358,7 +568,7 @@ class SelectOp(NN.Operation, name="select"):
         return np.where(cond, lhs, rhs).astype(lhs.dtype)
 
 
-class CastOp(NN.Operation, name="cast"):
+class CastOp(ElementwiseOp, name="cast"):
     """Element type conversion; the target type is the result type.
     Float to i1 is `x != 0`; i1 to float gives 0 or 1.
 
@@ -389,7 +599,23 @@ class CastOp(NN.Operation, name="cast"):
 # Contractions and windows.
 
 
-class MatmulOp(NN.Operation, name="matmul"):
+class ContractionOp(NN.Operation):
+    """Base of ops that multiply operands and sum the products over
+    reduction loops (matrix products): expensive producers, whose
+    elementwise consumers fuse as epilogues."""
+
+    fusion_kind = CONTRACTION
+
+
+class ConvolutionOp(NN.Operation):
+    """Base of windowed ops (convolutions and pooling): each result element
+    folds a window of the input, over reduction loops. The indexing maps
+    read the padded input (padding is applied first)."""
+
+    fusion_kind = CONVOLUTION
+
+
+class MatmulOp(ContractionOp, name="matmul"):
     """Matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`; batch dims
     broadcast.
 
@@ -414,6 +640,24 @@ class MatmulOp(NN.Operation, name="matmul"):
                               f"{list(lhs.shape[:-2])} vs {list(rhs.shape[:-2])}") from None
         return TensorType(batch + (lhs.shape[-2], rhs.shape[-1]), dtype)
 
+    def iteration_domain(self, lhs, rhs) -> IterationDomain:
+        """Loops `(batch..., m, n, k)`; k is the reduction."""
+        result = self.infer_type(lhs, rhs).shape
+        return IterationDomain.parallel(result + (lhs.shape[-1],), reduced=(len(result),))
+
+    def indexing_maps(self, lhs, rhs) -> tuple[IndexingMap, ...]:
+        result = self.infer_type(lhs, rhs).shape
+        batch = result[:-2]
+        loops = len(result) + 1
+        m, n, k = len(batch), len(batch) + 1, len(batch) + 2
+
+        def operand(shape, rows, cols):
+            head = IndexingMap.broadcast(shape[:-2], batch).results
+            return IndexingMap(loops, head + (_loop(rows), _loop(cols)))
+
+        return (operand(lhs.shape, m, k), operand(rhs.shape, k, n),
+                IndexingMap.of_loops(loops, range(len(result))))
+
     def reference(self, lhs, rhs):
         return np.matmul(_compute(lhs), _compute(rhs)).astype(lhs.dtype)
 
@@ -422,7 +666,7 @@ def _window_out(size: int, kernel: int, stride: int, dilation: int, pad: int) ->
     return (size + pad - dilation * (kernel - 1) - 1) // stride + 1
 
 
-class Conv2dOp(NN.Operation, name="conv2d"):
+class Conv2dOp(ConvolutionOp, name="conv2d"):
     """2-D convolution (cross-correlation), NCHW input, OIHW weights, with
     optional bias `[O]`, strides, padding (top, left, bottom, right),
     dilations and groups.
@@ -469,6 +713,34 @@ class Conv2dOp(NN.Operation, name="conv2d"):
             raise VerifyError(f"conv2d kernel {kh}x{kw} does not fit the padded input {h}x{w}")
         return TensorType((n, o, oh, ow), dtype)
 
+    def iteration_domain(self, x, weight, bias) -> IterationDomain:
+        """Loops `(n, o, oh, ow, c, kh, kw)`, and with groups `(n, g, o, oh,
+        ow, c, kh, kw)` with `o` and `c` counted within a group; the last
+        three are reductions."""
+        n, out, oh, ow = self.infer_type(x, weight, bias).shape
+        per_group, kh, kw = weight.shape[1:]
+        outer = (n, out, oh, ow) if self.groups == 1 else (
+            n, self.groups, out // self.groups, oh, ow)
+        return IterationDomain.parallel(outer + (per_group, kh, kw),
+                                        reduced=range(len(outer), len(outer) + 3))
+
+    def indexing_maps(self, x, weight, bias) -> tuple[IndexingMap, ...]:
+        (sh, sw), (dh, dw) = self.strides, self.dilations
+        if self.groups == 1:
+            n, o, oh, ow, c, kh, kw = range(7)
+            loops, channel, in_channel = 7, _loop(o), _loop(c)
+        else:
+            n, g, o, oh, ow, c, kh, kw = range(8)
+            out_group = weight.shape[0] // self.groups
+            loops, channel = 8, _sum(_loop(g, out_group), _loop(o))
+            in_channel = _sum(_loop(g, weight.shape[1]), _loop(c))
+        maps = [IndexingMap(loops, (_loop(n), in_channel, _sum(_loop(oh, sh), _loop(kh, dh)),
+                                    _sum(_loop(ow, sw), _loop(kw, dw)))),
+                IndexingMap(loops, (channel, _loop(c), _loop(kh), _loop(kw)))]
+        if bias is not None:
+            maps.append(IndexingMap(loops, (channel,)))
+        return tuple(maps) + (IndexingMap(loops, (_loop(n), channel, _loop(oh), _loop(ow))),)
+
     def reference(self, x, weight, bias):
         dtype = x.dtype
         x, weight = _compute(x), _compute(weight)
@@ -493,7 +765,7 @@ class Conv2dOp(NN.Operation, name="conv2d"):
         return out.astype(dtype)
 
 
-class Pool2dOp(NN.Operation):
+class Pool2dOp(ConvolutionOp):
     """Base of 2-D pooling over NCHW input with `kernel`, `strides` and
     `padding` (top, left, bottom, right)."""
 
@@ -519,6 +791,16 @@ class Pool2dOp(NN.Operation):
         if oh < 1 or ow < 1:
             raise VerifyError(f"pooling window {kh}x{kw} does not fit the padded input {h}x{w}")
         return TensorType((n, c, oh, ow), x.dtype)
+
+    def iteration_domain(self, x) -> IterationDomain:
+        """Loops `(n, c, oh, ow, kh, kw)`; the window loops are reductions."""
+        return IterationDomain.parallel(self.infer_type(x).shape + tuple(self.kernel),
+                                        reduced=(4, 5))
+
+    def indexing_maps(self, x) -> tuple[IndexingMap, ...]:
+        sh, sw = self.strides
+        return (IndexingMap(6, ("d0", "d1", _sum(_loop(2, sh), "d4"), _sum(_loop(3, sw), "d5"))),
+                IndexingMap.of_loops(6, range(4)))
 
     def windows(self, x, pad_value):
         top, left, bottom, right = self.padding
@@ -565,6 +847,7 @@ class ReductionOp(NN.Operation):
     result: Result
     axes: I64ArrayAttr
     keepdims: BoolAttr = False
+    fusion_kind = REDUCTION
 
     def normalized_axes(self, rank: int) -> tuple[int, ...]:
         axes = tuple(_normalize_axis(a, rank, "reduction axis") for a in self.axes)
@@ -581,6 +864,19 @@ class ReductionOp(NN.Operation):
         else:
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return x.with_shape(shape)
+
+    def iteration_domain(self, x) -> IterationDomain:
+        """One loop per operand dim; the reduced axes are reductions."""
+        return IterationDomain.parallel(x.shape, reduced=self.normalized_axes(x.rank))
+
+    def indexing_maps(self, x) -> tuple[IndexingMap, ...]:
+        axes = self.normalized_axes(x.rank)
+        if self.keepdims:
+            result = IndexingMap(x.rank, tuple("0" if d in axes else _loop(d)
+                                               for d in range(x.rank)))
+        else:
+            result = IndexingMap.of_loops(x.rank, [d for d in range(x.rank) if d not in axes])
+        return IndexingMap.identity(x.rank), result
 
     def reference(self, x):
         axes = self.normalized_axes(x.ndim)
@@ -651,6 +947,13 @@ class SoftmaxOp(CompositeOp, name="softmax"):
         e = np.exp(z)
         return (e / np.sum(e, axis=self.axis, keepdims=True)).astype(x.dtype)
 
+    def decompose(self, x):
+        """`e = exp(x - max(x)); e / sum(e)` along the axis."""
+        dtype = _type_of(x).dtype
+        shifted, axes = _shifted_by_max(_in_f32(x), self.axis)
+        e = ExpOp.build(shifted)
+        return _rounded(DivOp.build(e, ReduceSumOp.build(e, axes=axes, keepdims=True)), dtype)
+
 
 class LogSoftmaxOp(CompositeOp, name="log_softmax"):
     """Logarithm of the softmax along `axis`, computed stably.
@@ -670,6 +973,20 @@ class LogSoftmaxOp(CompositeOp, name="log_softmax"):
         z = _compute(x)
         z = z - np.max(z, axis=self.axis, keepdims=True)
         return (z - np.log(np.sum(np.exp(z), axis=self.axis, keepdims=True))).astype(x.dtype)
+
+    def decompose(self, x):
+        """`z = x - max(x); z - log(sum(exp(z)))` along the axis."""
+        dtype = _type_of(x).dtype
+        shifted, axes = _shifted_by_max(_in_f32(x), self.axis)
+        total = ReduceSumOp.build(ExpOp.build(shifted), axes=axes, keepdims=True)
+        return _rounded(SubOp.build(shifted, LogOp.build(total)), dtype)
+
+
+def _shifted_by_max(x: ir.Value, axis: int) -> tuple[ir.Value, tuple[int, ...]]:
+    """`x - max(x)` along `axis` (a stable softmax's first step), and the
+    reduction axes."""
+    axes = (axis % _type_of(x).rank,)
+    return SubOp.build(x, ReduceMaxOp.build(x, axes=axes, keepdims=True)), axes
 
 
 class NormalizationOp(CompositeOp):
@@ -721,6 +1038,19 @@ class LayerNormOp(NormalizationOp, name="layer_norm"):
         y = (z - mean) / np.sqrt(var + np.float32(self.epsilon))
         return (y * _compute(gamma) + _compute(beta)).astype(x.dtype)
 
+    def decompose(self, x, gamma, beta):
+        """Two passes over each row, as the reference: the mean, then the
+        mean of squared deviations (E[x^2] - E[x]^2 would cancel);
+        `(x - mean) * rsqrt(var + epsilon) * gamma + beta`."""
+        dtype = _type_of(x).dtype
+        z = _in_f32(x)
+        axes = self.normalized_dims(_type_of(x))
+        deviation = SubOp.build(z, ReduceMeanOp.build(z, axes=axes, keepdims=True))
+        var = ReduceMeanOp.build(MulOp.build(deviation, deviation), axes=axes, keepdims=True)
+        inv_std = RsqrtOp.build(AddOp.build(var, _scalar(self.epsilon, "f32")))
+        y = MulOp.build(MulOp.build(deviation, inv_std), _in_f32(gamma))
+        return _rounded(AddOp.build(y, _in_f32(beta)), dtype)
+
 
 class RmsNormOp(NormalizationOp, name="rms_norm"):
     """Root-mean-square normalisation: `x / sqrt(mean(x^2) + epsilon) * gamma`
@@ -743,6 +1073,15 @@ class RmsNormOp(NormalizationOp, name="rms_norm"):
         z = _compute(x)
         ms = np.mean(z * z, axis=dims, keepdims=True)
         return (z / np.sqrt(ms + np.float32(self.epsilon)) * _compute(gamma)).astype(x.dtype)
+
+    def decompose(self, x, gamma):
+        """`x * rsqrt(mean(x^2) + epsilon) * gamma`."""
+        dtype = _type_of(x).dtype
+        z = _in_f32(x)
+        axes = self.normalized_dims(_type_of(x))
+        mean_square = ReduceMeanOp.build(MulOp.build(z, z), axes=axes, keepdims=True)
+        inv_rms = RsqrtOp.build(AddOp.build(mean_square, _scalar(self.epsilon, "f32")))
+        return _rounded(MulOp.build(MulOp.build(z, inv_rms), _in_f32(gamma)), dtype)
 
 
 class AttentionOp(CompositeOp, name="attention"):
@@ -800,15 +1139,57 @@ class AttentionOp(CompositeOp, name="attention"):
         p = p / np.sum(p, axis=-1, keepdims=True)
         return np.matmul(p, _compute(v)).astype(q.dtype)
 
+    def decompose(self, q, k, v, mask):
+        """Scores `q k^T * scale (+ mask)`, causal keys hidden with -inf (a
+        constant i1 mask), a stable softmax's exponentials, their product
+        with `v`, divided by the row sums afterwards (Sq x Dv divisions
+        instead of Sq x Sk)."""
+        dtype = _type_of(q).dtype
+        q, k, v = _in_f32(q), _in_f32(k), _in_f32(v)
+        rank = _type_of(k).rank
+        depth = _type_of(q).shape[-1]
+        scale = self.scale if self.scale is not None else 1.0 / math.sqrt(depth)
+        perm = tuple(range(rank - 2)) + (rank - 1, rank - 2)
+        scores = MulOp.build(MatmulOp.build(q, TransposeOp.build(k, perm=perm)),
+                             _scalar(scale, "f32"))
+        if mask is not None:
+            scores = AddOp.build(scores, _in_f32(mask))
+        if self.causal:
+            queries, keys = _type_of(scores).shape[-2:]
+            hidden = np.triu(np.ones((queries, keys), np.bool_), 1)
+            scores = SelectOp.build(arith.constant(ir.RankedTensorType.get(
+                [queries, keys], ir.IntegerType.get_signless(1)), ir.DenseElementsAttr.get(hidden)),
+                _scalar(float("-inf"), "f32"), scores)
+        shifted, axes = _shifted_by_max(scores, -1)
+        weights = ExpOp.build(shifted)
+        total = ReduceSumOp.build(weights, axes=axes, keepdims=True)
+        return _rounded(DivOp.build(MatmulOp.build(weights, v), total), dtype)
+
 
 # ---------------------------------------------------------------------------
 # Data movement.
 
 
 class DataMovementOp(NN.Operation):
-    """Base of ops that move or copy elements without arithmetic."""
+    """Base of ops that move or copy elements without arithmetic. One
+    parallel loop per result dim; an operand's map is None where no affine
+    map says which element a result element comes from (reshape, concat,
+    pad)."""
 
     element_types = ("f32", "f16", "bf16", "i1")
+    fusion_kind = DATA_MOVEMENT
+
+    def iteration_domain(self, *operand_types) -> IterationDomain:
+        return IterationDomain.parallel(self.infer_type(*operand_types).shape)
+
+    def indexing_maps(self, *operand_types) -> tuple[IndexingMap | None, ...]:
+        domain = self.infer_type(*operand_types).shape
+        return tuple(self.operand_map(t, domain) for t in _present(operand_types)) + (
+            IndexingMap.identity(len(domain)),)
+
+    def operand_map(self, operand: TensorType, domain: tuple[int, ...]) -> IndexingMap | None:
+        """The map of an operand over the result's loops, or None."""
+        return None
 
 
 class TransposeOp(DataMovementOp, name="transpose"):
@@ -826,6 +1207,10 @@ class TransposeOp(DataMovementOp, name="transpose"):
             raise VerifyError(f"'perm' {list(self.perm)} is not a permutation of the "
                               f"{x.rank} dims of {x}")
         return x.with_shape([x.shape[p] for p in self.perm])
+
+    def operand_map(self, x, domain):
+        return IndexingMap.of_loops(len(domain), [list(self.perm).index(d)
+                                                  for d in range(x.rank)])
 
     def reference(self, x):
         return np.transpose(x, self.perm)
@@ -875,6 +1260,9 @@ class BroadcastToOp(DataMovementOp, name="broadcast_to"):
         if not ok:
             raise VerifyError(f"cannot broadcast {x} to {target}")
         return target
+
+    def operand_map(self, x, domain):
+        return IndexingMap.broadcast(x.shape, domain)
 
     def reference(self, x):
         return np.broadcast_to(x, self.result_type.shape).copy()
@@ -942,6 +1330,11 @@ class SliceOp(DataMovementOp, name="slice"):
             shape.append(-(-(limit - start) // stride))
         return x.with_shape(shape)
 
+    def operand_map(self, x, domain):
+        return IndexingMap(len(domain), tuple(
+            _sum(_loop(d, stride), start)
+            for d, (start, stride) in enumerate(zip(self.starts, self.step(x.rank)))))
+
     def reference(self, x):
         strides = self.step(x.ndim)
         return x[tuple(slice(s, l, t) for s, l, t in zip(self.starts, self.limits, strides))].copy()
@@ -968,3 +1361,69 @@ class PadOp(DataMovementOp, name="pad"):
 
     def reference(self, x):
         return np.pad(x, list(zip(self.low, self.high)), constant_values=self.value)
+
+
+# ---------------------------------------------------------------------------
+# Fusion groups.
+
+
+class FusedOp(NN.Operation, name="fused"):
+    """A fusion group: the private function `body`, which holds the group's
+    nn ops, applied to `inputs`; the results are the function's results.
+    `kind` says what the group is built around: `elementwise` ops only, a
+    `reduction` (with its producers and the consumers of its rows), a
+    `contraction` or a `convolution` (with elementwise epilogues). Groups
+    are formed by `nn-fuse`.
+
+    Example: %y = "nn.fused"(%x, %b) {kind = "elementwise", body = @fusion_0} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    """
+
+    inputs: Variadic[Operand]
+    outputs: Variadic[Result]
+    kind: EnumAttr(*GROUP_KINDS)
+    body: SymbolRefAttr
+    element_types = ELEMENT_TYPES
+
+    def verify(self, inputs):
+        """Where the op sits in a module, `body` must be a function of it
+        that takes the inputs' types and returns the results' types."""
+        function = self.body_function()
+        if function is None:
+            return
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        expected = [TensorType.from_mlir(t) for t in function_type.inputs]
+        if list(inputs) != expected:
+            raise VerifyError(f"inputs ({', '.join(map(str, inputs))}) do not match the "
+                              f"arguments of @{self.body} ({', '.join(map(str, expected))})")
+        results = [TensorType.from_mlir(t) for t in function_type.results]
+        if list(self.result_types) != results:
+            raise VerifyError(f"results ({', '.join(map(str, self.result_types))}) do not match "
+                              f"the results of @{self.body} ({', '.join(map(str, results))})")
+
+    def body_function(self) -> ir.Operation | None:
+        """The `func.func` named by `body` in the enclosing module; None for
+        a detached view or an op outside a module. Raises VerifyError when
+        the module has no such function."""
+        if self.operation is None:
+            return None
+        module = self.operation.parent
+        while module is not None and module.name != "builtin.module":
+            module = module.parent
+        if module is None:
+            return None
+        try:
+            function = ir.SymbolTable(module.operation)[self.body]
+        except KeyError:
+            raise VerifyError(f"calls @{self.body}, which the module does not define") from None
+        if function.operation.name != "func.func":
+            raise VerifyError(f"calls @{self.body}, which is a '{function.operation.name}', "
+                              "not a func.func")
+        return function.operation
+
+    def callee(self) -> str:
+        """The function the reference interpreter runs for this op."""
+        return self.body
+
+    def reference(self, inputs):
+        raise NotImplementedError(f"runs its body @{self.body}: evaluate the module with "
+                                  "lamina.reference, which calls it")

@@ -35,6 +35,12 @@ attention subtract the row maximum before `exp`; causal attention hides
 later keys with -inf before that maximum; `nn.attention`'s scale defaults
 to 1/sqrt(D). Composite ops lower to fused generics here rather than
 through their decomposition into nn ops.
+
+Fusion groups. `nn.fused` becomes a `func.call` of its body function
+(whose nn ops this pass lowers like any other function's), carrying the
+group's kind as `lamina.fusion_kind`. Upstream passes that follow thus work
+within each group and never across groups; `nn-inline-fused` inlines the
+calls and marks the ops each group produced.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from math import pi, prod, sqrt
 from typing import Any, Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, func, linalg, math, tensor
 
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
@@ -550,6 +556,19 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
 
 
 # ---------------------------------------------------------------------------
+# Fusion groups.
+
+# The attribute that marks a call of a fusion group's body with its kind.
+FUSION_KIND = "lamina.fusion_kind"
+
+
+def _lower_fused(op: nn.FusedOp, inputs: list[ir.Value]) -> list[ir.Value]:
+    call = func.CallOp([t.to_mlir() for t in op.result_types], op.body, inputs)
+    call.attributes[FUSION_KIND] = ir.StringAttr.get(op.kind)
+    return list(call.results)
+
+
+# ---------------------------------------------------------------------------
 # Data movement.
 
 
@@ -604,6 +623,7 @@ LOWERINGS: dict[type, Callable[..., Any]] = {
     nn.ConcatOp: _lower_concat,
     nn.SliceOp: _lower_slice,
     nn.PadOp: _lower_pad,
+    nn.FusedOp: _lower_fused,
 }
 
 
@@ -699,7 +719,8 @@ class ConvertNNToLinalg(Pass):
     broadcasts; linalg.generic for broadcasting elementwise ops, reductions
     and the fused bodies of softmax, normalisations and attention; tensor ops
     for reshapes, slices, padding and concatenation. f16 and bf16 are
-    computed in f32 and rounded once, as the nn references do.
+    computed in f32 and rounded once, as the nn references do. nn.fused
+    becomes a call of its body, marked with lamina.fusion_kind.
     """
 
     argument = "convert-nn-to-linalg"

@@ -3,8 +3,10 @@ against (`lamina-run --check`, numerics tests).
 
 It runs `func.func` bodies made of the ops of Lamina's and users' dialects
 (each through its op class's NumPy `reference`; an op with several results
-returns a sequence of arrays), `arith.constant` (dense tensors and scalars),
-`func.call` and `func.return`. Any other op is reported at its location.
+returns a sequence of arrays; an op whose view has a `callee()`, such as
+`nn.fused`, runs that function), `arith.constant` (dense tensors and
+scalars), `func.call` and `func.return`. Any other op is reported at its
+location.
 
     results = evaluate(module, [x, w], entry="main")
     report = compare(results[0], expected[0])    # worst error vs tolerance
@@ -111,11 +113,17 @@ class Interpreter:
         op_class = lookup_op(op.name)
         if op_class is not None:
             try:
-                results = op_class.from_operation(op).run_reference(*operands)
+                view = op_class.from_operation(op)
+                # An op that names a function to run (nn.fused) means a call of it.
+                callee = getattr(view, "callee", None)
+                if callee is not None:
+                    results = self.call(callee(), operands)
+                else:
+                    results = view.run_reference(*operands)
+                    if len(op.results) == 1:
+                        results = [results]
             except (VerifyError, NotImplementedError) as error:
                 raise CompileError.at(op.location, f"'{op.name}' op {error}") from None
-            if len(op.results) == 1:
-                results = [results]
             arrays = []
             for value, result in zip(results, op.results):
                 shape, dtype = _array_type(result.type)

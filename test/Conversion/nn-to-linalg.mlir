@@ -385,3 +385,29 @@ func.func @no_nn_ops(%x: f32) -> f32 {
   %0 = arith.addf %x, %x : f32
   return %0 : f32
 }
+
+// -----
+
+// A fusion group becomes a call of its body, lowered too, marked with the
+// group's kind (nn-inline-fused inlines it).
+
+// CHECK-LABEL: func.func @fusion_group
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4xf32>, %[[Y:[^:]+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[R:.+]]:2 = call @fusion_0(%[[X]], %[[Y]]) {lamina.fusion_kind = "elementwise"} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: return %[[R]]#1, %[[R]]#0
+// CHECK: func.func private @fusion_0
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK-NOT: "nn.
+func.func @fusion_group(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0:2 = "nn.fused"(%x, %y) {body = @fusion_0, kind = "elementwise"}
+      : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#1, %0#0 : tensor<4xf32>, tensor<4xf32>
+}
+func.func private @fusion_0(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "nn.add"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = "nn.exp"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

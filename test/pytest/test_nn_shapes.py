@@ -309,6 +309,16 @@ def test_detached_views_check_attribute_names():
     assert nn.AttentionOp.detached().scale is None
 
 
+def test_fused_takes_its_result_types_as_given():
+    """nn.fused has no rule of its own: its results are its body's (checked
+    against the function where the op sits in a module)."""
+    view = nn.FusedOp.detached(kind="elementwise", body="fusion_0")
+    assert view.infer_type([f32((2, 4)), f32((4,))]) is None
+    view.verify([f32((2, 4))])
+    with pytest.raises(TypeError, match="requires attribute 'body'"):
+        nn.FusedOp.detached(kind="elementwise")
+
+
 def test_every_op_is_tested_here():
     """A new op must come with a shape test above (and a reference test below)."""
     tested = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "erf",
@@ -316,7 +326,7 @@ def test_every_op_is_tested_here():
               "select", "cast", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "reduce_sum",
               "reduce_max", "reduce_min", "reduce_mean", "softmax", "log_softmax", "layer_norm",
               "rms_norm", "attention", "transpose", "reshape", "broadcast_to", "concat", "slice",
-              "pad"}
+              "pad", "fused"}
     assert set(nn.NN.ops) == tested
 
 

@@ -371,4 +371,5 @@ def test_matches_reference(case: Case):
 
 
 def test_every_op_has_a_case():
-    assert {case.op for case in CASES} == set(NN.ops.values())
+    # nn.fused calls a function of its module: test_fusion_numerics runs it.
+    assert {case.op for case in CASES} == set(NN.ops.values()) - {nn.FusedOp}
