@@ -1,5 +1,6 @@
 // lamina-compile stops after any stage of the CPU pipeline.
 // RUN: lamina-compile %s --emit=nn | FileCheck %s --check-prefix=NN
+// RUN: lamina-compile %s --emit=fused | FileCheck %s --check-prefix=FUSED
 // RUN: lamina-compile %s --emit=linalg | FileCheck %s --check-prefix=LINALG
 // RUN: lamina-compile %s --emit=bufferized | FileCheck %s --check-prefix=BUFFERIZED
 // RUN: lamina-compile %s --emit=vector | FileCheck %s --check-prefix=VECTOR
@@ -20,10 +21,17 @@
 // NN: "nn.add"
 // NN: "nn.relu"
 
+// FUSED-LABEL: func.func @main
+// FUSED: "nn.fused"({{.*}}) {body = @[[BODY:.+]], kind = "contraction"}
+// FUSED: func.func private @[[BODY]]
+// FUSED: "nn.matmul"
+// FUSED: "nn.add"
+// FUSED: "nn.relu"
+
 // LINALG-LABEL: func.func @main
 // LINALG-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[W:.+]]: tensor<8x16xf32>, %[[B:.+]]: tensor<16xf32>) -> tensor<4x16xf32>
 // LINALG: %[[ACC:.+]] = linalg.fill
-// LINALG: %[[MM:.+]] = linalg.matmul ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<4x16xf32>)
+// LINALG: %[[MM:.+]] = linalg.matmul {{.*}} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<4x16xf32>)
 // LINALG: linalg.generic {{.*}} ins(%[[MM]], %[[B]] : tensor<4x16xf32>, tensor<16xf32>)
 // LINALG: arith.addf
 // LINALG: arith.maximumf
