@@ -13,6 +13,7 @@ import sys
 
 import lit.formats
 
+from lamina.targets.cuda import find_ptxas
 from lamina.toolchain import tool_dirs
 
 config.name = "Lamina"
@@ -37,21 +38,9 @@ def _which(tool):
     return shutil.which(tool, path=config.environment["PATH"])
 
 
-def _ptxas():
-    try:
-        import nvidia.cuda_nvcc  # noqa: F401  (the optional [cuda] extra)
-        for root in nvidia.cuda_nvcc.__path__:
-            candidate = os.path.join(root, "bin", "ptxas")
-            if os.access(candidate, os.X_OK):
-                return candidate
-    except ImportError:
-        pass
-    return shutil.which("ptxas")
-
-
 if _which("cc"):
     config.available_features.add("cc")
-ptxas = _ptxas()
+ptxas = find_ptxas()
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))

@@ -6,26 +6,43 @@ Programs reach the GPU through the `hw` dialect. The pipeline, stage by
 stage:
 
 * `nn`: operator-level simplification (the shared front end's first stage);
-* `hw`: the hardware level, checked: pipelining annotations realised
-  (`hw-pipeline`), the architecture's limits (`hw-check`) and the hazards
-  of the kernels' synchronisation (`hw-check-hazards`). Its output is an
-  editable checkpoint: `--emit=hw` prints hw IR that `lamina-compile` and
-  `lamina-run` take as input.
+* `hw`: the hardware level, checked for the hazards of the kernels'
+  synchronisation (`hw-check-hazards`). Its output is an editable
+  checkpoint: `--emit=hw` prints hw IR that `lamina-compile` and
+  `lamina-run` take as input;
+* `gpu`: the kernels distributed over threads (`convert-hw-to-nvgpu`):
+  gpu, nvgpu and nvvm ops in a `gpu.module`, launched by
+  `gpu.launch_func`;
+* `llvm-mlir`: upstream's NVVM lowering of the device and host code to
+  the LLVM and NVVM dialects (isolated: an upstream pass that aborts is a
+  located error, not the end of the compiler);
+* `ptx`: the GPU module's PTX (`gpu-module-to-binary`, no CUDA toolkit
+  needed);
+* `cubin`: the PTX assembled by `ptxas` (the optional extra `cuda`,
+  PyPI `nvidia-cuda-nvcc`).
 
 Every hw program also runs on the CPU, through the emulation
 (`CUDATarget.emulation()`, `lamina-run --target=cuda:sm_80 --emulate`):
 after the `hw` stage, `convert-hw-to-loops` turns the kernels into host
-loops and the CPU target's stages compile them; arrays in global memory
-are the kernels' arguments, passed in place.
+loops and the CPU target's MLIR stages from bufferization on compile them;
+arrays in global memory are the kernels' arguments, passed in place.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import gpu
 
-from lamina.diagnostics import CompileError
+from lamina.diagnostics import CompileError, Diagnostic
+from lamina.lowering.hw_to_nvgpu import ConvertHWToNVGPU
+from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.targets import Target, register_target
@@ -59,6 +76,103 @@ def architecture(name: str) -> Architecture:
     return ARCHITECTURES[name]
 
 
+@functools.lru_cache(maxsize=None)
+def find_ptxas() -> str | None:
+    """ptxas from the PyPI CUDA compiler wheel (`nvidia/cu*/bin` or
+    `nvidia/cuda_nvcc/bin`), else from PATH; None when there is none."""
+    try:
+        import nvidia
+        roots = list(nvidia.__path__)
+    except ImportError:
+        roots = []
+    for root in roots:
+        for folder in sorted(os.listdir(root), reverse=True):
+            candidate = os.path.join(root, folder, "bin", "ptxas")
+            if os.access(candidate, os.X_OK):
+                return candidate
+    return shutil.which("ptxas")
+
+
+# Upstream's lowering of GPU and host code to the LLVM and NVVM dialects
+# (gpu-lower-to-nvvm-pipeline without its last step, the serialization;
+# the NVVM target is attached by convert-hw-to-nvgpu).
+NVVM_LOWERING = [
+    "convert-nvgpu-to-nvvm",
+    "convert-vector-to-scf",
+    "convert-scf-to-cf",
+    "convert-nvvm-to-llvm",
+    "expand-strided-metadata",
+    "finalize-memref-to-llvm",
+    "convert-func-to-llvm",
+    "lower-affine",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "canonicalize",
+    "cse",
+    "gpu.module(convert-gpu-to-nvvm, canonicalize, cse, reconcile-unrealized-casts)",
+    "gpu-to-llvm",
+    "convert-math-to-llvm",
+    "canonicalize",
+    "cse",
+    "reconcile-unrealized-casts",
+]
+
+
+class SerializeToPTX:
+    """The PTX of a lowered module's GPU module: upstream's
+    gpu-module-to-binary (format isa), run in mlir-opt."""
+
+    argument = "gpu-module-to-ptx"
+
+    def __call__(self, module: ir.Module) -> str:
+        text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+        result = run_in_mlir_opt(["gpu-module-to-binary{format=isa}"], text)
+        if result.returncode != 0:
+            raise CompileError(parse_tool_diagnostics(result.stderr) or [Diagnostic(
+                None, 0, 0, "error", f"gpu-module-to-binary failed: {result.stderr[-2000:]}")])
+        with ir.Context() as context:
+            context.allow_unregistered_dialects = True
+            serialized = ir.Module.parse(result.stdout)
+            for op in serialized.body.operations:
+                if op.operation.name == "gpu.binary":
+                    objects = ir.ArrayAttr(op.operation.attributes["objects"])
+                    return gpu.ObjectAttr(objects[0]).object.decode()
+        raise CompileError([Diagnostic(None, 0, 0, "error", "the module has no GPU code "
+                                                            "(no hw kernel)")])
+
+    def __str__(self) -> str:
+        return self.argument
+
+
+class Ptxas:
+    """Assembles PTX into a cubin with ptxas for an architecture."""
+
+    def __init__(self, chip: str):
+        self.chip = chip
+        self.argument = "ptxas"
+
+    def __call__(self, ptx: str) -> bytes:
+        ptxas = find_ptxas()
+        if ptxas is None:
+            raise CompileError([Diagnostic(None, 0, 0, "error", "a cubin needs ptxas: install "
+                                           "Lamina's optional extra 'cuda' (PyPI "
+                                           "nvidia-cuda-nvcc)")])
+        with tempfile.TemporaryDirectory() as folder:
+            source, cubin = os.path.join(folder, "kernels.ptx"), os.path.join(folder, "k.cubin")
+            with open(source, "w") as f:
+                f.write(ptx)
+            result = subprocess.run([ptxas, f"-arch={self.chip}", source, "-o", cubin],
+                                    capture_output=True, text=True)
+            if result.returncode != 0:
+                raise CompileError([Diagnostic(None, 0, 0, "error", "ptxas rejected the PTX: "
+                                               + result.stderr.strip()[-2000:])])
+            with open(cubin, "rb") as f:
+                return f.read()
+
+    def __str__(self) -> str:
+        return f"ptxas -arch={self.chip}"
+
+
 class CUDATarget(Target):
     """An NVIDIA GPU architecture; programs go through the hw dialect."""
 
@@ -79,7 +193,18 @@ class CUDATarget(Target):
         ], description="block-collective tiles, checked for hazards")]
 
     def pipeline(self) -> Pipeline:
-        return Pipeline(self.hw_stages(), target=self)
+        chip = self.arch.name
+        return Pipeline(self.hw_stages() + [
+            Stage("gpu", [
+                ConvertHWToNVGPU(chip=chip),
+                "canonicalize",
+                "cse",
+            ], description="kernels distributed over threads: gpu, nvgpu, nvvm"),
+            Stage("llvm-mlir", list(NVVM_LOWERING), isolated=True,
+                  description="the LLVM and NVVM dialects"),
+            Stage("ptx", [SerializeToPTX()], kind="ptx", description="the kernels' PTX"),
+            Stage("cubin", [Ptxas(chip)], kind="cubin", description="the kernels assembled"),
+        ], target=self)
 
     def emulation(self) -> "EmulatedCUDATarget":
         """The same hw programs run on the CPU (see the module docstring)."""
@@ -118,7 +243,7 @@ class EmulatedCUDATarget(Target):
                 "canonicalize",
                 "cse",
             ], description="the kernels as host loops over memrefs"),
-        ] + [cpu.stage(name) for name in ("bufferized", "vector", "loops", "llvm-mlir")],
+        ] + [cpu.stage(name) for name in cpu.mlir_stages[cpu.mlir_stages.index("bufferized"):]],
             target=self)
 
     def compile(self, module: ir.Module, entry: str | None = None,

@@ -1,0 +1,724 @@
+"""--convert-hw-to-nvgpu: hw kernels as GPU kernels (gpu, nvgpu, nvvm).
+
+Each block-collective hw op is distributed over the threads of its block:
+
+* a kernel becomes a `gpu.func` in the module's `gpu.module @hw_kernels`
+  (with the NVVM target of `chip`), each `hw.launch` a `gpu.launch_func`
+  with the dynamic shared memory its tiles need; the epilogue functions of
+  its stores are copied into the GPU module;
+* shared tiles are views (`memref.view`) of the block's dynamic shared
+  memory, each aligned to 128 bytes (1024 on sm_90a, for swizzled TMA
+  boxes);
+* register tiles are spread over the threads: a tile whose shape the
+  block's warps divide into 16x8 fragments has the layout of mma.sync's
+  accumulator (each warp holds a block of fragments, each thread four
+  elements of each); any other tile is spread element by element, round
+  robin. Each thread keeps its elements in a private `memref.alloca`
+  indexed by constants, which LLVM promotes to registers;
+* copies between global and shared memory are split into chunks of up
+  to 16 bytes per thread; async copies become cp.async
+  (`nvgpu.device_async_copy`, zero-filling past the global memref's end),
+  `hw.commit` and `hw.wait` cp.async's commit_group and wait_group (then
+  a barrier); copies to and from registers move each thread's elements;
+* `hw.mma` becomes, per warp and per k-step, ldmatrix loads of A
+  (x4) and B (x4 or x2, transposed) fragments and `nvvm.mma.sync`
+  m16n8k16 (f16, bf16) or m16n8k8 (tf32, fragments loaded element by
+  element) on the accumulator's fragments;
+* stores are guarded per element and call their epilogue.
+
+Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
+async copies, MMA shapes and types) and whose kernels all launch with one
+block size; `hw.pipeline` annotations are ignored (`hw-pipeline` has
+realised them). Row reductions and broadcasting operands of register-tile
+arithmetic are not lowered (the error names the op). Leaves upstream gpu,
+nvgpu, nvvm, memref, vector, scf, arith and func ops for the NVVM
+lowering; no hw op is left.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vector
+
+from lamina.dialects import hw
+from lamina.dialects.opdef import lookup_op
+from lamina.lowering.hw_to_loops import (BINARY, UNARY, from_f32, guarded_load, guarded_store,
+                                         index, placed, shape, to_f32)
+from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.types import MemRefType, type_view
+
+GPU_MODULE = "hw_kernels"
+WARP = 32
+
+
+def ptx_features(chip: str) -> str:
+    """The PTX ISA version an architecture's code declares."""
+    return "+ptx80" if chip == "sm_90a" else "+ptx70"
+
+
+# ---------------------------------------------------------------------------
+# Index arithmetic (constants folded here keep the IR readable).
+
+
+def _const(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attribute = owner.attributes["value"]
+    return ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else None
+
+
+def as_value(x) -> ir.Value:
+    return index(x) if isinstance(x, int) else x
+
+
+def add(a, b) -> ir.Value:
+    if isinstance(b, int) and b == 0:
+        return as_value(a)
+    if isinstance(a, int) and a == 0:
+        return as_value(b)
+    return arith.addi(as_value(a), as_value(b))
+
+
+def mul(a, b: int) -> ir.Value:
+    return as_value(a) if b == 1 else arith.muli(as_value(a), index(b))
+
+
+def div(a, b: int) -> ir.Value:
+    return as_value(a) if b == 1 else arith.divui(as_value(a), index(b))
+
+
+def rem(a, b: int) -> ir.Value:
+    return arith.remui(as_value(a), index(b))
+
+
+def less(a, b) -> ir.Value:
+    return arith.cmpi(arith.CmpIPredicate.ult, as_value(a), as_value(b))
+
+
+def when(condition: ir.Value | None, body: Callable[[], None]) -> None:
+    """`body` under `scf.if condition` (unconditionally when None)."""
+    if condition is None:
+        body()
+        return
+    branch = scf.IfOp(condition)
+    with ir.InsertionPoint(branch.then_block):
+        body()
+        scf.YieldOp([])
+
+
+# ---------------------------------------------------------------------------
+# Register tiles: how a block's threads hold them.
+
+
+@dataclass(frozen=True)
+class AccumulatorLayout:
+    """mma.sync's accumulator layout: a grid of `warp_rows` x `warp_cols`
+    warps, each holding `frag_rows` x `frag_cols` m16n8 fragments; a thread
+    holds elements (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1) of each,
+    where g = lane / 4 and t = lane % 4."""
+
+    rows: int
+    cols: int
+    warp_rows: int
+    warp_cols: int
+
+    @property
+    def frag_rows(self) -> int:
+        return self.rows // (16 * self.warp_rows)
+
+    @property
+    def frag_cols(self) -> int:
+        return self.cols // (8 * self.warp_cols)
+
+    @property
+    def slots(self) -> int:
+        return self.frag_rows * self.frag_cols * 4
+
+    @staticmethod
+    def slot(fi: int, fj: int, h: int, v: int, frag_cols: int) -> int:
+        return ((fi * frag_cols + fj) * 2 + h) * 2 + v
+
+    def warp_origin(self, kernel: "KernelLowering") -> tuple[ir.Value, ir.Value]:
+        row = mul(div(kernel.warp, self.warp_cols), self.rows // self.warp_rows)
+        col = mul(rem(kernel.warp, self.warp_cols), self.cols // self.warp_cols)
+        return row, col
+
+    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
+        row0, col0 = self.warp_origin(kernel)
+        g, t2 = div(kernel.lane, 4), mul(rem(kernel.lane, 4), 2)
+        found = []
+        for fi in range(self.frag_rows):
+            for fj in range(self.frag_cols):
+                for h in range(2):
+                    for v in range(2):
+                        row = add(add(row0, fi * 16 + h * 8), g)
+                        col = add(add(col0, fj * 8 + v), t2)
+                        found.append(((row, col), None))
+        return found
+
+
+@dataclass(frozen=True)
+class RoundRobinLayout:
+    """Element `e` of the flattened tile is held by thread `e % T` in its
+    slot `e // T`."""
+
+    shape: tuple[int, ...]
+    threads: int
+
+    @property
+    def slots(self) -> int:
+        return -(-math.prod(self.shape) // self.threads)
+
+    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
+        size = math.prod(self.shape)
+        found = []
+        for s in range(self.slots):
+            element = add(kernel.tid, s * self.threads)
+            valid = less(element, size) if (s + 1) * self.threads > size else None
+            coordinates, rest = [], element
+            for extent in reversed(self.shape[1:]):
+                coordinates.append(rem(rest, extent))
+                rest = div(rest, extent)
+            coordinates.append(rest)
+            found.append((tuple(reversed(coordinates)), valid))
+        return found
+
+
+def register_layout(tile: MemRefType, threads: int):
+    """The layout of a register tile of this shape in a block of `threads`."""
+    warps = threads // WARP
+    if tile.rank == 2:
+        rows, cols = tile.shape
+        grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
+        fitting = [(wm, wn) for wm, wn in grids
+                   if rows % (16 * wm) == 0 and cols % (8 * wn) == 0]
+        if fitting:
+            wm, wn = min(fitting, key=lambda g: (abs(rows // g[0] - cols // g[1]), g))
+            return AccumulatorLayout(rows, cols, wm, wn)
+    return RoundRobinLayout(tile.shape, threads)
+
+
+@dataclass
+class RegisterTile:
+    """A register tile as each thread holds it: its slots in `storage`."""
+
+    type: MemRefType
+    layout: object
+    storage: ir.Value
+
+    def load(self, slot: int) -> ir.Value:
+        return memref.load(self.storage, [index(slot)])
+
+    def store(self, value: ir.Value, slot: int) -> None:
+        memref.store(value, self.storage, [index(slot)])
+
+
+# ---------------------------------------------------------------------------
+# Kernels.
+
+
+class KernelLowering:
+    """Lowers the body of one kernel, moved into a gpu.func."""
+
+    def __init__(self, kernel: ir.Operation, gpu_func: ir.Operation, block: tuple[int, int, int],
+                 chip: str):
+        self.kernel = kernel
+        self.gpu_func = gpu_func
+        self.block = block
+        self.threads = math.prod(block)
+        self.chip = chip
+        self.registers: dict[ir.Value, RegisterTile] = {}
+        self.shared_bytes = 0
+        self.alignment = 1024 if chip == "sm_90a" else 128
+
+    # -- entry -----------------------------------------------------------------
+
+    def prologue(self, entry: ir.Block) -> None:
+        """Thread and warp indices and the dynamic shared memory, first in
+        the kernel."""
+        first = next(iter(entry.operations)).operation
+        with ir.InsertionPoint(first), self.gpu_func.location:
+            tid = gpu.thread_id(gpu.Dimension.x)
+            if self.block[1] > 1 or self.block[2] > 1:
+                tid = add(tid, mul(gpu.thread_id(gpu.Dimension.y), self.block[0]))
+                tid = add(tid, mul(gpu.thread_id(gpu.Dimension.z), self.block[0] * self.block[1]))
+            self.tid = tid
+            self.warp = div(tid, WARP)
+            self.lane = rem(tid, WARP)
+            workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
+            self.smem = gpu.dynamic_shared_memory(ir.MemRefType.get(
+                [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
+                memory_space=workgroup))
+
+    def lower(self, ops: list[ir.Operation]) -> None:
+        for op in ops:
+            handler = LOWERINGS.get(op.name)
+            if handler is None:
+                raise PassFailure(f"'{op.name}' is not lowered to the GPU (the CPU emulation "
+                                  "runs it)", op.location)
+            with op.location, ir.InsertionPoint(op):
+                handler(self, lookup_op(op.name).from_operation(op))
+        for op in reversed(ops):
+            for result in op.results:
+                if list(result.uses):
+                    raise PassFailure(f"the result of '{op.name}' is used by an op that is not "
+                                      "an hw op; register tiles and tokens are only for hw ops "
+                                      "on the GPU", op.location)
+            op.erase()
+
+    # -- helpers -------------------------------------------------------------
+
+    def register(self, value: ir.Value, op: ir.Operation) -> RegisterTile:
+        if value not in self.registers:
+            raise PassFailure("a register tile that is not made by hw.alloc in this kernel",
+                              op.location)
+        return self.registers[value]
+
+    def chunks(self, box: Sequence[int], width: int) -> list[tuple[list[ir.Value],
+                                                                   ir.Value | None]]:
+        """This thread's chunks of `width` elements of a box (along its last
+        dim), round robin: their coordinates in the box and whether the
+        chunk exists (None: always)."""
+        per_row = box[-1] // width
+        count = math.prod(box[:-1]) * per_row
+        found = []
+        for i in range(-(-count // self.threads)):
+            chunk = add(self.tid, i * self.threads)
+            valid = less(chunk, count) if (i + 1) * self.threads > count else None
+            column = mul(rem(chunk, per_row) if count > per_row else chunk, width)
+            rest, lead = div(chunk, per_row), []
+            for extent in reversed(box[1:-1]):
+                lead.append(rem(rest, extent))
+                rest = div(rest, extent)
+            if len(box) > 1:
+                lead.append(rest)
+            found.append((list(reversed(lead)) + [column], valid))
+        return found
+
+
+LOWERINGS: dict[str, Callable] = {}
+
+
+def lowers(*names: str):
+    def register(function):
+        for name in names:
+            LOWERINGS[name] = function
+        return function
+    return register
+
+
+@lowers("hw.block_id")
+def _block_id(kernel: KernelLowering, view):
+    dimension = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)[view.dim]
+    view.operation.results[0].replace_all_uses_with(gpu.block_id(dimension))
+
+
+@lowers("hw.alloc")
+def _alloc(kernel: KernelLowering, view):
+    result = view.operation.results[0]
+    tile = type_view(result.type)
+    if tile.space == "workgroup":
+        offset = -(-kernel.shared_bytes // kernel.alignment) * kernel.alignment
+        size = math.prod(tile.shape) * ir.MemRefType(result.type).element_type.width // 8
+        kernel.shared_bytes = offset + size
+        result.replace_all_uses_with(memref.ViewOp(result.type, kernel.smem, index(offset),
+                                                   []).result)
+        return
+    if tile.rank > 2:
+        raise PassFailure(f"register tile {tile} has leading dims; on the GPU register tiles "
+                          "are matrices or vectors", view.operation.location)
+    layout = register_layout(tile, kernel.threads)
+    private = ir.Attribute.parse("#gpu.address_space<private>")
+    storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], ir.MemRefType(
+        result.type).element_type, memory_space=private), [], []).result
+    kernel.registers[result] = RegisterTile(tile, layout, storage)
+
+
+@lowers("hw.pipeline")
+def _nothing(kernel: KernelLowering, view):
+    pass
+
+
+@lowers("hw.barrier")
+def _barrier(kernel: KernelLowering, view):
+    gpu.BarrierOp()
+
+
+@lowers("hw.commit")
+def _commit(kernel: KernelLowering, view):
+    nvvm.CpAsyncCommitGroupOp()
+
+
+@lowers("hw.wait")
+def _wait(kernel: KernelLowering, view):
+    nvvm.CpAsyncWaitGroupOp(view.pending)
+    gpu.BarrierOp()
+
+
+# -- copies ------------------------------------------------------------------
+
+
+def chunk_width(t: hw.Transfer, element_bytes: int, limit_bytes: int = 16) -> int:
+    """The widest chunk (in elements, at most `limit_bytes`) that divides
+    the box's rows and both operands' rows."""
+    width = limit_bytes // element_bytes
+    while width > 1 and any(extent % width for extent in (
+            t.box[-1], t.src.memref.shape[-1], t.dst.memref.shape[-1])):
+        width //= 2
+    return max(width, 1)
+
+
+def _element_bytes(value: ir.Value) -> int:
+    return ir.MemRefType(value.type).element_type.width // 8
+
+
+def _copy_through_registers(kernel: KernelLowering, view, t: hw.Transfer, src, dst,
+                            src_indices, dst_indices) -> None:
+    """A copy with a register tile on one side: each thread moves its
+    elements."""
+    tile_value = dst if t.dst.memref.space == "private" else src
+    tile = kernel.register(tile_value, view.operation)
+    lead = len(t.box)
+    for slot, (coordinates, valid) in enumerate(tile.layout.positions(kernel)):
+        box_position = list(coordinates)[-lead:]
+
+        def move(slot=slot, box_position=box_position):
+            if tile_value is dst:
+                tile.store(guarded_load(src, placed(t.src, src_indices, box_position)), slot)
+            else:
+                guarded_store(tile.load(slot), dst, placed(t.dst, dst_indices, box_position))
+        when(valid, move)
+
+
+@lowers("hw.copy")
+def _copy(kernel: KernelLowering, view):
+    src, dst, indices = view.operand("src"), view.operand("dst"), view.operand("indices")
+    t = hw.transfer(type_view(src.type), type_view(dst.type))
+    src_indices, dst_indices = t.split(indices)
+    if "private" in (t.src.memref.space, t.dst.memref.space):
+        _copy_through_registers(kernel, view, t, src, dst, src_indices, dst_indices)
+        return
+    width = chunk_width(t, _element_bytes(src))
+    for coordinates, valid in kernel.chunks(t.box, width):
+        def move(coordinates=coordinates):
+            for e in range(width):
+                position = coordinates[:-1] + [add(coordinates[-1], e)]
+                guarded_store(guarded_load(src, placed(t.src, src_indices, position)), dst,
+                              placed(t.dst, dst_indices, position))
+        when(valid, move)
+
+
+@lowers("hw.async_copy")
+def _async_copy(kernel: KernelLowering, view):
+    src, dst, indices = view.operand("src"), view.operand("dst"), view.operand("indices")
+    t = hw.transfer(type_view(src.type), type_view(dst.type))
+    src_indices, dst_indices = t.split(indices)
+    element_bytes = _element_bytes(src)
+    width = chunk_width(t, element_bytes)
+    if width * element_bytes < 4:
+        raise PassFailure(f"async copies move 4, 8 or 16 bytes per thread; rows of "
+                          f"{dims(t.box)} boxes of {t.src.memref.dtype} in these memrefs allow "
+                          f"{width * element_bytes} (hw-check reports this)", view.operation.location)
+    rows, cols = t.src.memref.shape[-2:] if t.src.memref.rank >= 2 else (1, t.src.memref.shape[-1])
+    for coordinates, valid in kernel.chunks(t.box, width):
+        def issue(coordinates=coordinates):
+            source = placed(t.src, src_indices, coordinates)
+            row = source[-2] if len(source) >= 2 else index(0)
+            col = source[-1]
+            # Elements of the chunk inside the source row (0 past its end):
+            # cp.async zero-fills the rest, and reads from the memref's
+            # start when nothing is inside.
+            inside_rows = less(row, rows) if len(source) >= 2 else None
+            remaining = arith.subi(index(cols), arith.minui(col, index(cols)))
+            count = arith.minui(remaining, index(width))
+            if inside_rows is not None:
+                count = arith.select(inside_rows, count, index(0))
+            nonempty = arith.cmpi(arith.CmpIPredicate.ne, count, index(0))
+            safe = [arith.select(nonempty, i, index(0)) for i in source]
+            nvgpu.DeviceAsyncCopyOp(dst, placed(t.dst, dst_indices, coordinates), src, safe,
+                                    ir.IntegerAttr.get(ir.IndexType.get(), width),
+                                    srcElements=count,
+                                    bypassL1=True if width * element_bytes == 16 else None)
+        when(valid, issue)
+
+
+def dims(shape) -> str:
+    return "x".join(map(str, shape))
+
+
+# -- register tiles ----------------------------------------------------------
+
+
+@lowers("hw.fill")
+def _fill(kernel: KernelLowering, view):
+    out = view.operand("out")
+    element = ir.MemRefType(out.type).element_type
+    value = arith.constant(element, float(view.value))
+    if out in kernel.registers:
+        tile = kernel.registers[out]
+        for slot, (_, valid) in enumerate(tile.layout.positions(kernel)):
+            when(valid, lambda slot=slot: tile.store(value, slot))
+        return
+    target = type_view(out.type)
+    for coordinates, valid in kernel.chunks(target.shape, 1):
+        when(valid, lambda coordinates=coordinates: memref.store(value, out, coordinates))
+
+
+def _same_layout(kernel, view, *values) -> list[RegisterTile]:
+    tiles = [kernel.register(v, view.operation) for v in values]
+    if any(t.layout != tiles[0].layout for t in tiles):
+        raise PassFailure(f"'{view.op_name()}' on register tiles of different shapes "
+                          f"({', '.join(str(t.type) for t in tiles)}) is not lowered to the GPU: "
+                          "broadcasting operands are held by other threads", view.operation.location)
+    return tiles
+
+
+@lowers(*UNARY)
+def _unary(kernel: KernelLowering, view):
+    x, out = _same_layout(kernel, view, view.operand("x"), view.operand("out"))
+    compute = UNARY[view.op_name()]
+    element = ir.MemRefType(out.storage.type).element_type
+    for slot, (_, valid) in enumerate(x.layout.positions(kernel)):
+        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot))), element),
+                                                slot))
+
+
+@lowers(*BINARY)
+def _binary(kernel: KernelLowering, view):
+    x, y, out = _same_layout(kernel, view, view.operand("x"), view.operand("y"),
+                             view.operand("out"))
+    compute = BINARY[view.op_name()]
+    element = ir.MemRefType(out.storage.type).element_type
+    for slot, (_, valid) in enumerate(x.layout.positions(kernel)):
+        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot)), to_f32(
+            y.load(slot))), element), slot))
+
+
+@lowers("hw.store")
+def _store(kernel: KernelLowering, view):
+    src, dst = view.operand("src"), view.operand("dst")
+    extras, indices = view.operand("extras"), view.operand("indices")
+    tile = kernel.register(src, view.operation)
+    lead, (row0, col0) = list(indices[:-2]), indices[-2:]
+    target = ir.MemRefType(dst.type).element_type
+    for slot, ((row, col), valid) in enumerate(tile.layout.positions(kernel)):
+        def store(slot=slot, row=row, col=col):
+            position = lead + [add(row0, row), add(col0, col)]
+
+            def write():
+                value = to_f32(tile.load(slot))
+                if view.epilogue is None:
+                    value = from_f32(value, target)
+                else:
+                    arguments = [value] + [memref.load(e, position[-1:] if len(shape(e)) == 1
+                                                       else position) for e in extras]
+                    value = func.CallOp([target], ir.FlatSymbolRefAttr.get(view.epilogue),
+                                        arguments).result
+                memref.store(value, dst, position)
+            inside = None
+            for i, size in zip(position, shape(dst)):
+                condition = less(i, size)
+                inside = condition if inside is None else arith.andi(inside, condition)
+            when(inside, write)
+        when(valid, store)
+
+
+# -- tensor cores ------------------------------------------------------------
+
+
+def _i32(value: ir.Value) -> ir.Value:
+    return llvm.BitcastOp(ir.IntegerType.get_signless(32), value).result
+
+
+def _ldmatrix(tile: ir.Value, indices: list[ir.Value], tiles: int, transpose: bool) -> list:
+    """ldmatrix of `tiles` 8x8 b16 matrices: per matrix, the thread's two
+    elements as mma.sync takes them (vector<2xf16>, or an i32 for bf16)."""
+    element = ir.MemRefType(tile.type).element_type
+    result_type = ir.VectorType.get([tiles, 2], element)
+    loaded = nvgpu.LdMatrixOp(result_type, tile, indices, transpose, tiles).result
+    pairs = [vector.extract(loaded, [], [i]) for i in range(tiles)]
+    return pairs if isinstance(element, ir.F16Type) else [_i32(p) for p in pairs]
+
+
+def _mma_sync(a: list, b: list, c: list, k: int, ptx_type: str) -> list:
+    """One nvvm.mma.sync m16n8k`k` with an f32 accumulator."""
+    f32 = ir.F32Type.get()
+    result = ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>")
+    mma_type = ir.Attribute.parse(f"#nvvm.mma_type<{ptx_type}>")
+    op = nvvm.MmaOp(result, ir.Attribute.parse(f"#nvvm.shape<m = 16, n = 8, k = {k}>"),
+                    ir.Attribute.parse("#nvvm.mma_layout<row>"),
+                    ir.Attribute.parse("#nvvm.mma_layout<col>"), a, b, c,
+                    multiplicandAPtxType=mma_type, multiplicandBPtxType=mma_type)
+    return [llvm.extractvalue(f32, op.result, [i]) for i in range(4)]
+
+
+@lowers("hw.mma")
+def _mma(kernel: KernelLowering, view):
+    a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    indices = list(view.operand("indices"))
+    a_type, b_type = type_view(a.type), type_view(b.type)
+    stage_a, stage_b = indices[:a_type.rank - 2], indices[a_type.rank - 2:]
+    acc = kernel.register(c, view.operation)
+    layout = acc.layout
+    if not isinstance(layout, AccumulatorLayout):
+        raise PassFailure(f"the accumulator {acc.type} of hw.mma is not divided into 16x8 "
+                          f"fragments by the {kernel.threads // WARP} warps of the block "
+                          "(hw-check reports this)", view.operation.location)
+    tf32 = a_type.dtype == "f32"
+    k_step = 8 if tf32 else 16
+    ptx_type = "tf32" if tf32 else a_type.dtype
+    row0, col0 = layout.warp_origin(kernel)
+    g, t = div(kernel.lane, 4), rem(kernel.lane, 4)
+    lane16 = rem(kernel.lane, 16)
+    half = mul(div(kernel.lane, 16), 8)
+    for k0 in range(0, a_type.shape[-1], k_step):
+        a_frags, b_frags = [], []
+        for fi in range(layout.frag_rows):
+            row = add(row0, fi * 16)
+            if tf32:
+                a_frags.append([_i32(memref.load(a, stage_a + [add(row, add(g, dr)),
+                                                               add(t, k0 + dk)]))
+                                for dk, dr in ((0, 0), (0, 8), (4, 0), (4, 8))])
+            else:
+                a_frags.append(_ldmatrix(a, stage_a + [add(row, lane16), add(half, k0)], 4,
+                                         False))
+        fj = 0
+        while fj < layout.frag_cols:
+            col = add(col0, fj * 8)
+            if tf32:
+                b_frags.append([_i32(memref.load(b, stage_b + [add(t, k0 + dk), add(col, g)]))
+                                for dk in (0, 4)])
+                fj += 1
+            elif fj + 1 < layout.frag_cols:
+                registers = _ldmatrix(b, stage_b + [add(lane16, k0), add(col, half)], 4, True)
+                b_frags += [registers[:2], registers[2:]]
+                fj += 2
+            else:
+                b_frags.append(_ldmatrix(b, stage_b + [add(lane16, k0), col], 2, True))
+                fj += 1
+        for fi in range(layout.frag_rows):
+            for fj in range(layout.frag_cols):
+                slots = [AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)
+                         for h in range(2) for v in range(2)]
+                d = _mma_sync(a_frags[fi], b_frags[fj], [acc.load(s) for s in slots], k_step,
+                              ptx_type)
+                for value, s in zip(d, slots):
+                    acc.store(value, s)
+
+
+# ---------------------------------------------------------------------------
+# The module: kernels into a gpu.module, launches into gpu.launch_func.
+
+
+def _block_sizes(module: ir.Operation) -> dict[str, list[ir.Operation]]:
+    launches: dict[str, list[ir.Operation]] = {}
+
+    def visit(op):
+        if op.name == "hw.launch":
+            launches.setdefault(hw.LaunchOp.from_operation(op.operation).kernel, []).append(
+                op.operation)
+        return ir.WalkResult.ADVANCE
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return launches
+
+
+def _symbol(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _epilogues(kernel: ir.Operation) -> set[str]:
+    names = set()
+
+    def visit(op):
+        if op.name == "hw.store" and "epilogue" in op.attributes:
+            names.add(ir.FlatSymbolRefAttr(op.attributes["epilogue"]).value)
+        return ir.WalkResult.ADVANCE
+    kernel.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return names
+
+
+@register_pass
+@dataclass
+class ConvertHWToNVGPU(Pass):
+    """Lowers hw kernels and launches to GPU kernels (gpu, nvgpu, nvvm) for an NVIDIA architecture."""
+
+    argument = "convert-hw-to-nvgpu"
+    chip: str = "sm_80"
+
+    def run(self, module: ir.Operation) -> None:
+        if self.chip not in ("sm_80", "sm_90a"):
+            raise PassFailure(f"unknown chip '{self.chip}' (known: sm_80, sm_90a)")
+        with module.context, module.location:
+            body = module.regions[0].blocks[0]
+            kernels = [op.operation for op in body.operations
+                       if op.operation.name == "func.func" and hw.is_kernel(op.operation)]
+            if not kernels:
+                return
+            launches = _block_sizes(module)
+            module.attributes["gpu.container_module"] = ir.UnitAttr.get()
+            target = ir.Attribute.parse(f'#nvvm.target<chip = "{self.chip}", features = '
+                                        f'"{ptx_features(self.chip)}">')
+            with ir.InsertionPoint(body):
+                gpu_module = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([target]))
+            gpu_module.bodyRegion.blocks.append()
+            gpu_body = gpu_module.bodyRegion.blocks[0]
+            copied: set[str] = set()
+            shared_bytes = {}
+            for kernel in kernels:
+                name = _symbol(kernel)
+                blocks = {hw.LaunchOp.from_operation(l).block3 for l in launches.get(name, [])}
+                if len(blocks) != 1:
+                    raise PassFailure(f"kernel @{name} needs one block size to be compiled for "
+                                      f"the GPU; its launches use {len(blocks)}", kernel.location)
+                for epilogue in sorted(_epilogues(kernel) - copied):
+                    found = hw.lookup_function(kernel, epilogue)
+                    func_op = found.clone(ir.InsertionPoint(gpu_body))
+                    func_op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                    copied.add(epilogue)
+                shared_bytes[name] = self.lower_kernel(kernel, gpu_body, blocks.pop())
+            for name, ops in launches.items():
+                for launch in ops:
+                    self.lower_launch(launch, shared_bytes[name])
+
+    def lower_kernel(self, kernel: ir.Operation, gpu_body: ir.Block,
+                     block: tuple[int, int, int]) -> int:
+        """Moves a kernel into the GPU module and lowers its ops; returns
+        its dynamic shared memory in bytes."""
+        with ir.InsertionPoint(gpu_body), kernel.location:
+            gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(hw.function_type(kernel)),
+                                     sym_name=_symbol(kernel), kernel=True,
+                                     known_block_size=list(block))
+        entry = kernel.regions[0].blocks[0]
+        entry.append_to(gpu_func.body)
+        for op in list(entry.operations):
+            if op.operation.name == "func.return":
+                with ir.InsertionPoint(op.operation), op.operation.location:
+                    gpu.ReturnOp([])
+                op.operation.erase()
+        lowering = KernelLowering(kernel, gpu_func.operation, block, self.chip)
+        lowering.prologue(entry)
+        ops: list[ir.Operation] = []
+
+        def collect(op):
+            if op.name.startswith("hw."):
+                ops.append(op.operation)
+            return ir.WalkResult.ADVANCE
+        gpu_func.operation.walk(collect, ir.WalkOrder.PRE_ORDER)
+        lowering.lower(ops)
+        kernel.erase()
+        return lowering.shared_bytes
+
+    def lower_launch(self, launch: ir.Operation, shared_bytes: int) -> None:
+        view = hw.LaunchOp.from_operation(launch)
+        with ir.InsertionPoint(launch), launch.location:
+            gpu.LaunchFuncOp([GPU_MODULE, view.kernel], tuple(index(g) for g in view.grid3),
+                             tuple(index(b) for b in view.block3),
+                             kernel_operands=list(launch.operands),
+                             dynamic_shared_memory_size=arith.constant(
+                                 ir.IntegerType.get_signless(32), shared_bytes))
+        launch.erase()

@@ -1,0 +1,59 @@
+// RUN: lamina-opt %s --split-input-file --convert-hw-to-nvgpu=chip=sm_80 --verify-diagnostics
+
+// What the GPU lowering does not distribute is reported at the op (the CPU
+// emulation runs these kernels).
+
+func.func @main(%a: memref<64x64xf32>) {
+  "hw.launch"(%a) {kernel = @reduce, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x64xf32>) -> ()
+  return
+}
+func.func @reduce(%a: memref<64x64xf32>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %m = "hw.alloc"() : () -> memref<64x1xf32, #gpu.address_space<private>>
+  "hw.copy"(%a, %x, %c0, %c0) : (memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
+  // expected-error @+1 {{'hw.reduce_sum' is not lowered to the GPU (the CPU emulation runs it)}}
+  "hw.reduce_sum"(%x, %m) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @main(%a: memref<64x64xf32>) {
+  "hw.launch"(%a) {kernel = @broadcast, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x64xf32>) -> ()
+  return
+}
+func.func @broadcast(%a: memref<64x64xf32>) attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %r = "hw.alloc"() : () -> memref<1x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.add' on register tiles of different shapes (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) is not lowered to the GPU: broadcasting operands are held by other threads}}
+  "hw.add"(%x, %r, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @main(%a: memref<64x64xf32>) {
+  "hw.launch"(%a) {kernel = @small, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x64xf32>) -> ()
+  return
+}
+func.func @small(%a: memref<64x64xf32>) attributes {hw.kernel} {
+  %as = "hw.alloc"() : () -> memref<16x8xf16, #gpu.address_space<workgroup>>
+  %bs = "hw.alloc"() : () -> memref<8x8xf16, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<16x8xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{the accumulator memref<16x8xf32, #gpu.address_space<private>> of hw.mma is not divided into 16x8 fragments by the 4 warps of the block (hw-check reports this)}}
+  "hw.mma"(%as, %bs, %acc) : (memref<16x8xf16, #gpu.address_space<workgroup>>, memref<8x8xf16, #gpu.address_space<workgroup>>, memref<16x8xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel @k needs one block size to be compiled for the GPU; its launches use 2}}
+func.func @k(%a: memref<64xf32>) attributes {hw.kernel} {
+  return
+}
+func.func @main(%a: memref<64xf32>) {
+  "hw.launch"(%a) {kernel = @k, grid = array<i64: 1>, block = array<i64: 32>} : (memref<64xf32>) -> ()
+  "hw.launch"(%a) {kernel = @k, grid = array<i64: 1>, block = array<i64: 64>} : (memref<64xf32>) -> ()
+  return
+}
