@@ -189,8 +189,43 @@ class RoundRobinLayout:
         return found
 
 
-def register_layout(tile: MemRefType, threads: int):
-    """The layout of a register tile of this shape in a block of `threads`."""
+@dataclass(frozen=True)
+class WgmmaLayout:
+    """wgmma's accumulator layout for one warpgroup (4 warps): the tile's
+    rows in chunks of 64, warp w holding rows 16w..16w+15 of each; a
+    thread holds elements (g, 8j+2t), (g, 8j+2t+1), (g+8, 8j+2t),
+    (g+8, 8j+2t+1) of each 8-column group j, in that order (the order of
+    the accumulator's registers)."""
+
+    rows: int
+    cols: int
+
+    @property
+    def slots(self) -> int:
+        return self.rows * self.cols // 128
+
+    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
+        g, t2 = div(kernel.lane, 4), mul(rem(kernel.lane, 4), 2)
+        row0 = add(mul(kernel.warp, 16), g)
+        found = []
+        for chunk in range(self.rows // 64):
+            for j in range(self.cols // 8):
+                for h in range(2):
+                    for v in range(2):
+                        found.append(((add(row0, chunk * 64 + h * 8),
+                                       add(t2, j * 8 + v)), None))
+        return found
+
+    def struct_type(self) -> ir.Type:
+        inner = "struct<(" + ", ".join(["f32"] * (self.cols // 2)) + ")>"
+        return ir.Type.parse("!llvm.struct<(" + ", ".join([inner] * (self.rows // 64)) + ")>")
+
+
+def register_layout(tile: MemRefType, threads: int, wgmma: bool = False):
+    """The layout of a register tile of this shape in a block of `threads`
+    (the accumulator of a wgmma: `wgmma`)."""
+    if wgmma:
+        return WgmmaLayout(*tile.shape)
     warps = threads // WARP
     if tile.rank == 2:
         rows, cols = tile.shape
@@ -201,6 +236,24 @@ def register_layout(tile: MemRefType, threads: int):
             wm, wn = min(fitting, key=lambda g: (abs(rows // g[0] - cols // g[1]), g))
             return AccumulatorLayout(rows, cols, wm, wn)
     return RoundRobinLayout(tile.shape, threads)
+
+
+@dataclass
+class SharedTile:
+    """A shared tile: where it starts in the dynamic shared memory, and the
+    TMA descriptor that fills it swizzled for wgmma (None: row-major)."""
+
+    type: MemRefType
+    offset: int
+    descriptor: "TmaDescriptor | None" = None
+
+    @property
+    def stage_bytes(self) -> int:
+        return math.prod(self.type.shape[-2:]) * _dtype_bytes(self.type.dtype)
+
+
+def _dtype_bytes(dtype: str) -> int:
+    return 4 if dtype == "f32" else 2
 
 
 @dataclass
@@ -233,8 +286,11 @@ class KernelLowering:
         self.threads = math.prod(block)
         self.chip = chip
         self.registers: dict[ir.Value, RegisterTile] = {}
+        self.shared: dict[ir.Value, SharedTile] = {}
+        self.barriers: dict[ir.Value, ir.Value] = {}
         self.shared_bytes = 0
         self.alignment = 1024 if chip == "sm_90a" else 128
+        self.plan = TmaPlan()
 
     # -- entry -----------------------------------------------------------------
 
@@ -272,6 +328,17 @@ class KernelLowering:
             op.erase()
 
     # -- helpers -------------------------------------------------------------
+
+    def row_major(self, value: ir.Value, op: ir.Operation) -> None:
+        """Fails when `value` is a tile TMA loads swizzled for wgmma."""
+        tile = self.shared.get(value)
+        if tile is not None and tile.descriptor is not None and tile.descriptor.swizzled:
+            raise PassFailure(f"reads {tile.type}, which TMA loads in wgmma's swizzled layout; "
+                              "on sm_90a only hw.mma reads such tiles", op.location)
+
+    def leader(self) -> ir.Value:
+        """True in the block's first thread."""
+        return arith.cmpi(arith.CmpIPredicate.eq, self.tid, index(0))
 
     def register(self, value: ir.Value, op: ir.Operation) -> RegisterTile:
         if value not in self.registers:
@@ -326,13 +393,14 @@ def _alloc(kernel: KernelLowering, view):
         offset = -(-kernel.shared_bytes // kernel.alignment) * kernel.alignment
         size = math.prod(tile.shape) * ir.MemRefType(result.type).element_type.width // 8
         kernel.shared_bytes = offset + size
-        result.replace_all_uses_with(memref.ViewOp(result.type, kernel.smem, index(offset),
-                                                   []).result)
+        view_value = memref.ViewOp(result.type, kernel.smem, index(offset), []).result
+        result.replace_all_uses_with(view_value)
+        kernel.shared[view_value] = SharedTile(tile, offset, kernel.plan.tiles.get(result))
         return
     if tile.rank > 2:
         raise PassFailure(f"register tile {tile} has leading dims; on the GPU register tiles "
                           "are matrices or vectors", view.operation.location)
-    layout = register_layout(tile, kernel.threads)
+    layout = register_layout(tile, kernel.threads, result in kernel.plan.accumulators)
     private = ir.Attribute.parse("#gpu.address_space<private>")
     storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], ir.MemRefType(
         result.type).element_type, memory_space=private), [], []).result
@@ -400,6 +468,8 @@ def _copy(kernel: KernelLowering, view):
     src, dst, indices = view.operand("src"), view.operand("dst"), view.operand("indices")
     t = hw.transfer(type_view(src.type), type_view(dst.type))
     src_indices, dst_indices = t.split(indices)
+    kernel.row_major(src, view.operation)
+    kernel.row_major(dst, view.operation)
     if "private" in (t.src.memref.space, t.dst.memref.space):
         _copy_through_registers(kernel, view, t, src, dst, src_indices, dst_indices)
         return
@@ -418,6 +488,7 @@ def _async_copy(kernel: KernelLowering, view):
     src, dst, indices = view.operand("src"), view.operand("dst"), view.operand("indices")
     t = hw.transfer(type_view(src.type), type_view(dst.type))
     src_indices, dst_indices = t.split(indices)
+    kernel.row_major(dst, view.operation)
     element_bytes = _element_bytes(src)
     width = chunk_width(t, element_bytes)
     if width * element_bytes < 4:
@@ -559,7 +630,11 @@ def _mma_sync(a: list, b: list, c: list, k: int, ptx_type: str) -> list:
 
 @lowers("hw.mma")
 def _mma(kernel: KernelLowering, view):
+    if kernel.plan.is_wgmma(view.operation):
+        return _wgmma(kernel, view)
     a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    kernel.row_major(a, view.operation)
+    kernel.row_major(b, view.operation)
     indices = list(view.operand("indices"))
     a_type, b_type = type_view(a.type), type_view(b.type)
     stage_a, stage_b = indices[:a_type.rank - 2], indices[a_type.rank - 2:]
@@ -609,6 +684,231 @@ def _mma(kernel: KernelLowering, view):
                               ptx_type)
                 for value, s in zip(d, slots):
                     acc.store(value, s)
+
+
+# ---------------------------------------------------------------------------
+# sm_90a: TMA loads on mbarriers, wgmma.
+
+# The widest TMA box row wgmma reads swizzled, in bytes.
+SWIZZLE_BYTES = 128
+
+
+@dataclass
+class TmaDescriptor:
+    """A TMA descriptor (CUtensorMap) the host makes for a kernel argument:
+    boxes of `rows` x `cols` elements, 128-byte swizzled when `swizzled`.
+    The kernel gets it as a pointer argument; `value` is its view there."""
+
+    argument: int
+    rows: int
+    cols: int
+    dtype: str
+    swizzled: bool
+    value: ir.Value | None = None
+
+    def key(self) -> tuple:
+        return (self.argument, self.rows, self.cols, self.dtype, self.swizzled)
+
+    def type(self) -> ir.Type:
+        swizzle = "swizzle_128b" if self.swizzled else "none"
+        return ir.Type.parse(
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{self.rows}x{self.cols}x{self.dtype}, "
+            f"#gpu.address_space<workgroup>>, swizzle = {swizzle}, l2promo = none, oob = zero, "
+            "interleave = none>")
+
+    @property
+    def box_bytes(self) -> int:
+        return self.rows * self.cols * _dtype_bytes(self.dtype)
+
+
+@dataclass
+class TmaPlan:
+    """What a kernel's TMA loads and wgmma need, found before lowering it:
+    the descriptors (in kernel argument order), the descriptor filling each
+    shared tile, the MMAs that become wgmma and their accumulators."""
+
+    descriptors: list[TmaDescriptor] = None
+    tiles: dict = None
+    wgmma: list = None
+    accumulators: set = None
+
+    def __post_init__(self):
+        self.descriptors = self.descriptors or []
+        self.tiles = self.tiles or {}
+        self.wgmma = self.wgmma or []
+        self.accumulators = self.accumulators or set()
+
+    def is_wgmma(self, op: ir.Operation) -> bool:
+        # Operations compare equal across their Python wrappers but do not
+        # hash alike.
+        return any(op == found for found in self.wgmma)
+
+
+def tma_descriptor(op: ir.Operation, entry: ir.Block) -> TmaDescriptor:
+    """The descriptor of an hw.tma_load (not yet deduplicated)."""
+    view = hw.TmaLoadOp.from_operation(op)
+    src, dst = view.operand("src"), view.operand("dst")
+    if not (isinstance(src.owner, ir.Block) and src.owner == entry):
+        raise PassFailure("TMA loads read a global memref that is an argument of the kernel "
+                          "(the host makes its descriptor)", op.location)
+    t = hw.transfer(type_view(src.type), type_view(dst.type))
+    if t.src.memref.rank != 2 or len(t.box) != 2:
+        raise PassFailure("TMA loads on the GPU move 2-d boxes from 2-d memrefs", op.location)
+    rows, cols = t.box
+    dtype = t.src.memref.dtype
+    row_bytes = cols * _dtype_bytes(dtype)
+    swizzled = row_bytes >= SWIZZLE_BYTES
+    if (swizzled and row_bytes % SWIZZLE_BYTES) or row_bytes % 16 or rows > 256:
+        raise PassFailure(f"a TMA box of {rows}x{cols} {dtype}: boxes have at most 256 rows of "
+                          f"a multiple of 16 bytes, and rows wider than {SWIZZLE_BYTES} bytes "
+                          f"come in {SWIZZLE_BYTES}-byte boxes (hw-check reports this)",
+                          op.location)
+    box_cols = SWIZZLE_BYTES // _dtype_bytes(dtype) if swizzled else cols
+    return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled)
+
+
+def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
+    """The TMA descriptors of a kernel and the MMAs that become wgmma: f16
+    or bf16 operands that TMA loads swizzled (A with 128-byte rows), one
+    warpgroup, an accumulator of 64 to 256 rows and at most 256 columns."""
+    plan = TmaPlan()
+    by_key: dict[tuple, TmaDescriptor] = {}
+    for op in ops:
+        if op.name != "hw.tma_load":
+            continue
+        found = tma_descriptor(op, entry)
+        descriptor = by_key.setdefault(found.key(), found)
+        if descriptor is found:
+            plan.descriptors.append(descriptor)
+        tile = hw.TmaLoadOp.from_operation(op).operand("dst")
+        if plan.tiles.setdefault(tile, descriptor) is not descriptor:
+            raise PassFailure("TMA loads fill this tile with boxes of different shapes",
+                              op.location)
+    for op in ops:
+        if op.name != "hw.mma":
+            continue
+        view = hw.MmaOp.from_operation(op)
+        a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+        da, db = plan.tiles.get(a), plan.tiles.get(b)
+        rows, cols = type_view(c.type).shape
+        if (type_view(a.type).dtype in ("f16", "bf16") and da is not None and db is not None
+                and da.swizzled and db.swizzled and da.cols * 2 == SWIZZLE_BYTES
+                and type_view(a.type).shape[-1] == da.cols and threads == 128
+                and rows % 64 == 0 and 64 <= rows <= 256 and cols <= 256):
+            plan.wgmma.append(op)
+            plan.accumulators.add(c)
+    return plan
+
+
+@lowers("hw.mbarrier_init")
+def _mbarrier_init(kernel: KernelLowering, view):
+    group = ir.Type.parse(f"!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
+                          f"num_barriers = {view.barriers}>")
+    barriers = nvgpu.MBarrierCreateOp(group).result
+    leader = kernel.leader()
+    for i in range(view.barriers):
+        nvgpu.MBarrierInitOp(barriers, index(view.count), index(i), predicate=leader)
+    gpu.BarrierOp()
+    kernel.barriers[view.operation.results[0]] = barriers
+
+
+def _barrier_group(kernel: KernelLowering, view) -> ir.Value:
+    value = view.operand("barrier")
+    if value not in kernel.barriers:
+        raise PassFailure("an mbarrier that is not made by hw.mbarrier_init in this kernel",
+                          view.operation.location)
+    return kernel.barriers[value]
+
+
+@lowers("hw.mbarrier_arrive")
+def _mbarrier_arrive(kernel: KernelLowering, view):
+    barriers = _barrier_group(kernel, view)
+    token = ir.Type.parse("!nvgpu.mbarrier.token")
+    when(kernel.leader(), lambda: nvgpu.MBarrierArriveOp(token, barriers,
+                                                         view.operand("index")))
+
+
+@lowers("hw.mbarrier_wait")
+def _mbarrier_wait(kernel: KernelLowering, view):
+    barriers = _barrier_group(kernel, view)
+    parity = arith.index_cast(ir.IntegerType.get_signless(1), view.operand("parity"))
+    nvgpu.MBarrierTryWaitParityOp(barriers, parity, index(10_000_000), view.operand("index"))
+
+
+def _stage_offset(tile: SharedTile, stage_indices: Sequence[ir.Value]) -> ir.Value:
+    """The byte offset of a stage of a shared tile (its leading indices)."""
+    stage, stride = index(0), 1
+    for i, extent in zip(reversed(stage_indices), reversed(tile.type.shape[:-2])):
+        stage = add(stage, mul(i, stride))
+        stride *= extent
+    return add(mul(stage, tile.stage_bytes), tile.offset)
+
+
+def _shared_view(kernel: KernelLowering, offset: ir.Value, shape: Sequence[int],
+                 element: ir.Type) -> ir.Value:
+    workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    return memref.ViewOp(ir.MemRefType.get(list(shape), element, memory_space=workgroup),
+                         kernel.smem, offset, []).result
+
+
+@lowers("hw.tma_load")
+def _tma_load(kernel: KernelLowering, view):
+    src, dst = view.operand("src"), view.operand("dst")
+    tile = kernel.shared[dst]
+    descriptor = tile.descriptor
+    barriers = _barrier_group(kernel, view)
+    t = hw.transfer(type_view(src.type), type_view(dst.type))
+    (row, col), stage = t.split(view.operand("indices"))
+    rows, cols = t.box
+    element = ir.MemRefType(dst.type).element_type
+    boxes = cols // descriptor.cols
+
+    def issue():
+        nvgpu.MBarrierArriveExpectTxOp(barriers, index(descriptor.box_bytes * boxes),
+                                       view.operand("barrier_index"))
+        base = _stage_offset(tile, stage)
+        for box in range(boxes):
+            target = _shared_view(kernel, add(base, box * descriptor.box_bytes),
+                                  (rows, descriptor.cols), element)
+            nvgpu.TmaAsyncLoadOp(target, barriers, descriptor.value,
+                                 [add(col, box * descriptor.cols), row],
+                                 view.operand("barrier_index"))
+    when(kernel.leader(), issue)
+
+
+def _wgmma(kernel: KernelLowering, view):
+    a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    indices = list(view.operand("indices"))
+    tile_a, tile_b = kernel.shared[a], kernel.shared[b]
+    stage_a, stage_b = indices[:tile_a.type.rank - 2], indices[tile_a.type.rank - 2:]
+    acc = kernel.register(c, view.operation)
+    layout = acc.layout
+    element = ir.MemRefType(a.type).element_type
+
+    def descriptor(tile: SharedTile, stages) -> ir.Value:
+        shape = tile.type.shape[-2:]
+        tensor = _shared_view(kernel, _stage_offset(tile, stages), shape, element)
+        described = ir.Type.parse(f"!nvgpu.warpgroup.descriptor<tensor = {tensor.type}>")
+        return nvgpu.WarpgroupGenerateDescriptorOp(described, tensor,
+                                                   tile.descriptor.value).result
+
+    accumulator = ir.Type.parse(f"!nvgpu.warpgroup.accumulator<fragmented = "
+                                f"vector<{layout.rows}x{layout.cols}xf32>>")
+    struct_type = layout.struct_type()
+    per_chunk = layout.cols // 2
+    packed = llvm.UndefOp(struct_type).result
+    for slot in range(layout.slots):
+        packed = llvm.insertvalue(packed, acc.load(slot), [slot // per_chunk, slot % per_chunk])
+    initial = ir.Operation.create("builtin.unrealized_conversion_cast", results=[accumulator],
+                                  operands=[packed]).result
+    result = nvgpu.WarpgroupMmaOp(accumulator, descriptor(tile_a, stage_a),
+                                  descriptor(tile_b, stage_b), initial, transposeB=True).result
+    nvvm.WgmmaWaitGroupSyncOp(0)
+    unpacked = ir.Operation.create("builtin.unrealized_conversion_cast", results=[struct_type],
+                                   operands=[result]).result
+    for slot in range(layout.slots):
+        acc.store(llvm.extractvalue(ir.F32Type.get(), unpacked,
+                                    [slot // per_chunk, slot % per_chunk]), slot)
 
 
 # ---------------------------------------------------------------------------
@@ -683,12 +983,13 @@ class ConvertHWToNVGPU(Pass):
                 shared_bytes[name] = self.lower_kernel(kernel, gpu_body, blocks.pop())
             for name, ops in launches.items():
                 for launch in ops:
-                    self.lower_launch(launch, shared_bytes[name])
+                    self.lower_launch(launch, *shared_bytes[name])
 
     def lower_kernel(self, kernel: ir.Operation, gpu_body: ir.Block,
-                     block: tuple[int, int, int]) -> int:
+                     block: tuple[int, int, int]) -> tuple[int, list[TmaDescriptor]]:
         """Moves a kernel into the GPU module and lowers its ops; returns
-        its dynamic shared memory in bytes."""
+        its dynamic shared memory in bytes and the TMA descriptors its
+        launches pass after its arguments."""
         with ir.InsertionPoint(gpu_body), kernel.location:
             gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(hw.function_type(kernel)),
                                      sym_name=_symbol(kernel), kernel=True,
@@ -701,7 +1002,6 @@ class ConvertHWToNVGPU(Pass):
                     gpu.ReturnOp([])
                 op.operation.erase()
         lowering = KernelLowering(kernel, gpu_func.operation, block, self.chip)
-        lowering.prologue(entry)
         ops: list[ir.Operation] = []
 
         def collect(op):
@@ -709,16 +1009,45 @@ class ConvertHWToNVGPU(Pass):
                 ops.append(op.operation)
             return ir.WalkResult.ADVANCE
         gpu_func.operation.walk(collect, ir.WalkOrder.PRE_ORDER)
+        if self.chip == "sm_90a":
+            lowering.plan = plan_tma(ops, entry, lowering.threads)
+        elif any(op.name.startswith(("hw.tma_load", "hw.mbarrier")) for op in ops):
+            first = next(op for op in ops if op.name.startswith(("hw.tma_load", "hw.mbarrier")))
+            raise PassFailure(f"'{first.name}' needs TMA and mbarriers: sm_90a, not "
+                              f"{self.chip}", first.location)
+        pointer = ir.Type.parse("!llvm.ptr")
+        arguments = [entry.add_argument(pointer, kernel.location)
+                     for _ in lowering.plan.descriptors]
+        ftype = hw.function_type(kernel)
+        gpu_func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            list(ftype.inputs) + [pointer] * len(arguments), []))
+        lowering.prologue(entry)
+        with ir.InsertionPoint(next(iter(entry.operations)).operation), kernel.location:
+            for descriptor, argument in zip(lowering.plan.descriptors, arguments):
+                descriptor.value = ir.Operation.create(
+                    "builtin.unrealized_conversion_cast", results=[descriptor.type()],
+                    operands=[argument]).result
         lowering.lower(ops)
         kernel.erase()
-        return lowering.shared_bytes
+        return lowering.shared_bytes, lowering.plan.descriptors
 
-    def lower_launch(self, launch: ir.Operation, shared_bytes: int) -> None:
+    def lower_launch(self, launch: ir.Operation, shared_bytes: int,
+                     descriptors: list[TmaDescriptor]) -> None:
         view = hw.LaunchOp.from_operation(launch)
         with ir.InsertionPoint(launch), launch.location:
+            pointers = []
+            for descriptor in descriptors:
+                source = launch.operands[descriptor.argument]
+                element = ir.MemRefType(source.type).element_type
+                unranked = memref.CastOp(ir.UnrankedMemRefType.get(element, None), source).result
+                made = nvgpu.TmaCreateDescriptorOp(descriptor.type(), unranked, [
+                    index(descriptor.rows), index(descriptor.cols)]).result
+                pointers.append(ir.Operation.create(
+                    "builtin.unrealized_conversion_cast", results=[ir.Type.parse("!llvm.ptr")],
+                    operands=[made]).result)
             gpu.LaunchFuncOp([GPU_MODULE, view.kernel], tuple(index(g) for g in view.grid3),
                              tuple(index(b) for b in view.block3),
-                             kernel_operands=list(launch.operands),
+                             kernel_operands=list(launch.operands) + pointers,
                              dynamic_shared_memory_size=arith.constant(
                                  ir.IntegerType.get_signless(32), shared_bytes))
         launch.erase()

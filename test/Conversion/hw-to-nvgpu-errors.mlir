@@ -57,3 +57,18 @@ func.func @main(%a: memref<64xf32>) {
   "hw.launch"(%a) {kernel = @k, grid = array<i64: 1>, block = array<i64: 64>} : (memref<64xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @main(%a: memref<64x64xf16>) {
+  "hw.launch"(%a) {kernel = @tma, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x64xf16>) -> ()
+  return
+}
+func.func @tma(%a: memref<64x64xf16>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'hw.mbarrier_init' needs TMA and mbarriers: sm_90a, not sm_80}}
+  %bar = "hw.mbarrier_init"() : () -> !hw.mbarrier
+  %s = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
+  "hw.tma_load"(%a, %s, %bar, %c0, %c0, %c0) : (memref<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index) -> ()
+  return
+}
