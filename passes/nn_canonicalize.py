@@ -20,7 +20,7 @@ the same values; no op is added except the composed transpose and reshape.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir, rewrite
 
@@ -154,7 +154,7 @@ class NNCanonicalize(Pass):
     argument = "nn-canonicalize"
     anchor = "func.func"
 
-    max_iterations: int = 10
+    max_iterations: int = field(default=10, metadata={"minimum": 1})
     remove_unused: bool = True
 
     def run(self, op: ir.Operation) -> None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lamina.diagnostics import UsageError, atomic_output, run_tool
+from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_output_path,
+                                locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.targets import available_targets, get_target
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    check_output_path(options.output)
     load_plugins(options.plugins)
     try:
         target = get_target(options.target)
@@ -68,9 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
-    product = target.emit(module, stage, pipeline=pipeline,
-                          print_after_all=options.mlir_print_ir_after_all,
-                          isolate=options.isolate_stages)
+    try:
+        product = target.emit(module, stage, pipeline=pipeline,
+                              print_after_all=options.mlir_print_ir_after_all,
+                              isolate=options.isolate_stages)
+    except CompileError as error:
+        # LLVM's tools report without locations; the module, lowered in
+        # place, still knows where each op came from.
+        raise locate_in_module(error, module) from None
     binary = isinstance(product, bytes)
     with atomic_output(options.output, binary=binary) as out:
         out.write(product if binary else str(product).rstrip("\n") + "\n")

@@ -169,14 +169,20 @@ def malformed_directives(text: str, first_line: int, source_name: str) -> list[s
         if not directive or _EXPECTED.search(line):
             continue
         rest = directive.group(3)
-        if "{{" not in rest and "}}" not in rest:
-            continue
-        missing = "'}}' closing its pattern" if "{{" in rest else "'{{' opening its pattern"
-        if "{{" in rest and rest.rstrip().endswith("}}"):
-            missing = "a valid '@' offset or count before its pattern"
+        if not rest.strip().startswith(("@", "{{")):
+            continue  # prose that mentions a directive
+        opening = rest.find("{{")
+        if opening < 0:
+            problem = "lacks '{{' opening its pattern"
+        elif "}}" not in rest[opening + 2:]:
+            problem = "lacks '}}' closing its pattern"
+        elif not rest.rstrip().endswith("}}"):
+            problem = "has text after the '}}' closing its pattern"
+        else:
+            problem = "has no valid '@' offset or count before its pattern"
         problems.append(Diagnostic(source_name, first_line + index, directive.start() + 1, "error",
                                    f"malformed expected-{directive.group(1)} directive: it "
-                                   f"lacks {missing}").format())
+                                   f"{problem}").format())
     return problems
 
 

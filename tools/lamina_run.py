@@ -25,18 +25,22 @@ code is 1, and no output file is written.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
+import zipfile
 
 import numpy as np
 
-from lamina.diagnostics import UsageError, atomic_output, run_tool
+from mlir import ir
+
+from lamina.diagnostics import CompileError, UsageError, atomic_output, check_output_path, run_tool
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.reference import compare, evaluate, random_inputs
 from lamina.targets import get_target
-from lamina.types import MemRefType
+from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -68,6 +72,8 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 def load_inputs(path: str, count: int) -> list[np.ndarray]:
     """Arguments from an .npz (arg0, arg1, ...) or from comma-separated .npy files."""
+    if os.path.isdir(path):
+        raise UsageError(f"cannot read inputs from '{path}': it is a directory")
     try:
         if path.endswith(".npz"):
             with np.load(path) as archive:
@@ -81,8 +87,51 @@ def load_inputs(path: str, count: int) -> list[np.ndarray]:
         if len(paths) != count:
             raise UsageError(f"{len(paths)} input file(s) given; the function takes {count}")
         return [np.load(p) for p in paths]
-    except (OSError, ValueError) as error:
-        raise UsageError(f"cannot read inputs from '{path}': {error}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise UsageError(f"cannot read inputs from '{path}': {error or type(error).__name__} "
+                         "(a truncated or damaged file?)") from None
+
+
+def as_declared(arrays: list[np.ndarray], types) -> list[np.ndarray]:
+    """Arrays of 2-byte raw elements given for bf16 arguments, as bf16: NumPy
+    saves ml_dtypes' bfloat16 arrays as raw `V2` elements."""
+    converted = []
+    for array, spec in zip(arrays, types):
+        dtype = numpy_dtype(spec.dtype) if spec.dtype in NUMPY_DTYPES else None
+        if (dtype is not None and array.dtype.kind == "V" and array.dtype.fields is None
+                and array.dtype.itemsize == dtype.itemsize):
+            array = array.view(dtype)
+        converted.append(array)
+    return converted
+
+
+def check_memory(module, available: int) -> None:
+    """Raises CompileError at the first value (an argument, a result or an
+    intermediate) larger than `available` bytes: the compiled code's
+    allocation of it would fail and end the process."""
+    too_large = []
+
+    def visit(op):
+        values = list(op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                values.extend(block.arguments)
+        for value in values:
+            size = byte_size(value.type)
+            if size is not None and size > available:
+                too_large.append((op.location, value.type, size))
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if too_large:
+        location, value_type, size = too_large[0]
+        raise CompileError.at(location, f"a value of type {value_type} takes {size} bytes, more "
+                              f"than this machine's {available} bytes of memory")
+
+
+def physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def benchmark(function, arrays, warmup_seconds: float = 0.1, min_seconds: float = 0.5,
@@ -111,11 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {options.seed}")
+    check_output_path(options.output)
     load_plugins(options.plugins)
 
     source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
+    check_memory(module, physical_memory())
     try:
         target = get_target(options.target)
     except ValueError as error:
@@ -127,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         target = target.emulation()
     function = target.compile(module, entry=options.entry)
     if options.inputs:
-        arrays = load_inputs(options.inputs, len(function.inputs))
+        arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
     elif options.random or not function.inputs:
         arrays = random_inputs(function.inputs, options.seed)
     else:

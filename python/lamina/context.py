@@ -19,6 +19,7 @@ from mlir import ir
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
 import lamina.dialects.hw  # noqa: F401  (registers the hw dialect)
 from lamina.dialects.opdef import (Dialect, lookup_op, registered_dialects, verify_ops)
+from lamina.types import size_problem
 
 
 def dialects() -> list[type[Dialect]]:
@@ -68,9 +69,9 @@ def verify(operation: ir.Operation) -> bool:
 
 
 def _type_problem(t: ir.Type) -> str | None:
-    """Why a type belongs to no dialect, or None."""
+    """Why a type belongs to no dialect or is too large, or None."""
     if isinstance(t, ir.ShapedType):
-        return _type_problem(ir.ShapedType(t).element_type)
+        return size_problem(t) or _type_problem(ir.ShapedType(t).element_type)
     if isinstance(t, ir.FunctionType):
         function = ir.FunctionType(t)
         for inner in list(function.inputs) + list(function.results):

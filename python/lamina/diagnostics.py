@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -133,6 +134,43 @@ class CompileError(Exception):
         return cls([Diagnostic(filename, line, col, "error", message)])
 
 
+_INLINE_ASM_ERROR = re.compile(r"<inline asm>:\d+:\d+: error: (?P<message>[^\n]*)"
+                               r"(?:\n(?P<source>[^\n]*))?")
+
+
+def locate_in_module(error: CompileError, module: ir.Module) -> CompileError:
+    """Gives the unlocated errors of an LLVM tool (llc, opt) a place in
+    `module`, the lowered program they came from: an error in inline
+    assembly goes to the `llvm.inline_asm` op whose template holds the
+    instruction it quotes (or the first one). Other errors stay as they
+    are; tools print them as their own (`TOOL: error: ...`)."""
+    asm_ops = []
+
+    def collect(op):
+        if op.name == "llvm.inline_asm":
+            asm_ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    diagnostics = []
+    for diagnostic in error.diagnostics:
+        match = _INLINE_ASM_ERROR.search(diagnostic.message)
+        if diagnostic.filename is None and match:
+            if not asm_ops:
+                module.operation.walk(collect, ir.WalkOrder.PRE_ORDER)
+            quoted = (match["source"] or "").split()
+            chosen = next((op for op in asm_ops if quoted and quoted[0] in
+                           str(op.attributes["asm_string"])), asm_ops[0] if asm_ops else None)
+            if chosen is not None:
+                place = file_location(chosen.location)
+                if place is not None:
+                    text = f"invalid inline assembly: {match['message']}"
+                    if match["source"]:
+                        text += f" (in '{match['source'].strip()}')"
+                    diagnostic = Diagnostic(*place, "error", text, diagnostic.notes)
+        diagnostics.append(diagnostic)
+    return CompileError(diagnostics)
+
+
 class UsageError(Exception):
     """Bad command-line input (unknown pass or option, missing file)."""
 
@@ -145,12 +183,18 @@ def run_tool(main, argv=None, prog: str | None = None) -> int:
         return main(argv)
     except CompileError as error:
         for diagnostic in error.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
+            # An error with no place in the input is the tool's own.
+            prefix = f"{prog}: " if diagnostic.filename is None else ""
+            print(prefix + diagnostic.format(), file=sys.stderr)
         if not error.diagnostics:
             print(f"{prog}: error: {error}", file=sys.stderr)
         return 1
     except UsageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    except MemoryError as error:
+        print(f"{prog}: error: out of memory{f' ({error})' if str(error) else ''}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -164,21 +208,47 @@ def run_tool(main, argv=None, prog: str | None = None) -> int:
         return 1
 
 
+def check_output_path(path: str | None) -> None:
+    """Raises UsageError when `path` cannot become an output file (it is a
+    directory, or its directory does not exist or cannot be written), so
+    that a tool says so before doing any work. `-` or None is stdout."""
+    if path in (None, "-"):
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write output file '{path}': it is a directory")
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write output file '{path}': directory "
+                         f"'{os.path.dirname(path) or directory}' does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write output file '{path}': directory "
+                         f"'{os.path.dirname(path) or directory}' is not writable")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | None, binary: bool = False):
     """Yields a stream that becomes `path` only when the block succeeds; on
-    failure no file is created or modified. `-` or None is stdout."""
+    failure no file is created or modified. `-` or None is stdout. A path
+    that cannot be written is a UsageError."""
     if path in (None, "-"):
         stream = sys.stdout.buffer if binary else sys.stdout
         yield stream
         stream.flush()
         return
+    check_output_path(path)
     directory = os.path.dirname(os.path.abspath(path))
     temporary = os.path.join(directory, f".{os.path.basename(path)}.lamina-tmp-{os.getpid()}")
     try:
-        with open(temporary, "wb" if binary else "w") as stream:
+        try:
+            stream = open(temporary, "wb" if binary else "w")
+        except OSError as error:
+            raise UsageError(f"cannot write output file '{path}': {error.strerror}") from None
+        with stream:
             yield stream
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:
+            raise UsageError(f"cannot write output file '{path}': {error.strerror}") from None
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -9,7 +9,17 @@ import sys
 from mlir import ir
 
 from lamina.context import lookup_dialect, make_context, verify
-from lamina.diagnostics import CompileError, DiagnosticCollector, UsageError
+from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector, UsageError
+
+# How deep brackets of any kind may nest. MLIR's parser recurses once per
+# level (regions, attributes, types, affine expressions) and a few thousand
+# levels overflow its stack, which kills the process; real programs stay
+# far below this.
+MAX_NESTING_DEPTH = 512
+
+# What the nesting scan looks at: strings and comments (skipped), the
+# two-character tokens whose `>` or `<` is no bracket, and brackets.
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|->|>=|<=|[(\[{<>)\]}]')
 
 
 def _relocate(module: ir.Module, source_name: str) -> None:
@@ -64,11 +74,32 @@ def _explained(message: str) -> str:
     return message
 
 
+def check_nesting(text: str, source_name: str, first_line: int = 1) -> None:
+    """Raises CompileError at the first bracket that opens a level deeper
+    than MAX_NESTING_DEPTH (strings and comments do not count)."""
+    depth = 0
+    for token in _NESTING_TOKEN.finditer(text):
+        kind = token.group()
+        if kind in "([{<":
+            depth += 1
+            if depth > MAX_NESTING_DEPTH:
+                start = token.start()
+                line = first_line + text.count("\n", 0, start)
+                col = start - (text.rfind("\n", 0, start) + 1) + 1
+                raise CompileError([Diagnostic(
+                    source_name, line, col, "error",
+                    f"brackets nest more than {MAX_NESTING_DEPTH} levels deep here (Lamina's "
+                    "limit, which keeps the parser within its stack)")])
+        elif kind in ")]}>":
+            depth = max(depth - 1, 0)
+
+
 def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | None = None,
                  first_line: int = 1) -> ir.Module:
     """Parses and verifies `text`. Lines are numbered from `first_line` (a
     chunk of a split file keeps its lines). Raises CompileError with located
     diagnostics."""
+    check_nesting(text, source_name, first_line)
     context = context or make_context()
     padded = "\n" * (first_line - 1) + text
     with context, DiagnosticCollector(context, source_name) as diagnostics:

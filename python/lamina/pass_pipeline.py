@@ -18,9 +18,12 @@ dialects go along as IRDL, and the diagnostics come back as text
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -33,6 +36,13 @@ from lamina.toolchain import tool_path
 # Ops that anchor a nested pipeline: `func.func(...)`.
 _ANCHOR_PREFIXES = ("builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func",
                     "any", "spirv.module")
+# Anchors that hold other anchors, and those that hold none (a function
+# holds no functions or modules), so that a nesting that can never match
+# an op is an error instead of a pipeline that silently does nothing.
+_MODULE_ANCHORS = ("builtin.module", "gpu.module", "spirv.module")
+_FUNCTION_ANCHORS = ("func.func", "gpu.func", "llvm.func", "spirv.func")
+# Anchors that only exist inside one other op.
+_ANCHOR_PARENTS = {"gpu.func": "gpu.module", "spirv.func": "spirv.module"}
 
 
 class PipelineError(ValueError):
@@ -133,18 +143,47 @@ def parse_pipeline(text: str) -> list[PipelineElement]:
     return elements
 
 
+def _check_nesting(element: PipelineElement, context: ir.Context) -> None:
+    """Raises PipelineError for a nesting that no IR can match: an anchor
+    that is no operation, a function anchor holding another anchor, an
+    anchor outside the op it lives in."""
+    outer = "builtin.module"
+    for anchor in element.nesting:
+        if anchor != "any" and anchor not in _ANCHOR_PREFIXES + _FUNCTION_ANCHORS:
+            with context:
+                known = context.is_registered_operation(anchor)
+            if not known:
+                raise PipelineError(
+                    f"'{anchor}' in the pipeline of pass '{element.name}' is not an operation: "
+                    "a nested pipeline names the op it runs on (builtin.module, func.func, "
+                    "gpu.module, gpu.func, llvm.func, spirv.module or any)")
+        if outer in _FUNCTION_ANCHORS and anchor != "any":
+            raise PipelineError(f"'{anchor}' cannot be nested in '{outer}' (in the pipeline of "
+                                f"pass '{element.name}'): a function holds no functions or "
+                                "modules")
+        parent = _ANCHOR_PARENTS.get(anchor)
+        if parent is not None and outer != parent:
+            raise PipelineError(f"'{anchor}' must be nested in '{parent}', not in '{outer}' "
+                                f"(in the pipeline of pass '{element.name}')")
+        outer = anchor
+
+
 def resolve(elements: list[PipelineElement], context: ir.Context) -> list[Pass | str]:
     """Each element as a configured Lamina pass or as checked upstream
-    pipeline text. Raises PipelineError for unknown passes or options."""
+    pipeline text. Raises PipelineError for unknown passes or options,
+    and for nestings that cannot match (see `_check_nesting`). Lamina
+    passes run at module level and visit their anchor ops themselves, so
+    they are written at the top or directly in their anchor."""
     lamina_passes = all_passes()
     resolved: list[Pass | str] = []
     for element in elements:
+        _check_nesting(element, context)
         if element.name in lamina_passes:
             cls = lamina_passes[element.name]
-            for anchor in element.nesting:
-                if anchor not in ("any", cls.anchor) and cls.anchor == "builtin.module":
-                    raise PipelineError(f"pass '{element.name}' runs on '{cls.anchor}' and "
-                                        f"cannot be nested in '{anchor}'")
+            if element.nesting not in ((), (cls.anchor,)) and "any" not in element.nesting:
+                where = next(a for a in reversed(element.nesting) if a != cls.anchor)
+                raise PipelineError(f"pass '{element.name}' runs on '{cls.anchor}' and "
+                                    f"cannot be nested in '{where}'")
             try:
                 resolved.append(cls.from_options(element.options))
             except OptionError as e:
@@ -152,15 +191,78 @@ def resolve(elements: list[PipelineElement], context: ir.Context) -> list[Pass |
         else:
             upstream = element.upstream_text()
             try:
-                with context:
+                with context, _native_stderr() as printed:
                     passmanager.PassManager.parse(f"builtin.module({upstream})")
             except ValueError as e:
-                if "does not refer to a registered pass" in str(e):
-                    raise PipelineError(f"unknown pass '{element.name}'") from None
-                reason = str(e).strip().splitlines()[0].split(": ", 1)[-1]
-                raise PipelineError(f"invalid options for pass '{element.name}': {reason}") from None
+                raise PipelineError(_upstream_parse_problem(element, str(e), printed[0])) from None
             resolved.append(upstream)
     return resolved
+
+
+@contextlib.contextmanager
+def _native_stderr():
+    """Captures what native code writes to file descriptor 2 meanwhile
+    (LLVM's option parser prints its reasons there, not in the exception);
+    yields a list that holds the text afterwards."""
+    sys.stderr.flush()
+    printed: list[str] = []
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as captured:
+            os.dup2(captured.fileno(), 2)
+            try:
+                yield printed
+            finally:
+                os.dup2(saved, 2)
+                captured.seek(0)
+                printed.append(captured.read().decode("utf-8", "replace"))
+    finally:
+        os.close(saved)
+
+
+def _upstream_parse_problem(element: PipelineElement, raised: str, printed: str) -> str:
+    """A one-line reason why upstream refused a pass and its options."""
+    if "does not refer to a registered pass" in raised:
+        return f"unknown pass '{element.name}'"
+    if "restricted to" in raised and "did you intend to nest" in raised:
+        where = element.nesting[-1] if element.nesting else "builtin.module"
+        return (f"pass '{element.name}' cannot be nested in '{where}': "
+                + raised.strip().splitlines()[0])
+    reasons = [line.strip().lstrip(":").strip() for line in (printed + "\n" + raised).splitlines()]
+    reasons = [r.split(">: ", 1)[-1] for r in reasons
+               if r and not r.startswith("failed to add")]
+    return (f"invalid options for pass '{element.name}': "
+            + (reasons[0] if reasons else f"'{element.options}'"))
+
+
+# The module upstream passes given options first run on, in mlir-opt (see
+# check_upstream_options).
+_PROBE_MODULE = "module {\n  func.func @lamina_option_probe() {\n    return\n  }\n}\n"
+
+
+def check_upstream_options(elements: list[PipelineElement]) -> None:
+    """Runs every upstream pass written with options once on a tiny module
+    in mlir-opt and raises PipelineError if one aborts there. Some option
+    values end the process in upstream assertions wherever the pass runs
+    (`nvvm-attach-target{O=99}`, `one-shot-bufferize{analysis-heuristic=x}`);
+    this finds them before they run in process, naming the pass and
+    upstream's reason."""
+    lamina_passes = all_passes()
+    probed = [e for e in elements if e.options and e.name not in lamina_passes]
+    if not probed:
+        return
+    result = run_in_mlir_opt([e.upstream_text() for e in probed], _PROBE_MODULE)
+    if result.returncode >= 0:
+        return
+    for element in probed if len(probed) > 1 else []:
+        check_upstream_options([element])
+    element = probed[0]
+    errors = [d.message.splitlines()[0] for d in parse_tool_diagnostics(result.stderr)
+              if d.severity == "error"]
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    reason = errors[0] if errors else (lines[0] if lines else f"signal {-result.returncode}")
+    raise PipelineError(f"invalid options for pass '{element.name}': {reason} (upstream "
+                        f"aborts on '{element.upstream_text()}')")
 
 
 def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passmanager.PassManager:

@@ -14,7 +14,12 @@ A pass is a dataclass in its own file under `passes/` (within a level) or
         def run(self, op): ...
 
 Options are the dataclass fields; `--nn-canonicalize='max-iterations=3'` and
-`NNCanonicalize(max_iterations=3)` set the same one. Python passes are not in
+`NNCanonicalize(max_iterations=3)` set the same one. Integer options must
+fit in 64 bits, and a field may state bounds that both ways are held to
+(an `OptionError` otherwise), so that no value a user types reaches
+upstream code that would abort on it:
+
+        max_iterations: int = field(default=10, metadata={"minimum": 1}) Python passes are not in
 MLIR's pass registry, so they run as module-level passes of an upstream
 PassManager (`add_to`) and visit their anchor ops themselves; after each run
 the output is verified (upstream verifier and the Python rules of Lamina's
@@ -59,6 +64,10 @@ class Pass:
     def run(self, op: ir.Operation) -> None:
         """Transforms one anchor op in place; raises PassFailure on failure."""
         raise NotImplementedError
+
+    def __post_init__(self):
+        for field in self.options():
+            _check_bounds(self.argument, field, getattr(self, field.name))
 
     # -- description ---------------------------------------------------------
 
@@ -209,6 +218,25 @@ def _convert_option(pass_name, key, field, raw):
     except ValueError:
         raise OptionError(f"option '{key}' of pass '{pass_name}' expects "
                           f"{getattr(kind, '__name__', kind)}, got '{raw}'") from None
+
+
+def _check_bounds(pass_name: str, field: dataclasses.Field, value) -> None:
+    """Raises OptionError for an integer option (or element of a list
+    option) outside 64 bits or outside the field's stated bounds."""
+    key = field.name.replace("_", "-")
+    low, high = field.metadata.get("minimum"), field.metadata.get("maximum")
+    for item in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(item, bool) or not isinstance(item, int):
+            continue
+        if not -2**63 <= item < 2**63:
+            problem = "an integer that fits in 64 bits"
+        elif low is not None and item < low:
+            problem = f">= {low}"
+        elif high is not None and item > high:
+            problem = f"<= {high}"
+        else:
+            continue
+        raise OptionError(f"option '{key}' of pass '{pass_name}' must be {problem}, got {item}")
 
 
 def _format_option(value) -> str:

@@ -10,11 +10,20 @@ location.
 
     results = evaluate(module, [x, w], entry="main")
     report = compare(results[0], expected[0])    # worst error vs tolerance
+
+With `precision="f64"` the interpreter keeps every float value in float64
+instead of rounding it to its type after each op (casts still round to
+their target): the exact meaning that compiled code in any precision is
+compared against (the fuzzer's reference). An op whose results are empty
+is not run; one whose reference cannot compute (a maximum over nothing)
+is reported at the op.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -79,9 +88,15 @@ def _parse_dense(text: str, shape, dtype: np.dtype) -> np.ndarray:
 
 
 class Interpreter:
-    """Evaluates the functions of a module on NumPy arrays."""
+    """Evaluates the functions of a module on NumPy arrays, in the
+    program's precision or (`precision="f64"`) in float64. `observe(op,
+    arrays)`, if given, sees the results of every op it runs."""
 
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, precision: str | None = None, observe=None):
+        if precision not in (None, "f64"):
+            raise ValueError(f"precision must be None or 'f64', got {precision!r}")
+        self.float64 = precision == "f64"
+        self.observe = observe
         self.module = module
         self.functions = {}
         for op in module.body.operations:
@@ -100,16 +115,28 @@ class Interpreter:
         if len(arguments) != len(block.arguments):
             raise CompileError.at(func.location, f"@{name} takes {len(block.arguments)} arguments, "
                                            f"got {len(arguments)}")
+        if self.float64:
+            arguments = [_widened(a) for a in arguments]
         values: dict[ir.Value, np.ndarray] = dict(zip(block.arguments, arguments))
         for op in block.operations:
             op = op.operation
             operands = [values[v] for v in op.operands]
             if op.name == "func.return":
                 return operands
-            values.update(zip(op.results, self._run(op, operands)))
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                results = self._run(op, operands)
+            if self.float64:
+                results = [_widened(r) for r in results]
+            if self.observe is not None:
+                self.observe(op, results)
+            values.update(zip(op.results, results))
         raise CompileError.at(func.location, f"@{name} does not end with func.return")
 
     def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
+        types = [_array_type(r.type) for r in op.results]
+        if types and all(0 in shape for shape, _ in types):
+            return [np.empty(shape, dtype) for shape, dtype in types]
         op_class = lookup_op(op.name)
         if op_class is not None:
             try:
@@ -124,10 +151,15 @@ class Interpreter:
                         results = [results]
             except (VerifyError, NotImplementedError) as error:
                 raise CompileError.at(op.location, f"'{op.name}' op {error}") from None
+            except (ArithmeticError, ValueError) as error:
+                raise CompileError.at(op.location, f"'{op.name}' op has no reference value "
+                                      f"for these operands: {error}") from None
             arrays = []
-            for value, result in zip(results, op.results):
-                shape, dtype = _array_type(result.type)
-                arrays.append(np.asarray(value).astype(dtype, copy=False).reshape(shape))
+            for value, (shape, dtype) in zip(results, types):
+                value = np.asarray(value)
+                if self.float64 and value.dtype.kind == "f" and dtype.kind == "f":
+                    dtype = np.dtype(np.float64)
+                arrays.append(value.astype(dtype, copy=False).reshape(shape))
             return arrays
         if op.name == "arith.constant":
             return [constant_array(op.attributes["value"], op.results[0].type)]
@@ -139,14 +171,23 @@ class Interpreter:
                                      "arith.constant, func.call, func.return)")
 
 
+def _widened(array: np.ndarray) -> np.ndarray:
+    """A float array as float64 (other arrays as they are)."""
+    array = np.asarray(array)
+    if array.dtype.kind == "f" or array.dtype == numpy_dtype("bf16"):
+        return array.astype(np.float64)
+    return array
+
+
 def evaluate(module: ir.Module, arguments: Sequence[np.ndarray],
-             entry: str | None = None) -> list[np.ndarray]:
+             entry: str | None = None, precision: str | None = None) -> list[np.ndarray]:
     """The results of the entry function (default: as `lamina.compile`
-    chooses it) on `arguments`."""
+    chooses it) on `arguments`, in the program's precision or in float64
+    (`precision="f64"`)."""
     from lamina.runtime import find_entry
     func = find_entry(module, entry)
-    return Interpreter(module).call(ir.StringAttr(func.attributes["sym_name"]).value,
-                                    list(arguments))
+    return Interpreter(module, precision).call(ir.StringAttr(func.attributes["sym_name"]).value,
+                                               list(arguments))
 
 
 # ---------------------------------------------------------------------------
@@ -158,9 +199,25 @@ TOLERANCES = {"f64": (1e-7, 1e-9), "f32": (1e-4, 1e-5), "f16": (1e-2, 2e-3),
               "bf16": (4e-2, 2e-2)}
 
 
-def tolerance(dtype: str) -> tuple[float, float]:
-    """(rtol, atol) for an element type; integers and i1 compare exactly."""
-    return TOLERANCES.get(dtype, (0.0, 0.0))
+# From the finest to the coarsest precision.
+PRECISIONS = ("f64", "f32", "f16", "bf16")
+
+
+def coarsest(*dtypes: str) -> str:
+    """The least precise of float element types (others are ignored; the
+    first one if none is a float)."""
+    floats = [d for d in dtypes if d in PRECISIONS]
+    return max(floats, key=PRECISIONS.index) if floats else dtypes[0]
+
+
+def tolerance(dtype: str, reduction_length: int = 1) -> tuple[float, float]:
+    """(rtol, atol) for an element type; integers and i1 compare exactly.
+    A value that sums `reduction_length` terms gets more: rounding errors
+    of a sum grow like the square root of its length (the table holds up
+    to 16 terms)."""
+    rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
+    growth = max(1.0, math.sqrt(max(reduction_length, 1) / 16))
+    return rtol * growth, atol * growth
 
 
 @dataclass
@@ -186,10 +243,16 @@ class Comparison:
 
 
 def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
-            rtol: float | None = None, atol: float | None = None) -> Comparison:
-    """Compares two arrays of one element type (NaNs match NaNs)."""
+            rtol: float | None = None, atol: float | None = None,
+            scale: float | None = None) -> Comparison:
+    """Compares two arrays (NaNs match NaNs) at the tolerance of `dtype`,
+    by default the less precise of the two arrays' types: a result is
+    held to the precision it was computed in, not to its reference's
+    (an f16 result against a float64 reference compares as f16). `atol`
+    is scaled by `scale`, by default the largest finite magnitude
+    expected (at least 1)."""
     if dtype is None:
-        dtype = element_type_name(expected.dtype)
+        dtype = coarsest(element_type_name(actual.dtype), element_type_name(expected.dtype))
     default_rtol, default_atol = tolerance(dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
@@ -198,7 +261,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
     a = actual.astype(np.float64)
     e = expected.astype(np.float64)
     finite = np.isfinite(e)
-    scale = max(1.0, float(np.max(np.abs(e[finite]))) if finite.any() else 1.0)
+    if scale is None:
+        scale = max(1.0, float(np.max(np.abs(e[finite]))) if finite.any() else 1.0)
     same = (a == e) | (np.isnan(a) & np.isnan(e))
     with np.errstate(invalid="ignore"):
         error = np.where(same, 0.0, np.abs(a - e))

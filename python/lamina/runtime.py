@@ -200,7 +200,8 @@ class CompiledFunction:
                 raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place "
                                  "(the function may write it): give a writeable, C-contiguous "
                                  "NumPy array")
-            arrays.append(np.ascontiguousarray(array))
+            # (np.ascontiguousarray would make a rank-0 array rank 1.)
+            arrays.append(array if array.flags.c_contiguous else np.ascontiguousarray(array))
         return arrays
 
     def allocate_results(self) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ without MLIR. This module imports nothing from the rest of Lamina.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence, Union
 
@@ -60,6 +61,49 @@ def element_type_name(dtype) -> str:
         if np_type is not None and np.dtype(np_type) == dtype:
             return name
     raise ValueError(f"no element type for {dtype}")
+
+
+# The largest size, in elements or bytes, that 64-bit code can hold.
+INT64_MAX = 2**63 - 1
+
+
+def _element_bytes(t: ir.Type) -> int:
+    """The bytes one element of type `t` takes in memory (8 for a type of
+    unknown width, such as index)."""
+    if isinstance(t, ir.ShapedType) and ir.ShapedType(t).has_static_shape:
+        shaped = ir.ShapedType(t)
+        return math.prod(shaped.shape) * _element_bytes(shaped.element_type)
+    if isinstance(t, ir.ComplexType):
+        return 2 * _element_bytes(ir.ComplexType(t).element_type)
+    width = getattr(t, "width", None) if isinstance(t, (ir.IntegerType, ir.FloatType)) else None
+    return max(1, (width + 7) // 8) if width else 8
+
+
+def byte_size(t: ir.Type) -> int | None:
+    """The bytes a statically shaped value of type `t` takes, or None for
+    other types."""
+    if not isinstance(t, ir.ShapedType) or not ir.ShapedType(t).has_static_shape:
+        return None
+    return _element_bytes(t)
+
+
+def size_problem(t: ir.Type) -> str | None:
+    """Why a shaped type is too large for 64-bit sizes, or None. The
+    product of its dims (zeros skipped, since strides still multiply the
+    others) times its element size must fit in an int64; past that,
+    upstream's layout and bufferization code overflows and aborts."""
+    if not isinstance(t, ir.ShapedType) or not ir.ShapedType(t).has_rank:
+        return None
+    shaped = ir.ShapedType(t)
+    elements = math.prod(max(d, 1) for d in shaped.shape)  # dynamic dims are negative
+    size = elements * _element_bytes(shaped.element_type)
+    if size <= INT64_MAX:
+        return None
+    if 0 in shaped.shape:
+        return (f"type '{t}' is too large: the strides of its nonzero dims ({size} bytes "
+                "in all) overflow 64-bit sizes")
+    return (f"type '{t}' is too large: {elements} elements of "
+            f"{_element_bytes(shaped.element_type)} bytes overflow 64-bit sizes")
 
 
 def _dims(shape: Sequence[int]) -> str:

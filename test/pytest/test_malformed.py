@@ -5,7 +5,10 @@ Each file states where its error is (`// ERROR-LINE: N`) and what it says
 (`// ERROR: text`). For each, `lamina-opt FILE -o OUT` must exit with 1,
 print `FILE:N:COL: error: ...` as its first error, print no Python
 traceback and create no OUT; an existing OUT is left as it was (checked for
-one file per source of errors). Command-line
+one file per source of errors). A file may name another tool and its
+options (`// TOOL: lamina-run --random`, the output then given as
+`--output OUT`), and a file whose fault is in what the options make of it
+says `// ERROR-LINE: none`: its error reads `TOOL: error: ...`. Command-line
 mistakes (unknown pass, bad option, missing file) must read
 `lamina-opt: error: ...` under the same rules.
 
@@ -24,34 +27,52 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
+
+from lamina.diagnostics import CompileError
 
 MALFORMED = Path(__file__).resolve().parent.parent / "Malformed"
 FILES = sorted(MALFORMED.glob("*.mlir"))
 PREVIOUS = "previous contents of the output file\n"
 
 
-def lamina_opt_command() -> list[str]:
-    """The installed `lamina-opt` script of this Python environment."""
-    script = Path(sys.executable).parent / "lamina-opt"
+def tool_command(tool: str = "lamina-opt") -> list[str]:
+    """The installed script of a Lamina tool in this Python environment."""
+    script = Path(sys.executable).parent / tool
     if script.exists():
         return [str(script)]
-    found = shutil.which("lamina-opt")
-    return [found] if found else [sys.executable, "-m", "lamina.tools.lamina_opt"]
+    found = shutil.which(tool)
+    module = tool.replace("-", "_")
+    return [found] if found else [sys.executable, "-m", f"lamina.tools.{module}"]
+
+
+def lamina_opt_command() -> list[str]:
+    return tool_command("lamina-opt")
 
 
 @dataclass
 class Expectation:
-    line: int
+    line: int | None  # None: an error of the tool, `TOOL: error: ...`
     message: str
+    tool: str = "lamina-opt"
+    options: tuple[str, ...] = ()
 
 
 def expectation(path: Path) -> Expectation:
     text = path.read_bytes().decode("utf-8", "replace")
-    line = re.search(r"^// ERROR-LINE: (\d+)$", text, re.MULTILINE)
+    line = re.search(r"^// ERROR-LINE: (\d+|none)$", text, re.MULTILINE)
     message = re.search(r"^// ERROR: (.+)$", text, re.MULTILINE)
     assert line and message, f"{path.name} lacks its ERROR-LINE or ERROR marker"
-    return Expectation(int(line.group(1)), message.group(1))
+    tool = re.search(r"^// TOOL: (lamina-opt|lamina-compile|lamina-run)(.*)$", text, re.MULTILINE)
+    return Expectation(None if line.group(1) == "none" else int(line.group(1)), message.group(1),
+                       tool.group(1) if tool else "lamina-opt",
+                       tuple(tool.group(2).split()) if tool else ())
+
+
+def output_flag(tool: str) -> str:
+    return "--output" if tool == "lamina-run" else "-o"
 
 
 @dataclass
@@ -66,16 +87,17 @@ class Run:
 
 
 def run_lamina_opt(args: list[str], output: Path, existing: str | None = None,
-                   stdin: Path | None = None) -> Run:
-    """Runs lamina-opt with `-o output`; `existing` is written to `output`
-    first. Records what the run left in the output's directory."""
+                   stdin: Path | None = None, tool: str = "lamina-opt") -> Run:
+    """Runs a tool (lamina-opt by default) with its output going to
+    `output`; `existing` is written to `output` first. Records what the run
+    left in the output's directory."""
     output.parent.mkdir(parents=True, exist_ok=True)
     if existing is not None:
         output.write_text(existing)
     before = set(os.listdir(output.parent))
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as source:
-        done = subprocess.run(lamina_opt_command() + args + ["-o", str(output)], stdin=source,
-                              capture_output=True, timeout=120)
+        done = subprocess.run(tool_command(tool) + args + [output_flag(tool), str(output)],
+                              stdin=source, capture_output=True, timeout=120)
     leftovers = sorted(set(os.listdir(output.parent)) - before - {output.name})
     exists = output.exists()
     return Run(done.returncode, done.stdout.decode("utf-8", "replace"),
@@ -101,11 +123,15 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
     adder = MALFORMED / "wrong-result-type.mlir"
     jobs = {}
     for path in FILES:
-        jobs[(path.name, "fresh")] = ([str(path)], root / path.stem / "fresh" / "out.mlir",
-                                      None, None)
+        expected = expectation(path)
+        jobs[(path.name, "fresh")] = ([*expected.options, str(path)],
+                                      root / path.stem / "fresh" / "out.mlir", None, None,
+                                      expected.tool)
     for name in OVER_EXISTING_OUTPUT:
-        jobs[(name, "existing")] = ([str(MALFORMED / name)], root / name / "existing" / "out.mlir",
-                                    PREVIOUS, None)
+        expected = expectation(MALFORMED / name)
+        jobs[(name, "existing")] = ([*expected.options, str(MALFORMED / name)],
+                                    root / name / "existing" / "out.mlir", PREVIOUS, None,
+                                    expected.tool)
     for name in ("undefined-ssa-value.mlir", "wrong-result-type.mlir"):
         jobs[(name, "stdin")] = (["-"], root / "stdin" / name, None, MALFORMED / name)
     usage = {
@@ -115,6 +141,8 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
         "bad-lamina-option": [str(adder), "--nn-canonicalize=max-iterations=many"],
         "bad-pipeline": [str(adder), "-p", "builtin.module(cse"],
         "missing-input": [str(MALFORMED / "no-such-file.mlir")],
+        "upstream-option-overflow": [str(adder),
+                                     "--canonicalize=max-iterations=99999999999999999999"],
     }
     for name, args in usage.items():
         jobs[(name, "fresh")] = (args, root / name / "fresh" / "out.mlir", None, None)
@@ -137,7 +165,7 @@ def assert_clean_failure(run: Run, mode: str):
 
 
 def test_there_are_enough_malformed_files():
-    assert len(FILES) >= 30
+    assert len(FILES) >= 100
     for path in FILES:
         expectation(path)
 
@@ -147,6 +175,12 @@ def test_malformed_file(runs, path):
     expected = expectation(path)
     run = runs[(path.name, "fresh")]
     assert_clean_failure(run, "fresh")
+    if expected.line is None:
+        lines = run.stderr.splitlines()
+        assert len(lines) == 1, f"one line expected (upstream's own lines held back):\n{run.stderr}"
+        assert lines[0].startswith(f"{expected.tool}: error: "), run.stderr
+        assert expected.message in lines[0], run.stderr
+        return
     located = re.compile(rf"^{re.escape(str(path))}:(\d+):(\d+): error: (.*)$", re.MULTILINE)
     errors = located.findall(run.stderr)
     assert errors, f"no '{path}:LINE:COL: error: ' line in:\n{run.stderr}"
@@ -155,7 +189,8 @@ def test_malformed_file(runs, path):
     assert int(column) >= 1
     assert expected.message in message or expected.message in run.stderr, run.stderr
     for other in run.stderr.splitlines():
-        assert other.startswith(f"{path}:"), f"unlocated line in stderr: {other!r}"
+        # (A note without a place says which pass or stage the error came from.)
+        assert other.startswith((f"{path}:", "note: ")), f"unlocated line in stderr: {other!r}"
 
 
 @pytest.mark.parametrize("name", OVER_EXISTING_OUTPUT)
@@ -183,6 +218,9 @@ USAGE_ERRORS = {
                           "'nn-canonicalize' expects int, got 'many'"),
     "bad-pipeline": "lamina-opt: error: missing ')'",
     "missing-input": "lamina-opt: error: cannot open input file",
+    "upstream-option-overflow": ("lamina-opt: error: invalid options for pass 'canonicalize': for "
+                                 "the --max-iterations option: '99999999999999999999' value "
+                                 "invalid for long argument"),
 }
 
 
@@ -208,3 +246,119 @@ def test_a_good_file_does_write_the_output(tmp_path):
     assert run.stderr == ""
     assert '"nn.relu"' in run.output_text
     assert run.leftovers == []
+
+
+# ---------------------------------------------------------------------------
+# What the command line and the input files of each tool can get wrong.
+
+RELU = ('func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n'
+        '  %0 = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
+        '  return %0 : tensor<4xf32>\n}\n')
+
+
+@pytest.fixture(scope="module")
+def relu_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("relu") / "relu.mlir"
+    path.write_text(RELU)
+    return path
+
+
+def inputs_file(directory: Path, kind: str) -> Path:
+    """An inputs file for @main of RELU: whole, cut short, or not a zip."""
+    path = directory / f"{kind}.npz"
+    with open(path, "wb") as f:
+        np.savez(f, arg0=np.ones(4, np.float32))
+    data = path.read_bytes()
+    path.write_bytes({"whole": data, "truncated": data[:len(data) // 2],
+                      "garbage": b"not an archive"}[kind])
+    return path
+
+
+@pytest.mark.parametrize("tool", ["lamina-opt", "lamina-compile", "lamina-run"])
+@pytest.mark.parametrize("where", ["directory", "missing-directory"])
+def test_output_that_cannot_be_written(tmp_path, relu_file, tool, where):
+    output = tmp_path if where == "directory" else tmp_path / "no-such-dir" / "out"
+    extra = ["--random"] if tool == "lamina-run" else []
+    done = subprocess.run(tool_command(tool) + [str(relu_file), *extra, output_flag(tool),
+                                                str(output)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"{tool}: error: cannot write output file '{output}': "), \
+        done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind,message", [
+    ("truncated", "cannot read inputs from"), ("garbage", "cannot read inputs from")])
+def test_damaged_inputs(tmp_path, relu_file, kind, message):
+    inputs = inputs_file(tmp_path, kind)
+    done = subprocess.run(tool_command("lamina-run") + [str(relu_file), "--inputs", str(inputs),
+                                                        "--output", str(tmp_path / "out.npz")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"lamina-run: error: {message} '{inputs}'"), done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out.npz").exists()
+
+
+# ---------------------------------------------------------------------------
+# Inputs at the edges that are valid and must work.
+
+def test_rank_zero_arguments_run(tmp_path):
+    program = tmp_path / "scalar.mlir"
+    program.write_text('func.func @main(%x: tensor<f32>, %y: tensor<f32>) -> tensor<f32> {\n'
+                       '  %0 = "nn.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+                       '  return %0 : tensor<f32>\n}\n')
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, arg0=np.array(1.5, np.float32), arg1=np.array(2.25, np.float32))
+    done = subprocess.run(tool_command("lamina-run") + [str(program), "--inputs", str(inputs),
+                                                        "--check", "--output",
+                                                        str(tmp_path / "out.npz")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "all results match the reference" in done.stdout
+    with np.load(tmp_path / "out.npz") as results:
+        assert results["res0"].shape == () and results["res0"] == 3.75
+
+
+def test_bf16_arrays_saved_by_numpy_are_inputs(tmp_path):
+    program = tmp_path / "bf16.mlir"
+    program.write_text('func.func @main(%x: tensor<3xbf16>) -> tensor<3xbf16> {\n'
+                       '  %0 = "nn.neg"(%x) : (tensor<3xbf16>) -> tensor<3xbf16>\n'
+                       '  return %0 : tensor<3xbf16>\n}\n')
+    np.save(tmp_path / "x.npy", np.array([1, 2, 3]).astype(ml_dtypes.bfloat16))
+    done = subprocess.run(tool_command("lamina-run") + [str(program), "--inputs",
+                                                        str(tmp_path / "x.npy"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "[-1 -2 -3]" in done.stdout
+
+
+def test_nesting_up_to_the_limit_parses_and_runs_passes():
+    from lamina.parsing import MAX_NESTING_DEPTH, check_nesting
+    depth = MAX_NESTING_DEPTH - 2  # the function's braces and one region each
+    text = ("func.func @f() -> i32 {\n"
+            + "".join(f"%r{i} = scf.execute_region -> i32 {{\n" for i in range(depth))
+            + "%c = arith.constant 1 : i32\nscf.yield %c : i32\n"
+            + "".join(f"}}\nscf.yield %r{i} : i32\n" for i in range(depth - 1, 0, -1))
+            + "}\nreturn %r0 : i32\n}\n")
+    done = subprocess.run(lamina_opt_command() + ["-", "--canonicalize", "--cse"], input=text,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "arith.constant 1 : i32" in done.stdout
+    check_nesting("[" * MAX_NESTING_DEPTH, "deep")
+    with pytest.raises(CompileError, match="nest more than") as raised:
+        check_nesting("// [[[[\n" + '"[[[[" ' + "[" * (MAX_NESTING_DEPTH + 1), "deep")
+    assert raised.value.diagnostics[0].col == 8 + MAX_NESTING_DEPTH
+
+
+def test_one_ulp_of_the_output_type_passes():
+    """A result computed in f16 is held to f16, even against a float64
+    reference: one f16 ulp (after an f32 -> f16 cast) is no mismatch."""
+    from lamina.reference import compare
+    exact = np.linspace(-3, 3, 101)
+    rounded = exact.astype(np.float16)
+    one_ulp = np.nextafter(rounded, np.float16(np.inf))
+    assert compare(one_ulp, exact).ok
+    assert compare(one_ulp, exact).rtol == compare(rounded, rounded).rtol
+    assert not compare(one_ulp.astype(np.float32), exact).ok  # held to f32: a mismatch

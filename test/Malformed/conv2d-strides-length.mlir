@@ -1,0 +1,7 @@
+// Malformed: conv2d strides with three values.
+// ERROR-LINE: 5
+// ERROR: 'strides' must have 2 elements, got 3
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = "nn.conv2d"(%x, %w) {strides = array<i64: 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
