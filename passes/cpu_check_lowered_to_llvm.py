@@ -10,7 +10,8 @@ that a partial conversion leaves around it.
 
 Expects any module; it is meant to close the pipeline's `llvm-mlir` stage.
 Guarantees: the IR is not changed; when it succeeds, every op under the
-module is in the LLVM dialect.
+module is in the LLVM dialect or the OpenMP dialect (whose ops translation
+to LLVM IR turns into calls of the OpenMP runtime).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from lamina.diagnostics import CompileError
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 
+# Dialects that translation to LLVM IR takes as they are: the LLVM dialect,
+# and OpenMP (its ops become calls of the OpenMP runtime there).
+TRANSLATABLE = ("llvm.", "omp.")
+
+
 def unlowered_op(module) -> ir.Operation | None:
     """The first op of a module that is not in the LLVM dialect, preferring
     a real op to the conversion casts left around it; None if there is none."""
@@ -31,7 +37,7 @@ def unlowered_op(module) -> ir.Operation | None:
 
     def visit(op):
         op = op.operation
-        if op.name != "builtin.module" and not op.name.startswith("llvm."):
+        if op.name != "builtin.module" and not op.name.startswith(TRANSLATABLE):
             found.append(op)
             if op.name != "builtin.unrealized_conversion_cast":
                 return ir.WalkResult.INTERRUPT

@@ -2,7 +2,8 @@
 // the kernel through its C interface `_mlir_ciface_main` (memref
 // descriptors; results are out-parameters allocated by the caller).
 // REQUIRES: cc
-// RUN: lamina-compile %s --emit=obj -o %t.o
+// One thread: the object needs no OpenMP runtime.
+// RUN: lamina-compile %s --target=cpu:threads=1 --emit=obj -o %t.o
 // RUN: cc %S/Inputs/aot_main.c %t.o -lm -o %t.exe
 // RUN: %t.exe | FileCheck %s
 

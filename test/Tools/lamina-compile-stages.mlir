@@ -3,7 +3,8 @@
 // RUN: lamina-compile %s --emit=fused | FileCheck %s --check-prefix=FUSED
 // RUN: lamina-compile %s --emit=linalg | FileCheck %s --check-prefix=LINALG
 // RUN: lamina-compile %s --emit=bufferized | FileCheck %s --check-prefix=BUFFERIZED
-// RUN: lamina-compile %s --emit=vector | FileCheck %s --check-prefix=VECTOR
+// RUN: lamina-compile %s --emit=schedule | FileCheck %s --check-prefix=SCHEDULE
+// RUN: lamina-compile %s --emit=tiled | FileCheck %s --check-prefix=TILED
 // RUN: lamina-compile %s --emit=loops | FileCheck %s --check-prefix=LOOPS
 // RUN: lamina-compile %s --emit=llvm-mlir | FileCheck %s --check-prefix=LLVM-MLIR
 // RUN: lamina-compile %s --target=cpu --emit=llvm | FileCheck %s --check-prefix=LLVM
@@ -37,27 +38,38 @@
 // LINALG: arith.maximumf
 // LINALG-NOT: "nn.
 
-// Results are out-parameters; no buffer is allocated for them.
+// The schedule: the matmul tagged for its packed schedule, and the script.
+// SCHEDULE-LABEL: func.func @main
+// SCHEDULE: linalg.matmul {{{.*}}lamina.schedule = "[[MM:main_fusion_0/[0-9]+]]"
+// SCHEDULE: module @lamina_schedule attributes {transform.with_named_sequence}
+// SCHEDULE: transform.named_sequence @schedule_main_fusion_0_contraction
+// SCHEDULE: transform.structured.match attributes {lamina.schedule = "[[MM]]"}
+// SCHEDULE: transform.structured.pack %{{.+}} packed_sizes = [8, 32, 0]
+// SCHEDULE: transform.structured.vectorize
+// SCHEDULE: transform.named_sequence @__transform_main
+// SCHEDULE: transform.include @schedule_main_fusion_0_contraction failures(suppress)
+
+// Tiled: vector ops on tensors; no linalg op and no script is left.
+// TILED-LABEL: func.func @main
+// TILED: vector.contract {{.*}} : vector<1x1x8xf32>, vector<1x1x32xf32> into vector<1x1x8x32xf32>
+// TILED: arith.maximumf {{.*}} : vector<1x16xf32>
+// TILED-NOT: linalg.matmul
+// TILED-NOT: transform.
+// TILED-NOT: lamina.schedule
+
+// Results are out-parameters.
 // BUFFERIZED-LABEL: func.func @main
 // BUFFERIZED-SAME: (%{{.+}}: memref<4x8xf32>, %{{.+}}: memref<8x16xf32>, %{{.+}}: memref<16xf32>, %[[OUT:.+]]: memref<4x16xf32>) {
-// BUFFERIZED-NOT: memref.alloc
-// BUFFERIZED: linalg.matmul {{.*}} outs(%[[OUT]] : memref<4x16xf32>)
+// BUFFERIZED: vector.contract
+// BUFFERIZED: vector.transfer_write {{.*}}, %{{.+}}[
 // BUFFERIZED-NOT: tensor<
 
-// The matmul and the bias+relu work on rows of 16: one vector per row.
-// VECTOR-LABEL: func.func @main
-// VECTOR: scf.for
-// VECTOR: vector.transfer_read {{.*}} vector<1x16x1xf32>
-// VECTOR: arith.mulf {{.*}} : vector<1x16x1xf32>
-// VECTOR: vector.transfer_write {{.*}} : vector<1x16xf32>
-// VECTOR: arith.maximumf {{.*}} : vector<1x16xf32>
-// VECTOR-NOT: linalg.
-
+// The register tile: FMAs of a broadcast row element and a column vector.
 // LOOPS-LABEL: func.func @main
 // LOOPS: scf.for
-// LOOPS: vector.{{load|transfer_read}}
-// LOOPS: arith.mulf
+// LOOPS: vector.fma {{.*}} : vector<32xf32>
 // LOOPS-NOT: linalg.
+// LOOPS-NOT: vector.contract
 
 // LLVM-MLIR: llvm.func internal @main(
 // LLVM-MLIR: llvm.func @_mlir_ciface_main(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)

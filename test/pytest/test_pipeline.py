@@ -18,8 +18,8 @@ from lamina.targets import _REGISTRY, available_targets, get_target, register_ta
 from lamina.targets.cpu import CPUTarget
 from lamina.targets.host import _detect_from_cpuinfo, detect_host
 
-CPU_STAGES = ["nn", "fused", "linalg", "bufferized", "vector", "loops", "llvm-mlir", "llvm",
-              "asm", "obj"]
+CPU_STAGES = ["nn", "fused", "linalg", "schedule", "tiled", "bufferized", "loops", "llvm-mlir",
+              "llvm", "asm", "obj"]
 
 LINALG_ADD = """
 func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
@@ -52,7 +52,7 @@ def op_names(module) -> set[str]:
 def test_cpu_stages():
     pipe = Pipeline.for_target("cpu")
     assert pipe.stages == CPU_STAGES
-    assert pipe.mlir_stages == CPU_STAGES[:7]
+    assert pipe.mlir_stages == CPU_STAGES[:8]
     assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
     text = str(pipe)
     assert "bufferized:" in text and "\n  one-shot-bufferize{" in text
@@ -172,7 +172,7 @@ def test_failing_python_pass_is_located():
 def test_failing_upstream_pass_is_reported():
     pipe = Pipeline.for_target("cpu")
     pipe.remove("one-shot-bufferize")
-    with pytest.raises(CompileError, match="of stage 'llvm-mlir'"):
+    with pytest.raises(CompileError, match="of stage 'bufferized'"):
         pipe.run(lamina.parse(NN_PROGRAM))
 
 
@@ -260,22 +260,17 @@ func.func @main(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> 
 
 
 def vectorized_ops(source: str) -> list[str]:
-    module = Pipeline.for_target("cpu").run(lamina.parse(source), until="vector")
+    module = Pipeline.for_target("cpu").run(lamina.parse(source), until="tiled")
     return sorted(n for n in op_names(module) if n.startswith(("vector.", "linalg.")))
 
 
-def test_vector_stage_vectorizes_contiguous_loops():
+def test_tiled_stage_vectorizes_contiguous_loops():
     names = vectorized_ops(NN_PROGRAM.replace("8x4", "8x16").replace("2x4", "2x16"))
     assert "vector.transfer_read" in names and "vector.transfer_write" in names
     assert not any(n.startswith("linalg.") for n in names)
 
 
 @pytest.mark.parametrize("source", [
-    # A transpose reads one operand across rows: left for the loops stage.
-    """func.func @main(%a: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  %0 = "nn.transpose"(%a) {perm = array<i64: 1, 0>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
-  return %0 : tensor<16x16xf32>
-}""",
     # No vector width divides 10.
     """func.func @main(%a: tensor<3x10xf32>) -> tensor<3x10xf32> {
   %0 = "nn.exp"(%a) : (tensor<3x10xf32>) -> tensor<3x10xf32>
@@ -287,7 +282,7 @@ def test_vector_stage_vectorizes_contiguous_loops():
   return %0 : tensor<16xi1>
 }""",
 ])
-def test_vector_stage_leaves_other_ops(source):
+def test_tiled_stage_leaves_other_ops(source):
     names = vectorized_ops(source)
     assert "linalg.generic" in names and "vector.transfer_read" not in names
     f = lamina.compile(source)
@@ -301,12 +296,14 @@ def test_vectorized_and_scalar_code_agree():
                            "attention.mlir")) as f:
         source = f.read()
     scalar = Pipeline.for_target("cpu")
-    scalar.remove("cpu-vectorize")
+    scalar.remove("cpu-schedule")
+    scalar.remove("cpu-apply-schedule")
     vectorized = lamina.compile(source)
     plain = lamina.compile(source, pipeline=scalar)
     from lamina.reference import random_inputs
     args = random_inputs(vectorized.inputs, seed=1)
-    np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-5, atol=1e-5)
+    # Vectorised reductions add in another order (partial sums per lane).
+    np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-4, atol=1e-5)
 
 
 SHARDED = """shard.grid @grid(shape = 2)
@@ -322,7 +319,7 @@ def with_locations(module) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
-@pytest.mark.parametrize("until", ["linalg", "bufferized", "vector"])
+@pytest.mark.parametrize("until", ["linalg", "tiled", "bufferized"])
 def test_isolated_stages_give_the_same_ir(until):
     pipe = Pipeline.for_target("cpu")
     in_process = pipe.run(lamina.parse(NN_PROGRAM), until=until)

@@ -7,17 +7,26 @@ lamina.targets.frontend):
 * `nn`: operator-level simplification (`nn-canonicalize`);
 * `linalg`: `convert-nn-to-linalg`, then upstream cleanup and elementwise
   fusion on tensors;
+* `schedule`: a schedule for each fusion group and linalg op, chosen by
+  the cost model of `lamina.schedules` and appended to the module as a
+  transform-dialect script (`cpu-schedule`); this stage prints both;
+* `tiled`: the script applied (`cpu-apply-schedule`): contractions packed,
+  tiled for the caches and unrolled into register tiles, fusion groups
+  fused into one loop nest per group, split over threads (`scf.forall`)
+  and vectorised, all on tensors;
 * `bufferized`: one-shot bufferization across function boundaries with
   identity layouts; results become caller-allocated out-parameters (the C
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written
-  (`cpu-protect-inputs`);
-* `vector`: named linalg ops become generics; one loop of each generic
-  (the innermost contiguous one, in steps of 16, 8 or 4) is tiled and
-  vectorized where upstream's vectorizer can (`cpu-vectorize`);
-* `loops`: the remaining linalg ops and the vector ops' tile loops become
-  scf loops over memrefs;
-* `llvm-mlir`: the LLVM dialect. Public functions get the C interface
+  (`cpu-protect-inputs`); a result computed in a reshaped buffer is
+  computed in the out-parameter itself (`cpu-forward-result-copies`);
+* `loops`: what no schedule covered becomes scf loops; exp, log, tanh,
+  erf and rsqrt on vectors become polynomials (`cpu-approximate-math`),
+  and vector ops are lowered for the CPU (`cpu-lower-vectors`: FMAs of outer products,
+  horizontal reductions, 1-D transfers); the thread loops become
+  `scf.parallel` (one thread: `scf.for`);
+* `llvm-mlir`: the LLVM dialect. Parallel loops become OpenMP
+  (`convert-scf-to-openmp`, `convert-openmp-to-llvm`). Public functions get the C interface
   (`cpu-request-c-interface`), i1 buffers are stored as bytes
   (`cpu-widen-bool-memrefs`), f16/bf16 arithmetic and math are done in
   f32 (rounded after each op), math functions become LLVM intrinsics or
@@ -28,6 +37,14 @@ lamina.targets.frontend):
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
+Threads: all cores by default; `LAMINA_NUM_THREADS`, or the target spec
+`cpu:threads=N` (also `cpu:znver4,threads=N`), sets how many. Code for
+more than one thread calls the LLVM OpenMP runtime (`libomp.so`, from the
+`cmeel-libomp` wheel, which the JIT loads): an object file from
+`--emit=obj` compiled for several threads must be linked with `-lomp` (or
+with `-l:libomp.so` from `site-packages/cmeel.prefix/lib`); one compiled
+with `threads=1` needs no runtime.
+
 C ABI of a compiled public function `@f(%a: tensor<..>, ...) -> (tensor<..>, ...)`:
 `void _mlir_ciface_f(memref_t *a, ..., memref_t *result0, ...)`, where each
 `memref_t` is MLIR's descriptor `{T *allocated, T *aligned, int64_t offset,
@@ -37,16 +54,26 @@ buffer, and the caller allocates the results. i1 elements are bytes.
 
 from __future__ import annotations
 
+import glob
+import os
+import sys
+
 from mlir import ir
 
+from lamina.passes.cpu_apply_schedule import CPUApplySchedule
+from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
+from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
+from lamina.passes.cpu_lower_vectors import CPULowerVectors
 from lamina.passes.cpu_protect_inputs import CPUProtectInputs
 from lamina.passes.cpu_request_c_interface import CPURequestCInterface
-from lamina.passes.cpu_vectorize import CPUVectorize
+from lamina.passes.cpu_schedule import CPUSchedule
+from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
+from lamina.schedules import default_threads
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.host import detect_host
@@ -60,6 +87,16 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
 
 
+def openmp_library() -> str:
+    """The LLVM OpenMP runtime of the `cmeel-libomp` wheel. Raises
+    FileNotFoundError."""
+    for root in sys.path:
+        for path in glob.glob(os.path.join(root, "cmeel.prefix", "lib", "libomp.so")):
+            return path
+    raise FileNotFoundError("cannot find libomp.so (install the cmeel-libomp wheel, a dependency "
+                            "of Lamina) for code that runs on several threads")
+
+
 class CPUTarget(Target):
     """x86-64 CPUs (the host by default), JIT-compiled through MLIR's
     ExecutionEngine or compiled ahead of time to object files."""
@@ -67,7 +104,7 @@ class CPUTarget(Target):
     kind = "cpu"
 
     def __init__(self, cpu: str | None = None, features: tuple[str, ...] | None = None,
-                 triple: str | None = None, opt_level: int = 3):
+                 triple: str | None = None, opt_level: int = 3, threads: int | None = None):
         host = detect_host()
         self.triple = triple or host.triple
         self.cpu = cpu or host.cpu
@@ -75,21 +112,43 @@ class CPUTarget(Target):
             features = host.features if self.cpu == host.cpu else ()
         self.features = tuple(features)
         self.opt_level = opt_level
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        self.threads = threads or default_threads()
 
     @property
     def name(self) -> str:
         return "cpu" if self.cpu == detect_host().cpu else f"cpu:{self.cpu}"
 
     def runtime_libraries(self) -> list[str]:
-        return [library_path(name) for name in RUNTIME_LIBRARIES]
+        libraries = [library_path(name) for name in RUNTIME_LIBRARIES]
+        if self.threads > 1:
+            libraries.append(openmp_library())
+        return libraries
+
+    @property
+    def vector_bits(self) -> int:
+        if "+avx512f" in self.features:
+            return 512
+        return 256 if "+avx2" in self.features or "+avx" in self.features else 128
 
     def pipeline(self) -> Pipeline:
         return Pipeline(frontend_stages() + [
+            Stage("schedule", [
+                CPUSchedule(threads=self.threads, vector_bits=self.vector_bits),
+            ], description="linalg on tensors and the transform script scheduling it"),
+            Stage("tiled", [
+                CPUApplySchedule(),
+                "canonicalize",
+                "cse",
+            ], description="loop nests of vector ops on tensors"),
             Stage("bufferized", [
                 CPUProtectInputs(),
                 BUFFERIZE,
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
                 "canonicalize",
+                CPUForwardResultCopies(),
+                CPUStridedCopiesToLoops(),
                 "ownership-based-buffer-deallocation",
                 "canonicalize",
                 "buffer-deallocation-simplification",
@@ -97,21 +156,18 @@ class CPUTarget(Target):
                 "cse",
                 "canonicalize",
             ], description="linalg on memrefs; results are out-parameters"),
-            Stage("vector", [
-                "linalg-generalize-named-ops",
-                CPUVectorize(),
-                "canonicalize",
-                "cse",
-            ], description="an innermost loop of each linalg op on vectors"),
             Stage("loops", [
                 "func.func(convert-linalg-to-loops)",
-                "func.func(lower-vector-multi-reduction)",
-                "convert-vector-to-scf{full-unroll=true}",
-                "lower-affine",
                 "canonicalize",
                 "cse",
-            ], description="scf loops over memrefs"),
+                CPUApproximateMath(),
+                CPULowerVectors(),
+                "convert-vector-to-scf{full-unroll=true}",
+                "scf-forall-to-parallel" if self.threads > 1 else "scf-forall-to-for",
+                "lower-affine",
+            ], description="scf loops over memrefs; vector ops lowered for the CPU"),
             Stage("llvm-mlir", [
+                *([f"convert-scf-to-openmp{{num-threads={self.threads}}}"] if self.threads > 1 else []),
                 CPURequestCInterface(),
                 CPUWidenBoolMemrefs(),
                 "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32})",
@@ -148,4 +204,18 @@ class CPUTarget(Target):
 
 @register_target("cpu")
 def _cpu_target(arch: str | None) -> Target:
-    return CPUTarget(cpu=arch)
+    """`cpu`, `cpu:CPU`, `cpu:threads=N` or `cpu:CPU,threads=N`."""
+    cpu, threads = None, None
+    for item in (arch or "").split(","):
+        key, eq, value = item.partition("=")
+        if eq and key.strip() == "threads":
+            try:
+                threads = int(value)
+            except ValueError:
+                raise ValueError(f"threads in target 'cpu:{arch}' must be an integer, "
+                                 f"got '{value}'") from None
+        elif eq:
+            raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads)")
+        elif item.strip():
+            cpu = item.strip()
+    return CPUTarget(cpu=cpu, threads=threads)

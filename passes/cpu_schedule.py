@@ -1,0 +1,64 @@
+"""--cpu-schedule: a schedule for every fusion group and linalg op, appended
+to the module as a transform-dialect script.
+
+For each function, the linalg ops on tensors are grouped (the fusion
+groups that `nn-inline-fused` marked; otherwise each op with the fills
+that initialise it), and the cost model of `lamina.schedules` chooses a
+`Schedule` for each group: contractions are packed, tiled for the caches
+and unrolled into a register tile of FMAs; elementwise ops and reductions
+are split over threads by rows, with the group's producers fused into the
+root's loop, and vectorised along their contiguous dim. Each scheduled op
+gets the discardable attribute `lamina.schedule = "TAG"`, and the
+schedules, rendered with the transform dialect's Python builders, become a
+nested `module @lamina_schedule attributes {transform.with_named_sequence}`
+at the end of the module, which `cpu-apply-schedule` runs.
+
+Expects linalg on statically shaped tensors (ops it cannot analyse are
+left unscheduled). Guarantees: the payload is unchanged apart from the
+tags; the script's entry is `@__transform_main`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from lamina.pass_registry import Pass, register_pass
+from lamina.schedules import CPUModel, choose_schedules, default_threads, render
+
+SCRIPT_NAME = "lamina_schedule"
+
+
+def schedule_script(module: ir.Operation) -> ir.Operation | None:
+    """The `module @lamina_schedule` inside `module`, if any."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if (op.name == "builtin.module" and "sym_name" in op.attributes
+                and ir.StringAttr(op.attributes["sym_name"]).value == SCRIPT_NAME):
+            return op
+    return None
+
+
+@register_pass
+@dataclass
+class CPUSchedule(Pass):
+    """Chooses a schedule for each fusion group and linalg op on tensors and appends it to the module as a transform script."""
+
+    argument = "cpu-schedule"
+    threads: int = field(default=0, metadata={"minimum": 0})
+    """Threads the schedules split work for; 0: `LAMINA_NUM_THREADS`, else every core."""
+    vector_bits: int = field(default=512, metadata={"minimum": 128})
+    """Width of the target's vector registers."""
+
+    def model(self) -> CPUModel:
+        registers = 32 if self.vector_bits >= 512 else 16
+        return CPUModel(vector_bits=self.vector_bits, vector_registers=registers,
+                        threads=self.threads or default_threads())
+
+    def run(self, op: ir.Operation) -> None:
+        previous = schedule_script(op)
+        if previous is not None:
+            previous.erase()
+        schedules = choose_schedules(op, self.model())
+        render(schedules, op.regions[0].blocks[0], op.location)

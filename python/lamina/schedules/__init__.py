@@ -1,0 +1,45 @@
+"""Schedules: how the linalg ops of a program become loop nests of vector
+operations on the CPU, chosen per fusion group, held as data
+(`Schedule`), and rendered into transform-dialect IR that upstream's
+transform interpreter applies.
+
+    from lamina.schedules import CPUModel, choose_schedules, render
+
+    schedules = choose_schedules(module.operation, CPUModel(threads=2))
+    for s in schedules:
+        print(s.describe())
+
+`choose_schedules` tags the ops it schedules (`lamina.schedule = "TAG"`);
+the `cpu-schedule` pass appends the rendered script to the module (what
+`lamina-compile --emit=schedule` prints) and `cpu-apply-schedule` runs it.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from lamina.schedules.analysis import SCHEDULE_TAG, function_groups
+from lamina.schedules.cost_model import CPUModel, default_threads, group_schedules
+from lamina.schedules.schedule import OpTiling, Packing, Schedule, render
+
+
+def choose_schedules(module: ir.Operation, model: CPUModel) -> list[Schedule]:
+    """Schedules for every function of `module`; tags the ops they name."""
+    schedules: list[Schedule] = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        function = ir.StringAttr(op.attributes["sym_name"]).value
+        for group in function_groups(op):
+            prefix = f"{function}_{group.name}"
+            for index, linalg in enumerate(group.ops):
+                linalg.tag = f"{prefix}/{index}"
+                linalg.op.attributes[SCHEDULE_TAG] = ir.StringAttr.get(linalg.tag, module.context)
+            group.name = prefix
+            schedules.extend(group_schedules(group, model))
+    return schedules
+
+
+__all__ = ["CPUModel", "OpTiling", "Packing", "Schedule", "choose_schedules", "default_threads",
+           "render"]

@@ -1,0 +1,236 @@
+"""What a schedule needs to know about linalg ops on tensors: loop extents,
+iterator kinds, indexing maps, contraction dimensions, the dim that vector
+code runs along, and the fusion groups of a function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import linalg as linalg_dialect
+
+# Discardable attributes: the fusion markers `nn-inline-fused` puts on the
+# ops of a group, and the tag a schedule's transform script matches on.
+FUSION_GROUP = "lamina.fusion_group"
+FUSION_KIND = "lamina.fusion_kind"
+SCHEDULE_TAG = "lamina.schedule"
+
+
+@dataclass
+class LinalgOp:
+    """A linalg op with static loop extents."""
+
+    op: ir.Operation
+    extents: tuple[int, ...]
+    reduction: tuple[bool, ...]
+    maps: tuple[tuple[int | None, ...], ...]
+    """Per operand (inputs, then outputs): the loop dim each of its dims is
+    indexed by, None for a constant index (a broadcast of size 1)."""
+    inputs: int
+    tag: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def rank(self) -> int:
+        return len(self.extents)
+
+    @property
+    def output_map(self) -> tuple[int | None, ...]:
+        return self.maps[self.inputs]
+
+    def contiguous_dims(self) -> list[int]:
+        """Loop dims that every operand reads or writes as its innermost
+        dim, or does not index at all (a broadcast), innermost first."""
+        found = []
+        for dim in reversed(range(self.rank)):
+            if all(dim not in dims or dims[-1] == dim for dims in self.maps):
+                found.append(dim)
+        return found
+
+    def vector_dim(self) -> int | None:
+        """The loop dim vector code runs along: the innermost dim of the
+        output if every operand reads it contiguously, else the innermost
+        such loop; None when there is none."""
+        contiguous = self.contiguous_dims()
+        output = [d for d in self.output_map if d is not None]
+        if output and output[-1] in contiguous:
+            return output[-1]
+        return contiguous[0] if contiguous else None
+
+
+def analyze(op: ir.Operation) -> "LinalgOp | None":
+    """The loop structure of a linalg op on statically shaped tensors, or
+    None (memrefs, dynamic shapes, non-affine-projection maps, i1)."""
+    if not op.name.startswith("linalg."):
+        return None
+    attribute = linalg_dialect.get_indexing_maps(op)
+    if attribute is None:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in attribute]
+    operands = list(op.operands)
+    if len(maps) != len(operands) or not maps:
+        return None
+    extents: list[int | None] = [None] * maps[0].n_dims
+    dims_of: list[tuple[int | None, ...]] = []
+    for value, indexing in zip(operands, maps):
+        t = value.type
+        if not isinstance(t, ir.RankedTensorType):
+            if isinstance(t, ir.ShapedType):
+                return None
+            dims_of.append(())
+            continue
+        if not t.has_static_shape or str(t.element_type) == "i1":
+            return None
+        dims = []
+        for position, expr in enumerate(indexing.results):
+            if isinstance(expr, ir.AffineDimExpr):
+                dim = ir.AffineDimExpr(expr).position
+                extents[dim] = t.shape[position]
+                dims.append(dim)
+            elif isinstance(expr, ir.AffineConstantExpr) and t.shape[position] == 1:
+                dims.append(None)
+            else:
+                return None
+        dims_of.append(tuple(dims))
+    if None in extents:
+        return None
+    # A loop that indexes no output is a reduction (true of every linalg op
+    # whose maps are projections).
+    inputs = len(operands) - len(op.results)
+    written = {d for dims in dims_of[inputs:] for d in dims}
+    reduction = tuple(d not in written for d in range(len(extents)))
+    return LinalgOp(op, tuple(extents), reduction, tuple(dims_of), inputs)
+
+
+@dataclass(frozen=True)
+class ContractionDims:
+    """The roles of a contraction's loops: batch, rows (m), columns (n)
+    and the reduction (k)."""
+
+    batch: tuple[int, ...]
+    m: int
+    n: int
+    k: int
+
+
+def contraction_dims(linalg: LinalgOp) -> ContractionDims | None:
+    """The dims of a `C[b, m, n] += A[b, m, k] * B[b, k, n]`-shaped op
+    (operands in any order of their dims), or None."""
+    if linalg.inputs != 2 or len(linalg.op.results) != 1:
+        return None
+    if linalg.name not in ("linalg.matmul", "linalg.batch_matmul") and not _is_multiply_add(linalg.op):
+        return None
+    a, b, c = (set(d for d in dims if d is not None) for dims in linalg.maps)
+    batch, m, n, k = [], [], [], []
+    for dim in range(linalg.rank):
+        if linalg.reduction[dim]:
+            (k if dim in a and dim in b and dim not in c else []).append(dim)
+        elif dim in a and dim in b and dim in c:
+            batch.append(dim)
+        elif dim in a and dim in c:
+            m.append(dim)
+        elif dim in b and dim in c:
+            n.append(dim)
+    if len(m) != 1 or len(n) != 1 or len(k) != 1 or len(batch) + 3 != linalg.rank:
+        return None
+    return ContractionDims(tuple(batch), m[0], n[0], k[0])
+
+
+def _is_multiply_add(op: ir.Operation) -> bool:
+    """A body `out + in0 * in1` (with element extensions)."""
+    if op.name != "linalg.generic":
+        return False
+    names = [o.name for o in op.regions[0].blocks[0].operations]
+    core = [n for n in names if n not in ("arith.extf", "arith.truncf")]
+    return core in (["arith.mulf", "arith.addf", "linalg.yield"],)
+
+
+# ---------------------------------------------------------------------------
+# Groups.
+
+
+@dataclass
+class Group:
+    """Ops scheduled together: `ops` in program order; the last one whose
+    result leaves the group is the root, whose loops the others fuse into."""
+
+    name: str
+    ops: list[LinalgOp] = field(default_factory=list)
+    kind: str = ""
+
+    @property
+    def root(self) -> LinalgOp:
+        leaving = [op for op in self.ops if self._leaves(op)]
+        return (leaving or self.ops)[-1]
+
+    def _leaves(self, linalg: LinalgOp) -> bool:
+        members = [op.op for op in self.ops]
+        for result in linalg.op.results:
+            for use in result.uses:
+                if not any(_top_level(use.owner) == m for m in members):
+                    return True
+        return False
+
+    @property
+    def producers(self) -> list[LinalgOp]:
+        """The members other than the root, in the order they fuse into the
+        root's loops (consumers before their producers)."""
+        root = self.root
+        return [op for op in reversed(self.ops) if op is not root]
+
+
+def _top_level(owner) -> ir.Operation:
+    """The op of the function's body that holds `owner`."""
+    operation = owner.operation if hasattr(owner, "operation") else owner
+    while operation.parent is not None and operation.parent.name != "func.func":
+        operation = operation.parent
+    return operation
+
+
+def function_groups(func: ir.Operation) -> list[Group]:
+    """The groups of a function's top-level linalg ops: the fusion groups
+    that `nn-inline-fused` marked, else each op on its own with the
+    `linalg.fill`s that initialise it."""
+    groups: dict[str, Group] = {}
+    order: list[Group] = []
+    pending_fills: dict[int, LinalgOp] = {}
+    for operation in func.regions[0].blocks[0].operations:
+        op = operation.operation
+        linalg = analyze(op)
+        if linalg is None:
+            continue
+        if FUSION_GROUP in op.attributes:
+            name = ir.StringAttr(op.attributes[FUSION_GROUP]).value
+            if name not in groups:
+                kind = (ir.StringAttr(op.attributes[FUSION_KIND]).value
+                        if FUSION_KIND in op.attributes else "")
+                groups[name] = Group(name, kind=kind)
+                order.append(groups[name])
+            groups[name].ops.append(linalg)
+            continue
+        if op.name == "linalg.fill":
+            pending_fills[_value_key(op.results[0])] = linalg
+            continue
+        group = Group(f"op{len(order)}")
+        for init in list(op.operands)[linalg.inputs:]:
+            fill = pending_fills.pop(_value_key(init), None)
+            if fill is not None and _single_use(fill.op):
+                group.ops.append(fill)
+            elif fill is not None:
+                pending_fills[_value_key(init)] = fill
+        group.ops.append(linalg)
+        order.append(group)
+    for fill in pending_fills.values():
+        order.append(Group(f"op{len(order)}", [fill]))
+    return order
+
+
+def _value_key(value: ir.Value) -> int:
+    return hash(value)
+
+
+def _single_use(op: ir.Operation) -> bool:
+    return sum(1 for _ in op.results[0].uses) == 1

@@ -1,0 +1,321 @@
+"""Choosing schedules: an analytical model of the CPU (vector width,
+registers, cache sizes, threads) turned into tile sizes.
+
+Contractions (matmul, batch matmul, any multiply-add generic of that
+shape) follow the packed-panel scheme of BLAS libraries: B is packed into
+panels `nr` columns wide (two vectors), the register tile is `mr` rows by
+`nr` columns of accumulators (16 of the 32 AVX-512 registers), the k loop
+runs over `kc` rows so that a panel of B stays in L1, and `mc` rows of A
+are reused from L2 across `nc` panels. Threads split the panels of B (or
+the batch). Loop nests (elementwise ops, reductions and their fusion
+groups) are split over threads by rows and vectorised along their
+contiguous dim, `unroll` vectors at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from math import ceil
+
+from lamina.schedules.analysis import (Group, LinalgOp, contraction_dims)
+from lamina.schedules.schedule import OpTiling, Packing, Schedule
+
+
+@dataclass(frozen=True)
+class CPUModel:
+    """What the cost model knows about the CPU."""
+
+    vector_bits: int = 512
+    vector_registers: int = 32
+    l1_bytes: int = 48 * 1024
+    l2_bytes: int = 1024 * 1024
+    threads: int = 1
+    unroll: int = 4
+
+    @classmethod
+    def for_features(cls, features: tuple[str, ...], threads: int) -> "CPUModel":
+        """The model of a CPU with LLVM features such as `+avx512f`."""
+        if "+avx512f" in features:
+            return cls(vector_bits=512, vector_registers=32, threads=threads)
+        if "+avx2" in features or "+avx" in features:
+            return cls(vector_bits=256, vector_registers=16, threads=threads)
+        return cls(vector_bits=128, vector_registers=16, threads=threads)
+
+    @property
+    def lanes(self) -> int:
+        """f32 elements per vector (f16/bf16 are computed in f32)."""
+        return self.vector_bits // 32
+
+
+def default_threads() -> int:
+    """`LAMINA_NUM_THREADS` if set, else every core this process may run on."""
+    value = os.environ.get("LAMINA_NUM_THREADS", "").strip()
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise ValueError(f"LAMINA_NUM_THREADS must be a positive integer, got '{value}'") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _largest_divisor(extent: int, limit: int, multiple_of: int = 1) -> int:
+    """The largest multiple of `multiple_of` dividing `extent` and at most
+    `limit` (at least `multiple_of`)."""
+    best = multiple_of
+    for size in range(multiple_of, min(limit, extent) + 1, multiple_of):
+        if extent % size == 0:
+            best = size
+    return best
+
+
+# ---------------------------------------------------------------------------
+# Contractions.
+
+
+def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
+                         model: CPUModel) -> Schedule | None:
+    """The packed schedule of a contraction initialised by `fills`."""
+    dims = contraction_dims(linalg)
+    if dims is None:
+        return None
+    extents = linalg.extents
+    m, n, k = extents[dims.m], extents[dims.n], extents[dims.k]
+    nr = 2 * model.lanes
+    mr = 8 if model.vector_registers >= 32 else 4
+    pack_a = m % mr != 0
+    packed_sizes = [0] * linalg.rank
+    packed_sizes[dims.n] = nr
+    if pack_a:
+        packed_sizes[dims.m] = mr
+    a_map, b_map, _ = linalg.maps
+    order = {d: i for i, d in enumerate(dims.batch + (dims.m, dims.n, dims.k))}
+    b_perm = _outer_perm(b_map, order)
+    a_perm = _outer_perm(a_map, order) if pack_a else ()
+
+    # Loops of the packed op: the original ones (m and n now count
+    # blocks), then the inner rows of A's blocks (if packed) and B's columns.
+    rank = linalg.rank + 1 + pack_a
+    blocks_n = ceil(n / nr)
+    blocks_m = ceil(m / mr) if pack_a else m
+    threads = [0] * rank
+    batch = [extents[d] for d in dims.batch]
+    if model.threads > 1:
+        if dims.batch and batch[0] >= model.threads:
+            threads[dims.batch[0]] = ceil(batch[0] / model.threads)
+        elif blocks_n >= model.threads:
+            threads[dims.n] = ceil(blocks_n / model.threads)
+        elif pack_a and blocks_m >= model.threads:
+            threads[dims.m] = ceil(blocks_m / model.threads)
+
+    # kc rows of a B panel stay in L1 (half of it, the rest is A and C).
+    kc = max(1, min(k, (model.l1_bytes // 2) // (nr * 4)))
+    kc = min(kc, 512)
+    # mc rows of A (kc elements each) fill half of L2.
+    mc_rows = max(mr, min(256, (model.l2_bytes // 2) // (kc * 4)))
+    cache = [0] * rank
+    register = [0] * rank
+    for d in dims.batch:
+        cache[d] = register[d] = 1
+    if pack_a:
+        cache[dims.m] = max(1, mc_rows // mr)
+        register[dims.m] = 1
+    else:
+        cache[dims.m] = _largest_divisor(m, mc_rows, mr)
+        register[dims.m] = mr
+    cache[dims.n] = 8
+    register[dims.n] = 1
+    cache[dims.k] = kc
+    register[dims.k] = 1
+
+    # No loop where a tile covers its whole extent (a loop of one
+    # iteration would be folded away under the script's handles).
+    packed_extents = list(extents) + [mr] * pack_a + [nr]
+    packed_extents[dims.n] = blocks_n
+    packed_extents[dims.m] = blocks_m
+    for d in range(rank):
+        if cache[d] >= packed_extents[d]:
+            cache[d] = 0
+        if register[d] >= (cache[d] or packed_extents[d]):
+            register[d] = 0
+    if threads[dims.n] >= blocks_n:
+        threads[dims.n] = 0
+
+    tag = linalg.tag
+    b_packed = _packed_shape(linalg, 1, packed_sizes, b_perm)
+    pack_tiles = []
+    if pack_a:
+        a_packed = _packed_shape(linalg, 0, packed_sizes, a_perm)
+        pack_tiles.append(tuple([1] * (len(a_packed) - 1) + [0]))
+    pack_tiles.append(tuple([1] * (len(b_packed) - 1) + [0]))
+    c_rank = len(linalg.output_map) + 1 + pack_a
+    pack_tiles.append(tuple([1] * (c_rank - 1) + [0]))     # the packed init (or its fill)
+    pack_tiles.append(tuple([1] * (c_rank - 1) + [0]))     # the unpacked result
+    return Schedule(
+        group=group, kind="contraction", root=tag, threads=tuple(threads) if any(threads) else (),
+        tile_sizes=(tuple(cache), tuple(register)),
+        packing=Packing(tuple(packed_sizes), a_perm, b_perm, pack_a),
+        unroll=(mr, 2), hoist=bool(register[dims.k]), fills=tuple(t for t in (op_tiling(f, model) for f in fills) if t),
+        pack_tiles=tuple(pack_tiles))
+
+
+def _outer_perm(operand_map: tuple[int | None, ...], order: dict[int, int]) -> tuple[int, ...]:
+    """The permutation putting a packed operand's outer dims in the order
+    batch, m/n, k; empty when they already are."""
+    dims = [d for d in operand_map]
+    perm = sorted(range(len(dims)), key=lambda i: order.get(dims[i], -1))
+    return tuple(perm) if perm != list(range(len(dims))) else ()
+
+
+def _packed_shape(linalg: LinalgOp, operand: int, packed_sizes: list[int],
+                  perm: tuple[int, ...]) -> list[int]:
+    dims = linalg.maps[operand]
+    outer = [ceil(linalg.extents[d] / packed_sizes[d]) if packed_sizes[d] else linalg.extents[d]
+             for d in dims]
+    if perm:
+        outer = [outer[i] for i in perm]
+    inner = [packed_sizes[d] for d in sorted(dims) if packed_sizes[d]]
+    return outer + inner
+
+
+# ---------------------------------------------------------------------------
+# Loop nests.
+
+
+def vector_length(extent: int, model: CPUModel) -> int:
+    """Elements per vector step along a dim of `extent`: `unroll` vectors
+    when they divide it, else the largest power of two from there down to
+    4 that does; 0 when none does."""
+    size = model.lanes * model.unroll
+    while size >= 4:
+        if extent % size == 0:
+            return size
+        size //= 2
+    return 0
+
+
+def op_tiling(linalg: LinalgOp, model: CPUModel,
+              forall: tuple[int, ...] = ()) -> OpTiling | None:
+    """The vector tile of one op: one vector step along its vector dim,
+    one element along every other loop. `forall` gives the tile sizes of
+    the op's loops in the thread loop around it (0: whole): inside it
+    those loops have the tile's extent (a copy of the op left outside the
+    loop, for uses outside the group, is tiled the same way)."""
+    forall = forall or (0,) * linalg.rank
+    extents = tuple(t or e for t, e in zip(forall, linalg.extents))
+    dim = replace(linalg, extents=extents).vector_dim()
+    if dim is None:
+        output = [d for d in linalg.output_map if d is not None]
+        if not output:
+            return None
+        dim = output[-1]
+    length = vector_length(extents[dim], model)
+    if not length:
+        return None
+    tile = [t or (0 if extent == 1 else 1) for t, extent in zip(forall, linalg.extents)]
+    if linalg.reduction[dim]:
+        tile[dim] = 0
+        if length == extents[dim]:
+            return OpTiling(linalg.tag, tuple(tile))
+        reduction = [0] * linalg.rank
+        reduction[dim] = length
+        return OpTiling(linalg.tag, tuple(tile), tuple(reduction))
+    tile[dim] = length
+    return OpTiling(linalg.tag, tuple(tile))
+
+
+def _forall_tiles(root: LinalgOp, model: CPUModel) -> tuple[int, ...]:
+    """Rows (every parallel dim but the vector dim) one at a time; an op
+    whose only parallel dim is its vector dim is cut into chunks."""
+    dim = root.vector_dim()
+    tiles = []
+    for d, extent in enumerate(root.extents):
+        if root.reduction[d] or extent == 1 or d == dim:
+            tiles.append(0)
+        else:
+            tiles.append(1)
+    if not any(tiles) and dim is not None and not root.reduction[dim]:
+        length = vector_length(root.extents[dim], model) or 1
+        target = max(length, root.extents[dim] // (model.threads * 8))
+        chunk = _largest_divisor(root.extents[dim], target, length)
+        if chunk < root.extents[dim]:
+            tiles[dim] = chunk
+    return tuple(tiles) if any(tiles) else ()
+
+
+def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bool:
+    """Whether the slice of `producer` that one forall iteration needs is a
+    slice of its rows (not the whole of it, which fusion would recompute
+    at every iteration): the root's split dims lead the producer's result
+    as parallel dims of the same extents."""
+    split = [d for d, t in enumerate(threads) if t]
+    root_dims = [d for d in root.output_map]
+    if any(d not in root_dims for d in split):
+        return False
+    leading = [root_dims.index(d) for d in split]
+    if leading != list(range(len(split))):
+        return False
+    out = producer.output_map
+    if len(out) < len(split):
+        return False
+    for position, d in enumerate(split):
+        pd = out[position]
+        if pd is None or producer.reduction[pd] or producer.extents[pd] != root.extents[d]:
+            return False
+    return True
+
+
+def _fused_tiles(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> tuple[int, ...]:
+    """The tile sizes of a fused producer's loops in the root's thread loop:
+    the split dims of the root lead the producer's result (`_fusable`)."""
+    tiles = [0] * producer.rank
+    split = [d for d, t in enumerate(threads) if t]
+    for position, d in enumerate(split):
+        tiles[producer.output_map[position]] = threads[d]
+    return tuple(tiles)
+
+
+def loop_nest_schedules(name: str, ops: list[LinalgOp], model: CPUModel) -> list[Schedule]:
+    """Schedules of a group of elementwise ops and reductions: the root
+    split over threads with the producers that can follow it fused into
+    its loop; the others in loop nests of their own."""
+    if not ops:
+        return []
+    group = Group(name, list(ops))
+    root = group.root
+    threads = _forall_tiles(root, model)
+    fused, alone = [], []
+    for producer in group.producers:
+        (fused if threads and _fusable(producer, root, threads) else alone).append(producer)
+    schedules = []
+    for index, op in enumerate(reversed(alone)):
+        threads_alone = _forall_tiles(op, model)
+        tiling = op_tiling(op, model)
+        schedules.append(Schedule(group=f"{name}_{index}", kind="loop-nest", root=op.tag,
+                                  threads=threads_alone, ops=(tiling,) if tiling else ()))
+    tilings = [op_tiling(root, model, threads)] + [
+        op_tiling(op, model, _fused_tiles(op, root, threads)) for op in fused]
+    schedules.append(Schedule(group=name, kind="loop-nest", root=root.tag, threads=threads,
+                              fused=tuple(op.tag for op in fused),
+                              ops=tuple(t for t in tilings if t)))
+    return schedules
+
+
+def group_schedules(group: Group, model: CPUModel) -> list[Schedule]:
+    """The schedules of one group: a contraction (with its fills) gets the
+    packed schedule and its epilogue a loop nest; other groups loop nests."""
+    for linalg in group.ops:
+        if contraction_dims(linalg) is None:
+            continue
+        init = list(linalg.op.operands)[linalg.inputs]
+        fills = [op for op in group.ops
+                 if op.name == "linalg.fill" and op.op.results[0] == init]
+        schedule = contraction_schedule(f"{group.name}_contraction", linalg, fills, model)
+        if schedule is None:
+            continue
+        rest = [op for op in group.ops if op is not linalg and op not in fills]
+        return [schedule] + loop_nest_schedules(group.name, rest, model)
+    return loop_nest_schedules(group.name, group.ops, model)

@@ -1,0 +1,100 @@
+"""Scheduled programs match NumPy: packed matmuls of sizes no tile
+divides, batched and transposed contractions, f16/bf16, fused row groups,
+one and several threads; and the cost model's choices as data."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import lamina
+from lamina.reference import compare, evaluate, random_inputs
+from lamina.schedules import CPUModel, Schedule, choose_schedules
+
+MATMUL = """
+func.func @main(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %0 = "nn.matmul"(%a, %b) : (tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  return %0 : tensor<{m}x{n}x{t}>
+}}
+"""
+
+DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def check(source: str, threads: int = 1, seed: int = 0):
+    f = lamina.compile(source, target=f"cpu:threads={threads}")
+    args = random_inputs(f.inputs, seed=seed)
+    actual = f(*args)
+    expected = evaluate(lamina.parse(source), args)
+    for a, e, t in zip(actual if isinstance(actual, tuple) else (actual,), expected, f.results):
+        compare(a, e, t.dtype)
+
+
+@pytest.mark.parametrize("m,n,k", [(67, 129, 33), (8, 32, 1), (1, 1, 1), (5, 300, 17),
+                                   (256, 64, 300), (24, 96, 520)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matmul_sizes_tiles_do_not_divide(m, n, k, threads):
+    check(MATMUL.format(m=m, n=n, k=k, t="f32"), threads)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_matmul_narrow_floats(dtype):
+    check(MATMUL.format(m=67, n=129, k=33, t=dtype), threads=2)
+
+
+def test_batched_and_transposed_contractions():
+    check("""
+func.func @main(%q: tensor<2x3x40x16xf32>, %k: tensor<2x3x24x16xf32>, %v: tensor<2x3x24x16xf32>)
+    -> tensor<2x3x40x16xf32> {
+  %0 = "nn.attention"(%q, %k, %v) : (tensor<2x3x40x16xf32>, tensor<2x3x24x16xf32>,
+      tensor<2x3x24x16xf32>) -> tensor<2x3x40x16xf32>
+  return %0 : tensor<2x3x40x16xf32>
+}""", threads=2)
+
+
+def test_matmul_with_epilogue_and_row_groups():
+    check("""
+func.func @main(%x: tensor<48x64xf32>, %w: tensor<64x96xf32>, %b: tensor<96xf32>,
+                %g: tensor<96xf32>, %beta: tensor<96xf32>) -> (tensor<48x96xf32>, tensor<48x96xf32>) {
+  %0 = "nn.matmul"(%x, %w) : (tensor<48x64xf32>, tensor<64x96xf32>) -> tensor<48x96xf32>
+  %1 = "nn.add"(%0, %b) : (tensor<48x96xf32>, tensor<96xf32>) -> tensor<48x96xf32>
+  %2 = "nn.gelu"(%1) : (tensor<48x96xf32>) -> tensor<48x96xf32>
+  %3 = "nn.softmax"(%2) {axis = -1 : i64} : (tensor<48x96xf32>) -> tensor<48x96xf32>
+  %4 = "nn.layer_norm"(%2, %g, %beta) : (tensor<48x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<48x96xf32>
+  return %3, %4 : tensor<48x96xf32>, tensor<48x96xf32>
+}""", threads=2)
+
+
+def test_column_reduction_is_not_fused_into_rows():
+    check("""
+func.func @main(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %m = "nn.reduce_mean"(%x) {axes = array<i64: 0>, keepdims = true} : (tensor<64x128xf32>) -> tensor<1x128xf32>
+  %0 = "nn.sub"(%x, %m) : (tensor<64x128xf32>, tensor<1x128xf32>) -> tensor<64x128xf32>
+  %1 = "nn.exp"(%0) : (tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %1 : tensor<64x128xf32>
+}""", threads=2)
+
+
+def test_schedules_are_data():
+    module = lamina.parse(MATMUL.format(m=512, n=512, k=512, t="f32"))
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    schedules = choose_schedules(module.operation, CPUModel(threads=2))
+    (matmul,) = [s for s in schedules if s.kind == "contraction"]
+    assert isinstance(matmul, Schedule)
+    # B packed in panels of two AVX-512 vectors, moved before k.
+    assert matmul.packing.packed_sizes == (0, 32, 0)
+    assert matmul.packing.b_outer_perm == (1, 0)
+    # Threads share B's 16 panels; 8x32 register tile.
+    assert matmul.threads == (0, 8, 0, 0)
+    assert matmul.tile_sizes[-1] == (8, 1, 1, 0)
+    assert "packing [0, 32, 0]" in matmul.describe()
+
+
+def test_threads_option_and_environment(monkeypatch):
+    assert lamina.get_target("cpu:threads=3").threads == 3
+    monkeypatch.setenv("LAMINA_NUM_THREADS", "5")
+    assert lamina.get_target("cpu").threads == 5
+    with pytest.raises(ValueError, match="threads"):
+        lamina.get_target("cpu:threads=two")
+    one = lamina.get_target("cpu:threads=1")
+    assert not any("libomp" in path for path in one.runtime_libraries())
+    assert any("libomp" in path for path in lamina.get_target("cpu:threads=2").runtime_libraries())
