@@ -1,0 +1,418 @@
+"""Lamina side by side with NumPy, jax.jit (XLA CPU) and torch.compile
+(Inductor CPU): one process per system, the same workloads, the same
+thread count.
+
+    pip install -e '.[bench]'
+    python bench/run.py                       # every system, every workload
+    python bench/run.py --threads 1 --systems lamina,numpy --workloads matmul1024
+
+Prints a table and writes bench/results.md (and bench/results.png when
+matplotlib is installed): median time per call, GFLOP/s (contractions) or
+GB/s (the rest: bytes of the inputs read once and the output written
+once), the ratio to NumPy (> 1: faster than NumPy) and the compile time
+(parse to callable; cold). A system that is not installed is reported as
+missing. NumPy runs with `OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` unset
+(they halve OpenBLAS's speed on some machines) and every system gets the
+same number of threads. Timing: warm-up by time (a core that has been
+idle needs ~100 ms to reach full speed), then calls until a second has
+passed (at least five); outputs are preallocated where the system allows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+WORKLOADS = {
+    "matmul512": "matmul 512x512x512",
+    "matmul1024": "matmul 1024x1024x1024",
+    "matmul2048": "matmul 2048x2048x2048",
+    "mlp": "gelu(x@W+b), x 1024x1024, W 1024x4096",
+    "elementwise": "relu(x*a+b)*c over 16M",
+    "softmax": "softmax 4096x4096 (rows)",
+    "layer_norm": "layer_norm 4096x4096 (rows)",
+    "attention": "attention B=1 H=8 S=512 D=64",
+    "conv2d": "conv2d 3x3 N=1 C=64->64 56x56 pad 1",
+}
+SYSTEMS = ["lamina", "numpy", "jax", "torch_compile"]
+
+
+def shapes(workload: str) -> list[tuple[int, ...]]:
+    if workload.startswith("matmul"):
+        n = int(workload[6:])
+        return [(n, n), (n, n)]
+    return {
+        "mlp": [(1024, 1024), (1024, 4096), (4096,)],
+        "elementwise": [(1 << 24,)] * 4,
+        "softmax": [(4096, 4096)],
+        "layer_norm": [(4096, 4096), (4096,), (4096,)],
+        "attention": [(1, 8, 512, 64)] * 3,
+        "conv2d": [(1, 64, 56, 56), (64, 64, 3, 3)],
+    }[workload]
+
+
+def work(workload: str) -> tuple[float, str]:
+    """(amount, unit): FLOPs for contractions, bytes moved for the rest."""
+    if workload.startswith("matmul"):
+        n = int(workload[6:])
+        return 2.0 * n ** 3, "GFLOP/s"
+    if workload == "mlp":
+        return 2.0 * 1024 * 1024 * 4096, "GFLOP/s"
+    if workload == "attention":
+        return 2 * 2.0 * 8 * 512 * 512 * 64, "GFLOP/s"
+    if workload == "conv2d":
+        return 2.0 * 64 * 64 * 9 * 56 * 56, "GFLOP/s"
+    inputs = sum(math.prod(s) for s in shapes(workload)) * 4
+    output = math.prod(shapes(workload)[0]) * 4
+    return float(inputs + output), "GB/s"
+
+
+def lamina_source(workload: str) -> str:
+    def t(shape):
+        return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    if workload.startswith("matmul"):
+        n = int(workload[6:])
+        a = t((n, n))
+        return (f'func.func @main(%a: {a}, %b: {a}) -> {a} {{\n'
+                f'  %0 = "nn.matmul"(%a, %b) : ({a}, {a}) -> {a}\n  return %0 : {a}\n}}\n')
+    if workload == "mlp":
+        x, w, b, y = t((1024, 1024)), t((1024, 4096)), t((4096,)), t((1024, 4096))
+        return (f'func.func @main(%x: {x}, %w: {w}, %b: {b}) -> {y} {{\n'
+                f'  %0 = "nn.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
+                f'  %1 = "nn.add"(%0, %b) : ({y}, {b}) -> {y}\n'
+                f'  %2 = "nn.gelu"(%1) : ({y}) -> {y}\n  return %2 : {y}\n}}\n')
+    if workload == "elementwise":
+        v = t((1 << 24,))
+        return (f'func.func @main(%x: {v}, %a: {v}, %b: {v}, %c: {v}) -> {v} {{\n'
+                f'  %0 = "nn.mul"(%x, %a) : ({v}, {v}) -> {v}\n'
+                f'  %1 = "nn.add"(%0, %b) : ({v}, {v}) -> {v}\n'
+                f'  %2 = "nn.relu"(%1) : ({v}) -> {v}\n'
+                f'  %3 = "nn.mul"(%2, %c) : ({v}, {v}) -> {v}\n  return %3 : {v}\n}}\n')
+    if workload == "softmax":
+        x = t((4096, 4096))
+        return (f'func.func @main(%x: {x}) -> {x} {{\n'
+                f'  %0 = "nn.softmax"(%x) {{axis = -1 : i64}} : ({x}) -> {x}\n'
+                f'  return %0 : {x}\n}}\n')
+    if workload == "layer_norm":
+        x, g = t((4096, 4096)), t((4096,))
+        return (f'func.func @main(%x: {x}, %g: {g}, %b: {g}) -> {x} {{\n'
+                f'  %0 = "nn.layer_norm"(%x, %g, %b) : ({x}, {g}, {g}) -> {x}\n'
+                f'  return %0 : {x}\n}}\n')
+    if workload == "attention":
+        q = t((1, 8, 512, 64))
+        return (f'func.func @main(%q: {q}, %k: {q}, %v: {q}) -> {q} {{\n'
+                f'  %0 = "nn.attention"(%q, %k, %v) : ({q}, {q}, {q}) -> {q}\n'
+                f'  return %0 : {q}\n}}\n')
+    if workload == "conv2d":
+        x, w = t((1, 64, 56, 56)), t((64, 64, 3, 3))
+        return (f'func.func @main(%x: {x}, %w: {w}) -> {x} {{\n'
+                f'  %0 = "nn.conv2d"(%x, %w) {{padding = array<i64: 1, 1, 1, 1>}} '
+                f': ({x}, {w}) -> {x}\n  return %0 : {x}\n}}\n')
+    raise KeyError(workload)
+
+
+# ---------------------------------------------------------------------------
+# Timing (inside a system's process).
+
+
+def measure(call, warmup: float = 0.3, budget: float = 1.0) -> float:
+    """The median seconds of `call()` after warming up for `warmup` s."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < warmup:
+        call()
+    times = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < budget or len(times) < 5:
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def inputs(workload: str):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes(workload)]
+
+
+def run_lamina(workload: str, threads: int):
+    import lamina
+    target = lamina.get_target(f"cpu:threads={threads}")
+    start = time.perf_counter()
+    f = target.compile(lamina.parse(lamina_source(workload)))
+    compile_s = time.perf_counter() - start
+    args = f.check_arguments(inputs(workload))
+    results = f.allocate_results()
+    return measure(lambda: f.call_with_results(args, results)), compile_s
+
+
+def _numpy_function(workload: str, np):
+    if workload.startswith("matmul"):
+        return lambda a, b, out: np.matmul(a, b, out=out)
+    if workload == "mlp":
+        def mlp(x, w, b, out):
+            y = x @ w + b
+            # NumPy has no erf: the tanh form, which costs NumPy the same.
+            np.multiply(0.5 * y, 1 + np.tanh(0.7978845608 * (y + 0.044715 * y ** 3)), out=out)
+        return mlp
+    if workload == "elementwise":
+        def chain(x, a, b, c, out):
+            np.multiply(x, a, out=out)
+            np.add(out, b, out=out)
+            np.maximum(out, 0, out=out)
+            np.multiply(out, c, out=out)
+        return chain
+    if workload == "softmax":
+        def softmax(x, out):
+            np.subtract(x, x.max(axis=-1, keepdims=True), out=out)
+            np.exp(out, out=out)
+            out /= out.sum(axis=-1, keepdims=True)
+        return softmax
+    if workload == "layer_norm":
+        def layer_norm(x, g, b, out):
+            mean = x.mean(axis=-1, keepdims=True)
+            var = x.var(axis=-1, keepdims=True)
+            np.multiply((x - mean) / np.sqrt(var + 1e-5), g, out=out)
+            out += b
+        return layer_norm
+    if workload == "attention":
+        def attention(q, k, v, out):
+            s = q @ np.swapaxes(k, -1, -2) / np.float32(8.0)
+            s = np.exp(s - s.max(axis=-1, keepdims=True))
+            s /= s.sum(axis=-1, keepdims=True)
+            np.matmul(s, v, out=out)
+        return attention
+    if workload == "conv2d":
+        def conv(x, w, out):
+            padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+            np.copyto(out, np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True))
+        return conv
+    raise KeyError(workload)
+
+
+def _output_shape(workload: str):
+    if workload == "mlp":
+        return (1024, 4096)
+    return shapes(workload)[0]
+
+
+def run_numpy(workload: str, threads: int):
+    import numpy as np
+    f = _numpy_function(workload, np)
+    args = inputs(workload)
+    out = np.empty(_output_shape(workload), np.float32)
+    return measure(lambda: f(*args, out)), None
+
+
+def run_jax(workload: str, threads: int):
+    import jax
+    import jax.numpy as jnp
+    f = {
+        "mlp": lambda x, w, b: jax.nn.gelu(x @ w + b, approximate=False),
+        "elementwise": lambda x, a, b, c: jnp.maximum(x * a + b, 0) * c,
+        "softmax": lambda x: jax.nn.softmax(x, axis=-1),
+        "layer_norm": lambda x, g, b: (x - x.mean(-1, keepdims=True))
+        / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b,
+        "attention": lambda q, k, v: jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / 8.0, axis=-1) @ v,
+        "conv2d": lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1))),
+    }.get(workload, lambda a, b: a @ b)
+    args = [jax.device_put(a) for a in inputs(workload)]
+    start = time.perf_counter()
+    compiled = jax.jit(f).lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    return measure(lambda: compiled(*args).block_until_ready()), compile_s
+
+
+def run_torch_compile(workload: str, threads: int):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    f = {
+        "mlp": lambda x, w, b: F.gelu(x @ w + b),
+        "elementwise": lambda x, a, b, c: torch.relu(x * a + b) * c,
+        "softmax": lambda x: torch.softmax(x, dim=-1),
+        "layer_norm": lambda x, g, b: F.layer_norm(x, (4096,), g, b),
+        "attention": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
+    }.get(workload, lambda a, b: a @ b)
+    args = [torch.from_numpy(a) for a in inputs(workload)]
+    compiled = torch.compile(f)
+    start = time.perf_counter()
+    with torch.no_grad():
+        compiled(*args)
+    compile_s = time.perf_counter() - start
+
+    def call():
+        with torch.no_grad():
+            compiled(*args)
+    return measure(call), compile_s
+
+
+RUNNERS = {"lamina": run_lamina, "numpy": run_numpy, "jax": run_jax,
+           "torch_compile": run_torch_compile}
+MODULES = {"lamina": "lamina", "numpy": "numpy", "jax": "jax", "torch_compile": "torch"}
+
+
+def system_main(system: str, workloads: list[str], threads: int) -> None:
+    """Runs in the system's own process; prints one JSON line per workload."""
+    try:
+        __import__(MODULES[system])
+    except ImportError as error:
+        print(json.dumps({"system": system, "missing": str(error)}), flush=True)
+        return
+    for workload in workloads:
+        try:
+            seconds, compile_s = RUNNERS[system](workload, threads)
+            row = {"system": system, "workload": workload, "seconds": seconds,
+                   "compile_seconds": compile_s}
+        except Exception as error:  # a system that cannot run a workload says so
+            row = {"system": system, "workload": workload,
+                   "error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+        print(json.dumps(row), flush=True)
+
+
+# ---------------------------------------------------------------------------
+# The driver.
+
+
+def system_environment(system: str, threads: int) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "LAMINA_NUM_THREADS"):
+        env[name] = str(threads)
+    if system == "numpy":
+        env.pop("OPENBLAS_CORETYPE", None)
+        env.pop("OPENBLAS_L2_SIZE", None)
+    if system == "jax":
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                            f" --xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
+                            f" intra_op_parallelism_threads={threads}").strip()
+        env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def run_system(system: str, workloads: list[str], threads: int) -> list[dict]:
+    command = [sys.executable, os.path.abspath(__file__), "--child", system,
+               "--workloads", ",".join(workloads), "--threads", str(threads)]
+    process = subprocess.run(command, capture_output=True, text=True,
+                             env=system_environment(system, threads))
+    rows = []
+    for line in process.stdout.splitlines():
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+    if process.returncode != 0 and not rows:
+        rows.append({"system": system, "missing": f"exit code {process.returncode}: "
+                     + process.stderr.strip().splitlines()[-1][:200] if process.stderr.strip()
+                     else f"exit code {process.returncode}"})
+    return rows
+
+
+def table(rows: list[dict], workloads: list[str], systems: list[str], threads: int) -> str:
+    by = {(r["system"], r.get("workload")): r for r in rows}
+    missing = {r["system"]: r["missing"] for r in rows if "missing" in r}
+    lines = ["| workload | system | median ms | rate | x NumPy (>1 faster) | compile ms |",
+             "|---|---|---|---|---|---|"]
+    for workload in workloads:
+        amount, unit = work(workload)
+        base = by.get(("numpy", workload), {}).get("seconds")
+        for system in systems:
+            if system in missing:
+                continue
+            row = by.get((system, workload))
+            if row is None:
+                continue
+            if "error" in row:
+                lines.append(f"| {workload} | {system} | failed: {row['error']} | | | |")
+                continue
+            seconds = row["seconds"]
+            rate = amount / seconds / 1e9
+            ratio = f"{base / seconds:.2f}" if base else "-"
+            compile_ms = (f"{row['compile_seconds'] * 1000:.0f}"
+                          if row.get("compile_seconds") is not None else "-")
+            lines.append(f"| {workload} | {system} | {seconds * 1000:.2f} | {rate:.1f} {unit} "
+                         f"| {ratio} | {compile_ms} |")
+    for system, why in missing.items():
+        lines.append(f"\n{system}: missing ({why})")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], workloads: list[str], systems: list[str], path: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    by = {(r["system"], r.get("workload")): r for r in rows if "seconds" in r}
+    present = [s for s in systems if any((s, w) in by for w in workloads)]
+    figure, axis = plt.subplots(figsize=(max(6, len(workloads) * 1.2), 4))
+    width = 0.8 / max(1, len(present))
+    for index, system in enumerate(present):
+        ratios = []
+        for workload in workloads:
+            base = by.get(("numpy", workload))
+            row = by.get((system, workload))
+            ratios.append(base["seconds"] / row["seconds"] if base and row else 0)
+        axis.bar([i + index * width for i in range(len(workloads))], ratios, width, label=system)
+    axis.set_xticks([i + width * (len(present) - 1) / 2 for i in range(len(workloads))])
+    axis.set_xticklabels(workloads, rotation=30, ha="right")
+    axis.axhline(1.0, color="gray", linewidth=0.8)
+    axis.set_ylabel("speed vs NumPy (higher is faster)")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    return True
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--output", default=os.path.join(HERE, "results.md"))
+    parser.add_argument("--note", default="", help="a line written under the table's heading")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    workloads = [w for w in options.workloads.split(",") if w]
+    for workload in workloads:
+        if workload not in WORKLOADS:
+            parser.error(f"unknown workload '{workload}' (workloads: {', '.join(WORKLOADS)})")
+    if options.child:
+        system_main(options.child, workloads, options.threads)
+        return 0
+    systems = [s for s in options.systems.split(",") if s]
+    rows = []
+    for system in systems:
+        if system not in RUNNERS:
+            parser.error(f"unknown system '{system}' (systems: {', '.join(SYSTEMS)})")
+        print(f"running {system}...", file=sys.stderr, flush=True)
+        rows.extend(run_system(system, workloads, options.threads))
+    text = table(rows, workloads, systems, options.threads)
+    print(text)
+    heading = (f"# Lamina benchmarks\n\n{datetime.date.today().isoformat()}, "
+               f"{platform.machine()} {platform.processor() or ''}, {options.threads} thread(s), "
+               f"`python bench/run.py --threads {options.threads}`.\n"
+               + (f"\n{options.note}\n" if options.note else "") + "\n")
+    workload_list = "\n".join(f"* `{w}`: {WORKLOADS[w]}" for w in workloads)
+    png = os.path.splitext(options.output)[0] + ".png"
+    plotted = plot(rows, workloads, systems, png)
+    with open(options.output, "w") as f:
+        f.write(heading + text + "\n\nWorkloads (f32):\n\n" + workload_list + "\n"
+                + (f"\n![speed vs NumPy]({os.path.basename(png)})\n" if plotted else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
