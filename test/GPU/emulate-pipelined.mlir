@@ -48,7 +48,6 @@ func.func @matmul(%a: !A, %b: !B, %bias: !Bias, %c: !C) attributes {hw.kernel} {
   %tb1 = "hw.async_copy"(%b, %bs, %c32, %col, %c1) : (!B, !Bs, index, index, index) -> !hw.token
   "hw.commit"(%ta1, %tb1) : (!hw.token, !hw.token) -> ()
   scf.for %k = %c0 to %c1 step %c1 {
-    "hw.pipeline"() {stages = 3 : i64} : () -> ()
     "hw.wait"() {pending = 1 : i64} : () -> ()
     %next = arith.addi %k, %c2 : index
     %slot = arith.remui %next, %c3 : index

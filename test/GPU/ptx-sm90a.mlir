@@ -71,7 +71,6 @@ func.func @matmul(%a: !A, %b: !B, %bias: !Bias, %c: !C) attributes {hw.kernel} {
   "hw.tma_load"(%a, %as, %bar, %c0, %row, %c0, %c0) : (!A, !As, !hw.mbarrier, index, index, index, index) -> ()
   "hw.tma_load"(%b, %bs, %bar, %c0, %c0, %c0, %c0) : (!B, !Bs, !hw.mbarrier, index, index, index, index) -> ()
   scf.for %k = %c0 to %c3 step %c1 {
-    "hw.pipeline"() {stages = 2 : i64} : () -> ()
     %next = arith.addi %k, %c1 : index
     %more = arith.cmpi ult, %next, %c3 : index
     scf.if %more {

@@ -29,7 +29,6 @@ func.func @pipelined(%a: !A, %b: !B) attributes {hw.kernel} {
   %tb1 = "hw.async_copy"(%b, %bs, %c32, %c0, %c1) : (!B, !Bs, index, index, index) -> !hw.token
   "hw.commit"(%ta1, %tb1) : (!hw.token, !hw.token) -> ()
   scf.for %k = %c0 to %c2 step %c1 {
-    "hw.pipeline"() {stages = 3 : i64} : () -> ()
     "hw.wait"() {pending = 1 : i64} : () -> ()
     %next = arith.addi %k, %c2 : index
     %slot = arith.remui %next, %c3 : index
@@ -73,7 +72,7 @@ func.func @wait_leaves_stage_in_flight(%a: !A, %b: !B) attributes {hw.kernel} {
   %tb1 = "hw.async_copy"(%b, %bs, %c32, %c0, %c1) : (!B, !Bs, index, index, index) -> !hw.token
   "hw.commit"(%ta1, %tb1) : (!hw.token, !hw.token) -> ()
   scf.for %k = %c0 to %c2 step %c1 {
-    // expected-error @+1 {{pending = 2 leaves the async copy ('hw.async_copy' at hw-check-hazards.mlir:69:10) in flight, and shared tile memref<3x64x32xf16, #gpu.address_space<workgroup>>[0, 0:64, 0:32] is read by 'hw.mma' at hw-check-hazards.mlir:85:5: pending = 1 completes it}}
+    // expected-error @+1 {{pending = 2 leaves the async copy ('hw.async_copy' at hw-check-hazards.mlir:68:10) in flight, and shared tile memref<3x64x32xf16, #gpu.address_space<workgroup>>[0, 0:64, 0:32] is read by 'hw.mma' at hw-check-hazards.mlir:84:5: pending = 1 completes it}}
     "hw.wait"() {pending = 2 : i64} : () -> ()
     %next = arith.addi %k, %c2 : index
     %slot = arith.remui %next, %c3 : index
@@ -101,7 +100,7 @@ func.func @missing_wait(%a: !A) attributes {hw.kernel} {
   %acc = "hw.alloc"() : () -> !Acc
   %t = "hw.async_copy"(%a, %as, %c0, %c0) : (!A, !As, index, index) -> !hw.token
   "hw.commit"(%t) : (!hw.token) -> ()
-  // expected-error @+1 {{reads shared tile memref<64x32xf16, #gpu.address_space<workgroup>>[0:64, 0:32] before its async copy ('hw.async_copy' at hw-check-hazards.mlir:102:8) is complete: no hw.wait after the copy's commit}}
+  // expected-error @+1 {{reads shared tile memref<64x32xf16, #gpu.address_space<workgroup>>[0:64, 0:32] before its async copy ('hw.async_copy' at hw-check-hazards.mlir:101:8) is complete: no hw.wait after the copy's commit}}
   "hw.mma"(%as, %bs, %acc) : (!As, memref<32x64xf16, #gpu.address_space<workgroup>>, !Acc) -> ()
   return
 }
@@ -115,7 +114,7 @@ func.func @never_committed(%a: memref<64x64xf32>) attributes {hw.kernel} {
   %r = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
   %t = "hw.async_copy"(%a, %s, %c0, %c0) : (memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>, index, index) -> !hw.token
   "hw.wait"() {pending = 0 : i64} : () -> ()
-  // expected-error @+1 {{reads shared tile memref<64x64xf32, #gpu.address_space<workgroup>>[0:64, 0:64] while its async copy ('hw.async_copy' at hw-check-hazards.mlir:116:8) is in flight: the copy was never committed (hw.commit), so no hw.wait completes it}}
+  // expected-error @+1 {{reads shared tile memref<64x64xf32, #gpu.address_space<workgroup>>[0:64, 0:64] while its async copy ('hw.async_copy' at hw-check-hazards.mlir:115:8) is in flight: the copy was never committed (hw.commit), so no hw.wait completes it}}
   "hw.copy"(%s, %r, %c0, %c0) : (memref<64x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
   return
 }
@@ -129,7 +128,7 @@ func.func @missing_barrier_after_write(%a: memref<64x64xf32>) attributes {hw.ker
   %s = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<workgroup>>
   %r = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
   "hw.copy"(%a, %s, %c0, %c0) : (memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>, index, index) -> ()
-  // expected-error @+1 {{reads shared tile memref<64x64xf32, #gpu.address_space<workgroup>>[0:64, 0:64], written by 'hw.copy' at hw-check-hazards.mlir:131:3 with no barrier in between: other threads' parts of it may not be written yet}}
+  // expected-error @+1 {{reads shared tile memref<64x64xf32, #gpu.address_space<workgroup>>[0:64, 0:64], written by 'hw.copy' at hw-check-hazards.mlir:130:3 with no barrier in between: other threads' parts of it may not be written yet}}
   "hw.copy"(%s, %r, %c0, %c0) : (memref<64x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
   return
 }
@@ -149,7 +148,7 @@ func.func @missing_barrier_before_overwrite(%a: memref<256x32xf16>, %b: memref<3
   "hw.copy"(%b, %bs, %c0, %c0) : (memref<32x64xf16>, memref<32x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
   scf.for %i = %c0 to %c4 step %c1 {
     %row = arith.muli %i, %c64 : index
-    // expected-error @+1 {{overwrites shared tile memref<64x32xf16, #gpu.address_space<workgroup>>[0:64, 0:32], which other threads may still be reading ('hw.mma' at hw-check-hazards.mlir:155:5), with no barrier in between}}
+    // expected-error @+1 {{overwrites shared tile memref<64x32xf16, #gpu.address_space<workgroup>>[0:64, 0:32], which other threads may still be reading ('hw.mma' at hw-check-hazards.mlir:154:5), with no barrier in between}}
     "hw.copy"(%a, %as, %row, %c0) : (memref<256x32xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
     "hw.barrier"() : () -> ()
     "hw.mma"(%as, %bs, %acc) : (memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
@@ -166,7 +165,7 @@ func.func @overwrite_in_flight(%a: memref<128x32xf32>) attributes {hw.kernel} {
   %s = "hw.alloc"() : () -> memref<64x32xf32, #gpu.address_space<workgroup>>
   %t0 = "hw.async_copy"(%a, %s, %c0, %c0) : (memref<128x32xf32>, memref<64x32xf32, #gpu.address_space<workgroup>>, index, index) -> !hw.token
   "hw.commit"(%t0) : (!hw.token) -> ()
-  // expected-error @+1 {{overwrites shared tile memref<64x32xf32, #gpu.address_space<workgroup>>[0:64, 0:32] while an asynchronous copy into it ('hw.async_copy' at hw-check-hazards.mlir:167:9) is in flight}}
+  // expected-error @+1 {{overwrites shared tile memref<64x32xf32, #gpu.address_space<workgroup>>[0:64, 0:32] while an asynchronous copy into it ('hw.async_copy' at hw-check-hazards.mlir:166:9) is in flight}}
   %t1 = "hw.async_copy"(%a, %s, %c64, %c0) : (memref<128x32xf32>, memref<64x32xf32, #gpu.address_space<workgroup>>, index, index) -> !hw.token
   "hw.commit"(%t1) : (!hw.token) -> ()
   "hw.wait"() {pending = 0 : i64} : () -> ()
@@ -197,7 +196,6 @@ func.func @tma_pipelined(%a: !A, %b: memref<64x64xf16>) attributes {hw.kernel} {
   "hw.barrier"() : () -> ()
   "hw.tma_load"(%a, %as, %bar, %c0, %c0, %c0, %c0) : (!A, !As, !hw.mbarrier, index, index, index, index) -> ()
   scf.for %k = %c0 to %c4 step %c1 {
-    "hw.pipeline"() {stages = 2 : i64} : () -> ()
     %next = arith.addi %k, %c1 : index
     %more = arith.cmpi ult, %next, %c4 : index
     scf.if %more {
@@ -224,7 +222,7 @@ func.func @tma_not_waited(%a: memref<64x64xf16>) attributes {hw.kernel} {
   %s = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
   %r = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<private>>
   "hw.tma_load"(%a, %s, %bar, %c0, %c0, %c0) : (memref<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index) -> ()
-  // expected-error @+1 {{reads shared tile memref<64x64xf16, #gpu.address_space<workgroup>>[0:64, 0:64] before its TMA load ('hw.tma_load' at hw-check-hazards.mlir:226:3) is complete: no hw.mbarrier_wait observed phase 0 (parity 0) of mbarrier #0}}
+  // expected-error @+1 {{reads shared tile memref<64x64xf16, #gpu.address_space<workgroup>>[0:64, 0:64] before its TMA load ('hw.tma_load' at hw-check-hazards.mlir:224:3) is complete: no hw.mbarrier_wait observed phase 0 (parity 0) of mbarrier #0}}
   "hw.copy"(%s, %r, %c0, %c0) : (memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<private>>, index, index) -> ()
   return
 }

@@ -6,7 +6,10 @@ Programs reach the GPU through the `hw` dialect. The pipeline, stage by
 stage:
 
 * `nn`: operator-level simplification (the shared front end's first stage);
-* `hw`: the hardware level, checked for the hazards of the kernels'
+* `hw`: the hardware level: nn matmuls and their epilogues become hw
+  kernels (`convert-nn-to-hw`), pipelining annotations are realised
+  (`hw-pipeline`), the host code is bufferized (results as
+  out-parameters), and the kernels are checked for the hazards of their
   synchronisation (`hw-check-hazards`). Its output is an editable
   checkpoint: `--emit=hw` prints hw IR that `lamina-compile` and
   `lamina-run` take as input;
@@ -41,6 +44,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from lamina.diagnostics import CompileError, Diagnostic
+from lamina.lowering.hw_from_nn import ConvertNNToHW
 from lamina.lowering.hw_to_nvgpu import ConvertHWToNVGPU
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
@@ -92,6 +96,11 @@ def find_ptxas() -> str | None:
                 return candidate
     return shutil.which("ptxas")
 
+
+# The host code of hw programs on memrefs, results as out-parameters (the
+# CPU target's calling convention, kept by the emulation).
+BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map}")
 
 # Upstream's lowering of GPU and host code to the LLVM and NVVM dialects
 # (gpu-lower-to-nvvm-pipeline without its last step, the serialization;
@@ -189,8 +198,14 @@ class CUDATarget(Target):
         """The front end and the hw stage, shared by the GPU and the
         emulation pipelines."""
         return [frontend_stages()[0], Stage("hw", [
+            ConvertNNToHW(chip=self.arch.name),
+            "hw-pipeline",
+            BUFFERIZE,
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "canonicalize",
+            "cse",
             "hw-check-hazards",
-        ], description="block-collective tiles, checked for hazards")]
+        ], description="block-collective tiles, pipelined and checked for hazards")]
 
     def pipeline(self) -> Pipeline:
         chip = self.arch.name

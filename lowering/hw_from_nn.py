@@ -1,0 +1,318 @@
+"""--convert-nn-to-hw: nn matmuls as hw kernels for an NVIDIA architecture.
+
+Each `nn.matmul` of two 2-d f16 or bf16 tensors, with the chain of ops
+that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
+N) or a residual (M x N), then an `nn.relu` — becomes a kernel and its
+launch:
+
+* the kernel computes one BM x BN tile of the result per block: it walks
+  K in steps of BK, loading the A and B tiles of each step into shared
+  memory and accumulating them on tensor cores in an f32 register tile,
+  then stores the tile through an epilogue function (bias, relu, the
+  conversion to the result's type). The K loop carries an `hw.pipeline`
+  annotation of S stages, which `hw-pipeline` realises;
+* loads are TMA loads on an mbarrier on sm_90a (global rows of a
+  multiple of 16 bytes), cp.async otherwise (rows of a multiple of 4
+  bytes), else synchronous copies (no pipelining); tiles past the ends of
+  M, N and K read zeros and store nothing, so shapes that tiles do not
+  divide need no padding;
+* the tile sizes and stages come from `choose_tiles`, a cost model of
+  the architecture (shared memory and register budgets, the number of
+  blocks against the number of SMs, the work wasted on partial tiles);
+* in the host function, the chain is replaced by `hw.launch` on buffers
+  of its tensors (`bufferization.to_buffer`) and a new result buffer
+  (`memref.alloc`, made a tensor again by `bufferization.to_tensor`), so
+  that one-shot bufferization turns the host function into memrefs.
+
+Expects verified nn IR; leaves every other op alone (a later stage
+reports ops no lowering converts). Guarantees: the chains it converts are
+gone; each kernel verifies and computes the chain's values, f16 and bf16
+products accumulated in f32 and rounded once, as the nn references do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, bufferization, func, memref, scf, tensor
+
+from lamina.dialects import hw
+from lamina.lowering.hw_to_loops import index
+from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.types import MemRefType, TensorType, type_view
+
+THREADS = 128
+
+# Streaming multiprocessors of the architectures' reference parts (A100,
+# H100/H200): what a launch's blocks are spread over.
+SMS = {"sm_80": 108, "sm_90a": 132}
+SHARED_BYTES = {"sm_80": 163 * 1024, "sm_90a": 227 * 1024}
+# f32 accumulator registers a thread may hold, leaving room for the
+# fragments, addresses and loop state below the 255-register limit.
+ACCUMULATOR_REGISTERS = 128
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """How a matmul is tiled: BM x BN result tiles per block, BK-wide
+    steps over K, `stages` of loads in flight."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    stages: int
+
+    def shared_bytes(self, element_bytes: int = 2) -> int:
+        return self.stages * (self.block_m + self.block_n) * self.block_k * element_bytes
+
+
+def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False) -> TileConfig:
+    """The tiling of an M x N x K f16/bf16 matmul with the least estimated
+    time on `chip`.
+
+    The model: a block's time is its tile's work (BM * BN * K, K rounded up
+    to BK) divided by how well the tile feeds the tensor cores (its
+    arithmetic intensity BM * BN / (BM + BN), the loads each MMA step
+    amortises); blocks run in waves of one per SM, so the estimate is
+    waves x block time. Tiles must fit the register budget (the f32
+    accumulator spread over 128 threads) and their stages the shared
+    memory; more stages hide more latency, up to the number of K steps.
+    With TMA and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads
+    them swizzled) and BN a multiple of 64."""
+    block_k = 64 if tma else 32
+    k_steps = -(-k // block_k)
+    best, best_time = None, None
+    for block_m in (128, 64):
+        for block_n in (128, 64):
+            if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
+                continue
+            blocks = -(-m // block_m) * -(-n // block_n)
+            waves = -(-blocks // SMS[chip])
+            intensity = block_m * block_n / (block_m + block_n)
+            time = waves * block_m * block_n * k_steps * block_k / intensity
+            if best_time is None or time < best_time:
+                best, best_time = (block_m, block_n), time
+    block_m, block_n = best
+    stages = 1
+    for candidate in (4, 3, 2):
+        config = TileConfig(block_m, block_n, block_k, candidate)
+        if config.shared_bytes() <= SHARED_BYTES[chip] and candidate <= k_steps:
+            stages = candidate
+            break
+    return TileConfig(block_m, block_n, block_k, stages)
+
+
+# ---------------------------------------------------------------------------
+# Finding the chains.
+
+
+@dataclass
+class MatmulChain:
+    """An nn.matmul and the epilogue ops fused into its kernel."""
+
+    matmul: ir.Operation
+    bias: ir.Value | None = None
+    relu: bool = False
+    ops: list | None = None
+
+    @property
+    def last(self) -> ir.Operation:
+        return self.ops[-1]
+
+
+def _single_user(value: ir.Value) -> ir.Operation | None:
+    uses = list(value.uses)
+    if len(uses) != 1:
+        return None
+    owner = uses[0].owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def find_chain(matmul: ir.Operation) -> MatmulChain | None:
+    """The chain a matmul starts, or None when it does not fit a kernel."""
+    a, b = (type_view(v.type) for v in matmul.operands)
+    if a.rank != 2 or b.rank != 2 or a.dtype not in ("f16", "bf16"):
+        return None
+    result = type_view(matmul.results[0].type)
+    chain = MatmulChain(matmul, ops=[matmul])
+    user = _single_user(matmul.results[0])
+    if user is not None and user.name == "nn.add":
+        other = [v for v in user.operands if v != chain.last.results[0]]
+        if len(other) == 1 and type_view(user.results[0].type) == result:
+            extra = type_view(other[0].type)
+            if extra.shape in ((result.shape[1],), (1, result.shape[1]), result.shape):
+                chain.bias = other[0]
+                chain.ops.append(user)
+                user = _single_user(user.results[0])
+    if user is not None and user.name == "nn.relu":
+        chain.relu = True
+        chain.ops.append(user)
+    return chain
+
+
+# ---------------------------------------------------------------------------
+# Building the kernel.
+
+
+class KernelBuilder:
+    """Writes the hw kernel of one chain."""
+
+    def __init__(self, chain: MatmulChain, name: str, chip: str):
+        self.chain = chain
+        self.name = name
+        self.chip = chip
+        a, b = (type_view(v.type) for v in chain.matmul.operands)
+        self.m, self.k = a.shape
+        self.n = b.shape[1]
+        self.dtype = a.dtype
+        self.element = ir.Type.parse(self.dtype)
+        self.out = type_view(chain.last.results[0].type)
+        self.extra = type_view(chain.bias.type) if chain.bias is not None else None
+        row_bytes = {dim * 2 for dim in (self.k, self.n)}
+        self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
+        self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
+        self.tiles = choose_tiles(self.m, self.n, self.k, chip, self.tma)
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        return (-(-self.m // self.tiles.block_m), -(-self.n // self.tiles.block_n))
+
+    def argument_types(self) -> list[ir.Type]:
+        types = [MemRefType((self.m, self.k), self.dtype), MemRefType((self.k, self.n), self.dtype)]
+        if self.extra is not None:
+            shape = self.extra.shape if self.extra.rank == 2 and self.extra.shape[0] != 1 \
+                else (self.n,)
+            types.append(MemRefType(shape, self.extra.dtype))
+        types.append(MemRefType(self.out.shape, self.out.dtype))
+        return [t.to_mlir() for t in types]
+
+    def epilogue(self, body: ir.Block, location: ir.Location) -> str:
+        """A private function computing an output element."""
+        name = f"{self.name}_epilogue"
+        inputs = [ir.F32Type.get()] + ([ir.Type.parse(self.extra.dtype)]
+                                       if self.extra is not None else [])
+        output = ir.Type.parse(self.out.dtype)
+        with ir.InsertionPoint(body), location:
+            function = func.FuncOp(name, (inputs, [output]), visibility="private")
+            with ir.InsertionPoint(function.add_entry_block()):
+                value = function.arguments[0]
+                if self.extra is not None:
+                    value = arith.addf(value, arith.extf(ir.F32Type.get(),
+                                                         function.arguments[1]))
+                if self.chain.relu:
+                    value = arith.maximumf(value, arith.constant(ir.F32Type.get(), 0.0))
+                func.ReturnOp([arith.truncf(output, value)])
+        return name
+
+    def build(self, body: ir.Block, location: ir.Location) -> None:
+        epilogue = self.epilogue(body, location)
+        t = self.tiles
+        types = self.argument_types()
+        with ir.InsertionPoint(body), location:
+            kernel = func.FuncOp(self.name, (types, []), visibility="private")
+            kernel.attributes[hw.KERNEL_ATTRIBUTE] = ir.UnitAttr.get()
+            with ir.InsertionPoint(kernel.add_entry_block()):
+                args = list(kernel.arguments)
+                a, b, c = args[0], args[1], args[-1]
+                extras = args[2:-1]
+                row = arith.muli(hw.BlockIdOp.build(dim=0), index(t.block_m))
+                col = arith.muli(hw.BlockIdOp.build(dim=1), index(t.block_n))
+                barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
+                a_tile = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_k),
+                                                                 self.dtype, "workgroup"))
+                b_tile = hw.AllocOp.build(result_type=MemRefType((t.block_k, t.block_n),
+                                                                 self.dtype, "workgroup"))
+                acc = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_n), "f32",
+                                                              "private"))
+                hw.FillOp.build(acc)
+                k_end = -(-self.k // t.block_k) * t.block_k
+                loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
+                with ir.InsertionPoint(loop.body):
+                    k = loop.induction_variable
+                    if self.asynchronous and t.stages > 1:
+                        hw.PipelineOp.build(stages=t.stages)
+                    if self.tma:
+                        zero = index(0)
+                        hw.TmaLoadOp.build(a, a_tile, barrier, zero, [row, k])
+                        hw.TmaLoadOp.build(b, b_tile, barrier, zero, [k, col])
+                        step = arith.divui(k, index(t.block_k))
+                        parity = arith.remui(step, index(2))
+                        hw.MBarrierWaitOp.build(barrier, zero, parity)
+                    elif self.asynchronous:
+                        tokens = [hw.AsyncCopyOp.build(a, a_tile, [row, k]),
+                                  hw.AsyncCopyOp.build(b, b_tile, [k, col])]
+                        hw.CommitOp.build(tokens)
+                        hw.WaitOp.build(pending=0)
+                    else:
+                        hw.CopyOp.build(a, a_tile, [row, k])
+                        hw.CopyOp.build(b, b_tile, [k, col])
+                        hw.BarrierOp.build()
+                    hw.MmaOp.build(a_tile, b_tile, acc, [])
+                    hw.BarrierOp.build()
+                    scf.YieldOp([])
+                hw.StoreOp.build(acc, c, extras, [row, col], epilogue=epilogue)
+                func.ReturnOp([])
+
+
+def _buffer(value: ir.Value) -> ir.Value:
+    """A read-only buffer of a tensor (a [1, N] row collapsed to [N])."""
+    view = type_view(value.type)
+    if view.rank == 2 and view.shape[0] == 1:
+        value = tensor.collapse_shape(TensorType((view.shape[1],), view.dtype).to_mlir(), value,
+                                      [[0, 1]])
+        view = type_view(value.type)
+    memref_type = MemRefType(view.shape, view.dtype).to_mlir()
+    return bufferization.ToBufferOp(memref_type, value, read_only=True).result
+
+
+def replace_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
+    """The chain's ops in the host function become a launch of the kernel."""
+    last = chain.last
+    out = builder.out
+    with ir.InsertionPoint(last), last.location:
+        operands = [_buffer(v) for v in chain.matmul.operands]
+        if chain.bias is not None:
+            operands.append(_buffer(chain.bias))
+        result = memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
+        hw.LaunchOp.build(operands + [result], kernel=builder.name, grid=builder.grid,
+                          block=(THREADS,))
+        value = bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
+                                         writable=True).result
+    last.results[0].replace_all_uses_with(value)
+    for op in reversed(chain.ops):
+        op.erase()
+
+
+@register_pass
+@dataclass
+class ConvertNNToHW(Pass):
+    """Lowers nn matmuls (f16, bf16) and their bias and relu epilogues to hw kernels and launches."""
+
+    argument = "convert-nn-to-hw"
+    chip: str = "sm_80"
+
+    def run(self, module: ir.Operation) -> None:
+        if self.chip not in SMS:
+            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(SMS)})")
+        body = module.regions[0].blocks[0]
+        functions = [op.operation for op in body.operations
+                     if op.operation.name == "func.func" and not hw.is_kernel(op.operation)]
+        with module.context:
+            for function in functions:
+                matmuls = []
+
+                def visit(op):
+                    if op.name == "nn.matmul":
+                        matmuls.append(op.operation)
+                    return ir.WalkResult.ADVANCE
+                function.walk(visit, ir.WalkOrder.PRE_ORDER)
+                host = ir.StringAttr(function.attributes["sym_name"]).value
+                for number, matmul in enumerate(matmuls):
+                    chain = find_chain(matmul)
+                    if chain is None:
+                        continue
+                    builder = KernelBuilder(chain, f"{host}_matmul_{number}", self.chip)
+                    builder.build(body, matmul.location)
+                    replace_chain(chain, builder)

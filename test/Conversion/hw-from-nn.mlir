@@ -1,0 +1,92 @@
+// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw=chip=sm_80 | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw=chip=sm_90a | FileCheck %s --check-prefix=SM90
+
+// A matmul and its bias + relu become a kernel launched on buffers of the
+// tensors; its K loop loads tiles asynchronously under a pipelining
+// annotation; the epilogue is a scalar function of the accumulator and the
+// bias.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[A:.+]]: tensor<200x96xf16>, %[[B:.+]]: tensor<96x136xf16>, %[[BIAS:.+]]: tensor<136xf16>)
+// CHECK-DAG: %[[AM:.+]] = bufferization.to_buffer %[[A]] read_only : tensor<200x96xf16> to memref<200x96xf16>
+// CHECK-DAG: %[[BM:.+]] = bufferization.to_buffer %[[B]] read_only
+// CHECK-DAG: %[[BIASM:.+]] = bufferization.to_buffer %[[BIAS]] read_only
+// CHECK: %[[C:.+]] = memref.alloc() : memref<200x136xf16>
+// CHECK: "hw.launch"(%[[AM]], %[[BM]], %[[BIASM]], %[[C]]) {block = array<i64: 128>, grid = array<i64: 4, 3>, kernel = @main_matmul_0}
+// CHECK: %[[R:.+]] = bufferization.to_tensor %[[C]] restrict writable
+// CHECK: return %[[R]]
+// CHECK-NOT: nn.
+
+// CHECK-LABEL: func.func private @main_matmul_0_epilogue(%{{.+}}: f32, %{{.+}}: f16) -> f16
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: arith.truncf
+
+// CHECK-LABEL: func.func private @main_matmul_0
+// CHECK-SAME: attributes {hw.kernel}
+// CHECK: "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+// CHECK: scf.for
+// CHECK-NEXT: "hw.pipeline"() {stages = 3 : i64}
+// CHECK: "hw.async_copy"
+// CHECK: "hw.async_copy"
+// CHECK: "hw.commit"
+// CHECK: "hw.wait"
+// CHECK: "hw.mma"
+// CHECK: "hw.barrier"
+// CHECK: "hw.store"({{.+}}) {epilogue = @main_matmul_0_epilogue
+
+// On sm_90a: TMA loads of 64-wide K steps on an mbarrier.
+// SM90-LABEL: func.func private @main_matmul_0(
+// SM90: "hw.mbarrier_init"() {count = 2 : i64}
+// SM90: "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
+// SM90: "hw.pipeline"() {stages = 2 : i64}
+// SM90: "hw.tma_load"
+// SM90: "hw.tma_load"
+// SM90: "hw.mbarrier_wait"
+// SM90: "hw.mma"
+func.func @main(%a: tensor<200x96xf16>, %b: tensor<96x136xf16>, %bias: tensor<136xf16>) -> tensor<200x136xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<200x96xf16>, tensor<96x136xf16>) -> tensor<200x136xf16>
+  %1 = "nn.add"(%0, %bias) : (tensor<200x136xf16>, tensor<136xf16>) -> tensor<200x136xf16>
+  %2 = "nn.relu"(%1) : (tensor<200x136xf16>) -> tensor<200x136xf16>
+  return %2 : tensor<200x136xf16>
+}
+
+// -----
+
+// Rows of an odd number of f16 cannot be copied asynchronously: the kernel
+// copies synchronously, without a pipeline. A residual (M x N) is added in
+// the epilogue; the matmul alone has no relu.
+// CHECK-LABEL: func.func private @odd_matmul_0
+// CHECK-NOT: hw.pipeline
+// CHECK-NOT: hw.async_copy
+// CHECK: "hw.copy"
+// CHECK: "hw.barrier"
+// CHECK: "hw.mma"
+// CHECK: "hw.store"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {epilogue = @odd_matmul_0_epilogue, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<33x40xbf16>, memref<33x40xbf16>, index, index) -> ()
+// CHECK-NOT: arith.maximumf
+func.func @odd(%a: tensor<33x17xbf16>, %b: tensor<17x40xbf16>, %r: tensor<33x40xbf16>) -> tensor<33x40xbf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<33x17xbf16>, tensor<17x40xbf16>) -> tensor<33x40xbf16>
+  %1 = "nn.add"(%r, %0) : (tensor<33x40xbf16>, tensor<33x40xbf16>) -> tensor<33x40xbf16>
+  return %1 : tensor<33x40xbf16>
+}
+
+// -----
+
+// Not converted: f32 (the tensor cores would round to tf32), batched
+// matmuls; and a matmul whose result has two users keeps them outside.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf32>
+// CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<2x16x16xf16>
+// CHECK: "hw.launch"
+// CHECK: "nn.relu"
+// CHECK: "nn.add"
+func.func @left_alone(%x: tensor<16x16xf32>, %y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>) -> (tensor<16x16xf32>, tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>) {
+  %0 = "nn.matmul"(%x, %x) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = "nn.matmul"(%y, %y) : (tensor<2x16x16xf16>, tensor<2x16x16xf16>) -> tensor<2x16x16xf16>
+  %2 = "nn.matmul"(%h, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
+  %3 = "nn.relu"(%2) : (tensor<16x16xf16>) -> tensor<16x16xf16>
+  %4 = "nn.add"(%2, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
+  return %0, %1, %3, %4 : tensor<16x16xf32>, tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>
+}

@@ -1,0 +1,45 @@
+# RUN: %PYTHON %s | FileCheck %s
+#
+# The tile sizes and stages of nn matmuls come from a per-architecture cost
+# model: small problems get small tiles (more blocks than SMs), large ones
+# the largest tiles the register budget allows; stages fill the shared
+# memory, up to the number of K steps; TMA kernels step K by 64.
+
+from lamina.lowering.hw_from_nn import SHARED_BYTES, TileConfig, choose_tiles
+
+
+def run(f):
+    print("\nTEST:", f.__name__)
+    f()
+    return f
+
+
+def show(m, n, k, chip, tma=False):
+    t = choose_tiles(m, n, k, chip, tma)
+    fits = t.shared_bytes() <= SHARED_BYTES[chip] and t.block_m * t.block_n // 128 <= 128
+    print(f"{m}x{n}x{k} {chip}{' tma' if tma else ''}: {t.block_m}x{t.block_n}x{t.block_k} "
+          f"stages {t.stages}, {t.shared_bytes()} bytes, fits {fits}")
+
+
+# CHECK-LABEL: TEST: sizes
+# CHECK: 4096x4096x4096 sm_80: 128x128x32 stages 4, 65536 bytes, fits True
+# CHECK: 4096x4096x4096 sm_90a tma: 128x128x64 stages 4, 131072 bytes, fits True
+# CHECK: 200x136x200 sm_80: 64x64x32 stages 4, 32768 bytes, fits True
+# CHECK: 1024x64x512 sm_80: 64x64x32 stages 4, 32768 bytes, fits True
+# CHECK: 100x100x40 sm_80: 64x64x32 stages 2, 16384 bytes, fits True
+# CHECK: 64x64x16 sm_90a tma: 64x64x64 stages 1, 16384 bytes, fits True
+@run
+def sizes():
+    show(4096, 4096, 4096, "sm_80")
+    show(4096, 4096, 4096, "sm_90a", tma=True)
+    show(200, 136, 200, "sm_80")
+    show(1024, 64, 512, "sm_80")
+    show(100, 100, 40, "sm_80")
+    show(64, 64, 16, "sm_90a", tma=True)
+
+
+# CHECK-LABEL: TEST: shared_bytes
+# CHECK-NEXT: 98304
+@run
+def shared_bytes():
+    print(TileConfig(128, 128, 32, 6).shared_bytes())
