@@ -154,6 +154,9 @@ class Interpreter:
             except (ArithmeticError, ValueError) as error:
                 raise CompileError.at(op.location, f"'{op.name}' op has no reference value "
                                       f"for these operands: {error}") from None
+            except Exception as error:  # a bug in a reference: still reported at the op
+                raise CompileError.at(op.location, f"'{op.name}' op internal error in its "
+                                      f"reference: {type(error).__name__}: {error}") from None
             arrays = []
             for value, (shape, dtype) in zip(results, types):
                 value = np.asarray(value)

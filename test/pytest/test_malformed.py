@@ -12,8 +12,12 @@ says `// ERROR-LINE: none`: its error reads `TOOL: error: ...`. Command-line
 mistakes (unknown pass, bad option, missing file) must read
 `lamina-opt: error: ...` under the same rules.
 
-The runs are subprocesses started together, a few per core, so that the
-whole file takes seconds.
+The malformed files run in one fork server (`lamina.fuzz_sandbox`: a fresh
+Python process that imports Lamina once and forks a child per run, which
+runs the tool's `main` as its console script does), so that a hundred
+files take seconds; the runs over an existing output, from stdin and with
+command-line mistakes are subprocesses of the installed scripts, started
+together, a few per core.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import numpy as np
 import pytest
 
 from lamina.diagnostics import CompileError
+from lamina.fuzz_sandbox import run_tools_in_fresh_process
 
 MALFORMED = Path(__file__).resolve().parent.parent / "Malformed"
 FILES = sorted(MALFORMED.glob("*.mlir"))
@@ -122,11 +127,14 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
     root = tmp_path_factory.mktemp("malformed")
     adder = MALFORMED / "wrong-result-type.mlir"
     jobs = {}
+    forked = {}
     for path in FILES:
         expected = expectation(path)
-        jobs[(path.name, "fresh")] = ([*expected.options, str(path)],
-                                      root / path.stem / "fresh" / "out.mlir", None, None,
-                                      expected.tool)
+        output = root / path.stem / "fresh" / "out.mlir"
+        output.parent.mkdir(parents=True)
+        forked[(path.name, "fresh")] = (expected.tool, [*expected.options, str(path),
+                                                        output_flag(expected.tool), str(output)],
+                                        output)
     for name in OVER_EXISTING_OUTPUT:
         expected = expectation(MALFORMED / name)
         jobs[(name, "existing")] = ([*expected.options, str(MALFORMED / name)],
@@ -149,7 +157,17 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
         jobs[(name, "existing")] = (args, root / name / "existing" / "out.mlir", PREVIOUS, None)
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
         futures = {key: pool.submit(run_lamina_opt, *job) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+        results = run_tools_in_fresh_process(
+            [{"tool": tool, "args": args} for tool, args, _ in forked.values()],
+            jobs=os.cpu_count() or 1, timeout=120)
+        runs = {key: future.result() for key, future in futures.items()}
+    for (key, (tool, args, output)), result in zip(forked.items(), results):
+        exists = output.exists()
+        runs[key] = Run(result["exit_code"] if result["signal"] is None else -result["signal"],
+                        result["stdout"], result["stderr"], output, exists,
+                        output.read_text() if exists else None,
+                        sorted(set(os.listdir(output.parent)) - {output.name}))
+    return runs
 
 
 def assert_clean_failure(run: Run, mode: str):

@@ -1,0 +1,329 @@
+"""Differential checking of generated programs: each program runs in every
+configuration and each result is compared with the float64 NumPy reference.
+
+A configuration is a named way of computing a program's results. The list
+is meant to grow (a new schedule, a GPU target's emulation); each one says
+what it is compared with:
+
+    CONFIGURATIONS.append(Configuration(
+        "cpu-my-schedule", compiled(my_pipeline), "my schedule"))
+
+* `reference` (the interpreter in the program's precision) and every
+  compiled configuration are held to the float64 reference (`reference-f64`,
+  the interpreter in float64), at the tolerance of the coarsest element type
+  each result depends on, grown with the length of its reductions and the
+  depth of its computation; `atol` is scaled by the largest magnitude of
+  any value it depends on (so cancellation in a sum compares fairly);
+* a configuration with `same_as` must also equal that one exactly (the
+  same passes run in mlir-opt give the same code);
+* `every=N` runs a slow configuration on one program in N.
+
+`check_program` runs one program in the calling process and returns its
+verdicts; `lamina.fuzz_campaign` runs it in a child process per program.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from lamina.fuzz import Program, TypeInfo, reduction_length
+from lamina.reference import PRECISIONS, Comparison, coarsest, compare, tolerance
+
+Runner = Callable[[str, list], list]
+
+
+@dataclass
+class Configuration:
+    """A named way to compute a program's results from its text and inputs."""
+
+    name: str
+    run: Runner
+    description: str = ""
+    same_as: str | None = None
+    every: int = 1
+    compiled: bool = True
+
+    def applies_to(self, index: int) -> bool:
+        return index % self.every == 0
+
+
+def compiled(make_pipeline: Callable[[], object] | None = None) -> Runner:
+    """A runner compiling with `lamina.compile` (the CPU target's default
+    pipeline, or the one `make_pipeline()` returns) and calling the result."""
+    def run(text: str, inputs: list) -> list:
+        import lamina
+        pipeline = make_pipeline() if make_pipeline is not None else None
+        function = lamina.compile(text, pipeline=pipeline)
+        outputs = function(*inputs)
+        return list(outputs) if isinstance(outputs, tuple) else [outputs]
+    return run
+
+
+def interpreted(precision: str | None) -> Runner:
+    def run(text: str, inputs: list) -> list:
+        from lamina.parsing import parse_source
+        from lamina.reference import evaluate
+        return evaluate(parse_source(text, "<fuzz>"), inputs, "main", precision)
+    return run
+
+
+def isolated_pipeline():
+    """The CPU pipeline with every MLIR stage's upstream passes in mlir-opt."""
+    from lamina.pipeline import Pipeline
+    pipeline = Pipeline.for_target("cpu")
+    for name in pipeline.mlir_stages:
+        pipeline.stage(name).isolated = True
+    return pipeline
+
+
+def unfused_pipeline():
+    """The CPU pipeline without fusion groups (nn-decompose and nn-fuse
+    removed, where the pipeline has them)."""
+    from lamina.pipeline import Pipeline
+    pipeline = Pipeline.for_target("cpu")
+    for name in ("nn-fuse", "nn-decompose"):
+        try:
+            pipeline.remove(name)
+        except KeyError:
+            pass
+    return pipeline
+
+
+def serial_pipeline():
+    """The CPU pipeline scheduling for one thread (where it has threads)."""
+    from lamina.pipeline import Pipeline
+    from lamina.pass_registry import all_passes
+    pipeline = Pipeline.for_target("cpu")
+    if "cpu-schedule" in all_passes():
+        try:
+            pipeline.replace("cpu-schedule", all_passes()["cpu-schedule"](threads=1))
+        except (KeyError, TypeError):
+            pass
+    return pipeline
+
+
+REFERENCE = Configuration("reference-f64", interpreted("f64"),
+                          "the NumPy interpreter in float64: what every result is compared with",
+                          compiled=False)
+CONFIGURATIONS: list[Configuration] = [
+    Configuration("reference", interpreted(None),
+                  "the NumPy interpreter in the program's element types", compiled=False),
+    Configuration("cpu", compiled(), "the CPU target's default pipeline, JIT-compiled"),
+    Configuration("cpu-unfused", compiled(unfused_pipeline),
+                  "the CPU pipeline without fusion groups", every=4),
+    Configuration("cpu-serial", compiled(serial_pipeline),
+                  "the CPU pipeline scheduled for one thread", every=4),
+    Configuration("cpu-isolated", compiled(isolated_pipeline),
+                  "the CPU pipeline with upstream passes run in mlir-opt", same_as="cpu",
+                  every=10),
+]
+
+
+def configurations(names: Sequence[str] | None = None) -> list[Configuration]:
+    """The configurations of the given names (all by default); raises
+    ValueError for an unknown name."""
+    if names is None:
+        return list(CONFIGURATIONS)
+    known = {c.name: c for c in CONFIGURATIONS}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise ValueError(f"unknown configuration '{missing[0]}' (known: {', '.join(known)})")
+    return [known[n] for n in names]
+
+
+# ---------------------------------------------------------------------------
+# Verdicts.
+
+
+@dataclass
+class Verdict:
+    """One finding (or `ok`): `kind` is `ok`, `mismatch` (a result differs
+    from the reference or from `same_as`), `error` (a configuration
+    rejected or failed on a valid program), `invalid` (Lamina's verifier
+    rejects a generated program), `crash` or `timeout` (the child died)."""
+
+    kind: str
+    configuration: str = ""
+    detail: str = ""
+    output: int | None = None
+    worst_ratio: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.kind != "ok"
+
+    def signature(self) -> tuple:
+        """What a reduced program must keep to fail the same way."""
+        return (self.kind, self.configuration, self.detail.split("\n")[0][:60]
+                if self.kind in ("error", "invalid") else "")
+
+    def __str__(self) -> str:
+        where = f" in {self.configuration}" if self.configuration else ""
+        which = f" (result #{self.output})" if self.output is not None else ""
+        return f"{self.kind}{where}{which}: {self.detail}"
+
+
+@dataclass
+class ResultTolerance:
+    """How one result of a program is compared with the reference."""
+
+    dtype: str
+    rtol: float
+    atol: float
+    scale: float
+
+
+def tolerances(program: Program, magnitudes: dict[str, float]) -> list[ResultTolerance]:
+    """Per result: the coarsest float type it depends on, the total length
+    of the reductions it depends on, its depth, and the largest magnitude
+    among the values it depends on (from the float64 run)."""
+    types = program.types()
+    found = []
+    for name in program.outputs:
+        ops = program.backward_slice(name)
+        names = {o for op in ops for o in op.operands} | {name}
+        dtypes = [types[n].dtype for n in names if n in types]
+        dtype = coarsest(*[d for d in dtypes if d in PRECISIONS] or [types[name].dtype])
+        if types[name].dtype not in PRECISIONS:
+            dtype = types[name].dtype
+        length = sum(reduction_length(op, types) for op in ops if reduction_length(op, types) > 1)
+        rtol, atol = tolerance(dtype, max(length, 1))
+        depth = max(1, _depth(program, name))
+        growth = 1.0 + depth / 4
+        scale = max([1.0] + [magnitudes.get(n, 0.0) for n in names])
+        found.append(ResultTolerance(dtype, rtol * growth, atol * growth, scale))
+    return found
+
+
+def _depth(program: Program, name: str) -> int:
+    producers = program.producers()
+    memo: dict[str, int] = {}
+
+    def depth(value: str) -> int:
+        if value not in memo:
+            op = producers.get(value)
+            memo[value] = 0 if op is None else 1 + max([depth(o) for o in op.operands] or [0])
+        return memo[value]
+
+    return depth(name)
+
+
+def program_inputs(program: Program, seed: int) -> list[np.ndarray]:
+    """The arguments the fuzzer runs a program on: `lamina-run --random
+    --seed SEED`'s (uniform in [-1, 1)), so that a finding reproduces."""
+    from lamina.reference import random_inputs
+    from lamina.types import TensorType
+    types = program.types()
+    return random_inputs([TensorType(tuple(d.size for d in types[n].shape), types[n].dtype)
+                          for n in program.inputs], seed)
+
+
+def _magnitudes(program: Program, module, inputs: list) -> tuple[list, dict[str, float]]:
+    """The float64 reference's results and the largest finite magnitude of
+    every value of the program."""
+    from lamina.reference import Interpreter
+    magnitudes: dict[str, float] = {}
+    for name, array in zip(program.inputs, inputs):
+        magnitudes[name] = _largest(array)
+    ops = iter(program.ops)
+
+    def observe(op, arrays):
+        mine = next(ops)
+        for name, array in zip(mine.results, arrays):
+            magnitudes[name] = _largest(array)
+
+    results = Interpreter(module, "f64", observe).call("main", list(inputs))
+    return results, magnitudes
+
+
+def _largest(array) -> float:
+    values = np.abs(np.asarray(array, dtype=np.float64))
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else 0.0
+
+
+def compare_results(actual: list, expected: list, limits: list[ResultTolerance]
+                    ) -> tuple[int, Comparison] | None:
+    """The first result (index, comparison) that exceeds its tolerance, or None."""
+    if len(actual) != len(expected):
+        return -1, Comparison(math.inf, math.inf, 0, 0, 1, 1)
+    for index, (a, e, limit) in enumerate(zip(actual, expected, limits)):
+        a = np.asarray(a)
+        comparison = compare(a, np.asarray(e), limit.dtype, limit.rtol, limit.atol,
+                             limit.scale)
+        if not comparison.ok:
+            return index, comparison
+    return None
+
+
+def identical(a: list, b: list) -> int | None:
+    """The index of the first result that differs bit for bit (NaNs equal), or None."""
+    for index, (x, y) in enumerate(zip(a, b)):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape:
+            return index
+        if x.dtype.kind == "f" or x.dtype.itemsize == 2:
+            xf, yf = x.astype(np.float64), y.astype(np.float64)
+            same = (xf == yf) | (np.isnan(xf) & np.isnan(yf))
+        else:
+            same = x == y
+        if not np.all(same):
+            return index
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def check_program(program: Program, index: int = 0,
+                  chosen: Sequence[Configuration] | None = None,
+                  report: Callable[[object], None] = lambda message: None) -> list[Verdict]:
+    """Runs a program in every configuration that applies to it (`index`
+    picks the sampled ones) and returns the findings (an `ok` verdict if
+    there are none). `report(("start", name))` is called before each
+    configuration runs, so that a parent knows where a child died."""
+    from lamina.diagnostics import CompileError
+    chosen = configurations() if chosen is None else chosen
+    text = program.text()
+    inputs = program_inputs(program, program.seed)
+    from lamina.parsing import parse_source
+    report(("start", REFERENCE.name))
+    try:
+        module = parse_source(text, "<fuzz>")
+    except CompileError as error:
+        return [Verdict("invalid", "verifier", str(error))]
+    try:
+        expected, magnitudes = _magnitudes(program, module, inputs)
+    except CompileError as error:
+        return [Verdict("error", REFERENCE.name, str(error))]
+    limits = tolerances(program, magnitudes)
+    verdicts: list[Verdict] = []
+    results: dict[str, list] = {}
+    for configuration in chosen:
+        if not configuration.applies_to(index):
+            continue
+        report(("start", configuration.name))
+        try:
+            actual = configuration.run(text, [a.copy() for a in inputs])
+        except CompileError as error:
+            verdicts.append(Verdict("error", configuration.name, str(error)))
+            continue
+        except Exception as error:  # noqa: BLE001 - any failure on a valid program is a finding
+            verdicts.append(Verdict("error", configuration.name,
+                                    f"{type(error).__name__}: {error}"))
+            continue
+        results[configuration.name] = actual
+        mismatch = compare_results(actual, expected, limits)
+        if mismatch is not None:
+            output, comparison = mismatch
+            verdicts.append(Verdict("mismatch", configuration.name,
+                                    f"vs {REFERENCE.name}: {comparison}", output,
+                                    comparison.worst_ratio))
+        if configuration.same_as and configuration.same_as in results:
+            differs = identical(actual, results[configuration.same_as])
+            if differs is not None:
+                verdicts.append(Verdict("mismatch", configuration.name,
+                                        f"differs from {configuration.same_as} bit for bit",
+                                        differs))
+    return verdicts or [Verdict("ok")]
