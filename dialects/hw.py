@@ -51,7 +51,7 @@ from mlir import ir
 
 from lamina.types import MemRefType
 
-from .opdef import (AnyType, Dialect, F64Attr, I64ArrayAttr, Index, IntAttr,
+from .opdef import (AnyType, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index, IntAttr,
                     MemRefOf, Operand, Result, SymbolRefAttr, Variadic, VerifyError)
 
 
@@ -567,8 +567,10 @@ class MmaOp(KernelOp, name="mma"):
     shared tiles (leading dims indexed by `indices`, A's first), C an
     M x N register tile. f16 x f16 and bf16 x bf16 accumulate in f32;
     f32 x f32 multiplies in tf32 (the low 13 bits of the mantissas are
-    dropped) and accumulates in f32. ldmatrix + mma.sync on sm_80,
-    wgmma on sm_90a.
+    dropped) and accumulates in f32. `instruction` chooses the tensor-core
+    instructions: `mma_sync` (ldmatrix + mma.sync, sm_80 and later),
+    `wgmma` (sm_90a: operands that TMA loads with 128-byte rows, one
+    warpgroup) or `auto` (wgmma where it applies, else mma.sync).
 
     Example: "hw.mma"(%a, %b, %acc, %stage, %stage) : (memref<3x128x32xf16, #gpu.address_space<workgroup>>, memref<3x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
     """
@@ -577,6 +579,7 @@ class MmaOp(KernelOp, name="mma"):
     b: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
     c: Operand[MemRefOf("f32", space="private")]
     indices: Variadic[Operand[Index]]
+    instruction: EnumAttr("auto", "mma_sync", "wgmma") = "auto"
 
     def verify_operands(self, a, b, c, indices):
         if a.rank < 2 or b.rank < 2 or c.rank != 2:

@@ -40,15 +40,11 @@ from mlir.dialects import arith, bufferization, func, memref, scf, tensor
 
 from lamina.dialects import hw
 from lamina.lowering.hw_to_loops import index
+from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.types import MemRefType, TensorType, type_view
 
 THREADS = 128
-
-# Streaming multiprocessors of the architectures' reference parts (A100,
-# H100/H200): what a launch's blocks are spread over.
-SMS = {"sm_80": 108, "sm_90a": 132}
-SHARED_BYTES = {"sm_80": 163 * 1024, "sm_90a": 227 * 1024}
 # f32 accumulator registers a thread may hold, leaving room for the
 # fragments, addresses and loop state below the 255-register limit.
 ACCUMULATOR_REGISTERS = 128
@@ -89,7 +85,7 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False) -> TileCo
             if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
                 continue
             blocks = -(-m // block_m) * -(-n // block_n)
-            waves = -(-blocks // SMS[chip])
+            waves = -(-blocks // ARCHITECTURES[chip].sms)
             intensity = block_m * block_n / (block_m + block_n)
             time = waves * block_m * block_n * k_steps * block_k / intensity
             if best_time is None or time < best_time:
@@ -98,7 +94,8 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False) -> TileCo
     stages = 1
     for candidate in (4, 3, 2):
         config = TileConfig(block_m, block_n, block_k, candidate)
-        if config.shared_bytes() <= SHARED_BYTES[chip] and candidate <= k_steps:
+        if (config.shared_bytes() <= ARCHITECTURES[chip].shared_memory_bytes
+                and candidate <= k_steps):
             stages = candidate
             break
     return TileConfig(block_m, block_n, block_k, stages)
@@ -294,8 +291,8 @@ class ConvertNNToHW(Pass):
     chip: str = "sm_80"
 
     def run(self, module: ir.Operation) -> None:
-        if self.chip not in SMS:
-            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(SMS)})")
+        if self.chip not in ARCHITECTURES:
+            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
         body = module.regions[0].blocks[0]
         functions = [op.operation for op in body.operations
                      if op.operation.name == "func.func" and not hw.is_kernel(op.operation)]

@@ -24,15 +24,26 @@ Each block-collective hw op is distributed over the threads of its block:
   (x4) and B (x4 or x2, transposed) fragments and `nvvm.mma.sync`
   m16n8k16 (f16, bf16) or m16n8k8 (tf32, fragments loaded element by
   element) on the accumulator's fragments;
+* on sm_90a, `hw.tma_load` becomes, in the block's first thread, an
+  mbarrier arrive.expect_tx of its bytes and TMA loads
+  (`nvgpu.tma.async.load`) of its boxes: the host makes one descriptor
+  per box shape (`nvgpu.tma.create.descriptor`) and passes it after the
+  kernel's arguments; rows of 128 bytes or more are loaded 128-byte
+  swizzled, in 128-byte-wide boxes. `hw.mbarrier_*` become nvgpu mbarrier
+  ops. An MMA whose operands are such tiles, in a block of one
+  warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed), its
+  accumulator held in wgmma's register layout; `instruction` on
+  `hw.mma` forces one kind or the other;
 * stores are guarded per element and call their epilogue.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
-async copies, MMA shapes and types) and whose kernels all launch with one
-block size; `hw.pipeline` annotations are ignored (`hw-pipeline` has
-realised them). Row reductions and broadcasting operands of register-tile
-arithmetic are not lowered (the error names the op). Leaves upstream gpu,
-nvgpu, nvvm, memref, vector, scf, arith and func ops for the NVVM
-lowering; no hw op is left.
+async copies, TMA boxes, MMA shapes and types, features) and whose
+kernels all launch with one block size; `hw.pipeline` annotations are
+ignored (`hw-pipeline` has realised them). Row reductions, broadcasting
+operands of register-tile arithmetic, register tiles with leading dims
+and plain reads of swizzled tiles are not lowered (the error names the
+op). Leaves upstream gpu, nvgpu, nvvm, memref, vector, scf, arith and
+func ops for the NVVM lowering; no hw op is left.
 """
 
 from __future__ import annotations
@@ -55,9 +66,44 @@ GPU_MODULE = "hw_kernels"
 WARP = 32
 
 
+@dataclass(frozen=True)
+class Architecture:
+    """What Lamina uses of an NVIDIA GPU architecture."""
+
+    name: str
+    # The compute capability as a number (80, 90) and its PTX ISA version.
+    sm: int
+    ptx_version: tuple[int, int]
+    # Shared memory a block may use (the opt-in maximum), in bytes.
+    shared_memory_bytes: int
+    # Streaming multiprocessors of the reference part (A100, H100/H200).
+    sms: int
+    # Architecture-specific features (sm_90a: wgmma).
+    specific: bool = False
+
+    @property
+    def ptx(self) -> str:
+        return f"{self.ptx_version[0]}.{self.ptx_version[1]}"
+
+
+ARCHITECTURES = {
+    "sm_80": Architecture("sm_80", 80, (7, 0), 163 * 1024, 108),
+    "sm_90a": Architecture("sm_90a", 90, (8, 0), 227 * 1024, 132, specific=True),
+}
+
+
+def architecture(name: str) -> Architecture:
+    """The architecture called `name`; raises ValueError naming the known ones."""
+    if name not in ARCHITECTURES:
+        raise ValueError(f"unknown CUDA architecture '{name}' (known: "
+                         f"{', '.join(ARCHITECTURES)})")
+    return ARCHITECTURES[name]
+
+
 def ptx_features(chip: str) -> str:
     """The PTX ISA version an architecture's code declares."""
-    return "+ptx80" if chip == "sm_90a" else "+ptx70"
+    major, minor = architecture(chip).ptx_version
+    return f"+ptx{major}{minor}"
 
 
 # ---------------------------------------------------------------------------
@@ -632,6 +678,9 @@ def _mma_sync(a: list, b: list, c: list, k: int, ptx_type: str) -> list:
 def _mma(kernel: KernelLowering, view):
     if kernel.plan.is_wgmma(view.operation):
         return _wgmma(kernel, view)
+    if view.instruction == "wgmma":
+        raise PassFailure(f"wgmma needs sm_90a, not {kernel.chip} (hw-check reports this)",
+                          view.operation.location)
     a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
     kernel.row_major(a, view.operation)
     kernel.row_major(b, view.operation)
@@ -790,14 +839,32 @@ def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
         view = hw.MmaOp.from_operation(op)
         a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
         da, db = plan.tiles.get(a), plan.tiles.get(b)
-        rows, cols = type_view(c.type).shape
-        if (type_view(a.type).dtype in ("f16", "bf16") and da is not None and db is not None
-                and da.swizzled and db.swizzled and da.cols * 2 == SWIZZLE_BYTES
-                and type_view(a.type).shape[-1] == da.cols and threads == 128
-                and rows % 64 == 0 and 64 <= rows <= 256 and cols <= 256):
+        problem = wgmma_problem(type_view(a.type), type_view(c.type), da, db, threads)
+        if view.instruction == "wgmma" and problem:
+            raise PassFailure(f"this MMA cannot be a wgmma: {problem}", op.location)
+        if view.instruction != "mma_sync" and not problem:
             plan.wgmma.append(op)
             plan.accumulators.add(c)
     return plan
+
+
+def wgmma_problem(a: MemRefType, c: MemRefType, da: TmaDescriptor | None,
+                  db: TmaDescriptor | None, threads: int) -> str | None:
+    """Why an MMA cannot be a wgmma, or None when it can."""
+    rows, cols = c.shape
+    if a.dtype not in ("f16", "bf16"):
+        return f"wgmma here takes f16 or bf16 operands, not {a.dtype}"
+    if da is None or db is None or not (da.swizzled and db.swizzled):
+        return ("its A and B tiles must be loaded by hw.tma_load with rows of at least "
+                f"{SWIZZLE_BYTES} bytes (swizzled)")
+    if da.cols * 2 != SWIZZLE_BYTES or a.shape[-1] != da.cols:
+        return f"A's rows (K) must be {SWIZZLE_BYTES} bytes: {SWIZZLE_BYTES // 2} elements"
+    if threads != 128:
+        return f"the block must be one warpgroup (128 threads), not {threads}"
+    if rows % 64 or not 64 <= rows <= 256 or cols > 256:
+        return f"the accumulator must have 64, 128, 192 or 256 rows and at most 256 columns, " \
+               f"not {rows}x{cols}"
+    return None
 
 
 @lowers("hw.mbarrier_init")
@@ -951,8 +1018,8 @@ class ConvertHWToNVGPU(Pass):
     chip: str = "sm_80"
 
     def run(self, module: ir.Operation) -> None:
-        if self.chip not in ("sm_80", "sm_90a"):
-            raise PassFailure(f"unknown chip '{self.chip}' (known: sm_80, sm_90a)")
+        if self.chip not in ARCHITECTURES:
+            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
         with module.context, module.location:
             body = module.regions[0].blocks[0]
             kernels = [op.operation for op in body.operations

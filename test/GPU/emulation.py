@@ -13,7 +13,7 @@ from lamina.dialects.opdef import lookup_op
 from lamina.targets import get_target
 from lamina.types import numpy_dtype, type_view
 
-EMULATED = get_target("cuda:sm_80").emulation()
+EMULATED = get_target("cuda:sm_90a").emulation()
 RNG = np.random.default_rng(7)
 
 SPACES = {"smem": "#gpu.address_space<workgroup>", "reg": "#gpu.address_space<private>"}

@@ -5,7 +5,8 @@
 # the largest tiles the register budget allows; stages fill the shared
 # memory, up to the number of K steps; TMA kernels step K by 64.
 
-from lamina.lowering.hw_from_nn import SHARED_BYTES, TileConfig, choose_tiles
+from lamina.lowering.hw_from_nn import TileConfig, choose_tiles
+from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
 
 
 def run(f):
@@ -16,7 +17,7 @@ def run(f):
 
 def show(m, n, k, chip, tma=False):
     t = choose_tiles(m, n, k, chip, tma)
-    fits = t.shared_bytes() <= SHARED_BYTES[chip] and t.block_m * t.block_n // 128 <= 128
+    fits = t.shared_bytes() <= ARCHITECTURES[chip].shared_memory_bytes and t.block_m * t.block_n // 128 <= 128
     print(f"{m}x{n}x{k} {chip}{' tma' if tma else ''}: {t.block_m}x{t.block_n}x{t.block_k} "
           f"stages {t.stages}, {t.shared_bytes()} bytes, fits {fits}")
 

@@ -9,8 +9,9 @@ stage:
 * `hw`: the hardware level: nn matmuls and their epilogues become hw
   kernels (`convert-nn-to-hw`), pipelining annotations are realised
   (`hw-pipeline`), the host code is bufferized (results as
-  out-parameters), and the kernels are checked for the hazards of their
-  synchronisation (`hw-check-hazards`). Its output is an editable
+  out-parameters), and the kernels are checked against the architecture
+  (`hw-check`: shared memory, alignment, MMA shapes, features) and for the
+  hazards of their synchronisation (`hw-check-hazards`). Its output is an editable
   checkpoint: `--emit=hw` prints hw IR that `lamina-compile` and
   `lamina-run` take as input;
 * `gpu`: the kernels distributed over threads (`convert-hw-to-nvgpu`):
@@ -38,46 +39,18 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import gpu
 
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.hw_from_nn import ConvertNNToHW
-from lamina.lowering.hw_to_nvgpu import ConvertHWToNVGPU
+from lamina.lowering.hw_to_nvgpu import ConvertHWToNVGPU, architecture
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
-
-
-@dataclass(frozen=True)
-class Architecture:
-    """What Lamina uses of an NVIDIA GPU architecture."""
-
-    name: str
-    # Shared memory a block may use (the opt-in maximum), in bytes.
-    shared_memory_bytes: int
-    # The PTX ISA version the generated code declares.
-    ptx_version: str
-    has_tma: bool
-    has_wgmma: bool
-
-
-ARCHITECTURES = {
-    "sm_80": Architecture("sm_80", 163 * 1024, "7.0", has_tma=False, has_wgmma=False),
-    "sm_90a": Architecture("sm_90a", 227 * 1024, "8.0", has_tma=True, has_wgmma=True),
-}
-
-
-def architecture(name: str) -> Architecture:
-    """The architecture called `name`; raises ValueError naming the known ones."""
-    if name not in ARCHITECTURES:
-        raise ValueError(f"unknown CUDA architecture '{name}' (known: "
-                         f"{', '.join(ARCHITECTURES)})")
-    return ARCHITECTURES[name]
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,6 +177,7 @@ class CUDATarget(Target):
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize",
             "cse",
+            f"hw-check{{chip={self.arch.name}}}",
             "hw-check-hazards",
         ], description="block-collective tiles, pipelined and checked for hazards")]
 

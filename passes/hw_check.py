@@ -1,0 +1,275 @@
+"""--hw-check: checks hw kernels against an NVIDIA architecture (`chip`).
+
+Every violation is an error at the op (the GPU lowering and upstream's
+NVVM lowering assume these hold, and some of upstream's passes abort
+instead of reporting):
+
+* shared memory: a kernel's shared tiles (laid out as the GPU lowering
+  lays them, 128-byte aligned, 1024 on sm_90a) and mbarriers fit what a
+  block may use on the architecture; the error is at the tile that
+  crosses the limit;
+* async copies: cp.async moves 4, 8 or 16 bytes per thread, so the rows
+  of the box and of both memrefs must be a multiple of 4 bytes, and a
+  constant column offset a multiple of the chunk the lowering chooses;
+* TMA loads: boxes of 2-d memrefs that are kernel arguments, at most 256
+  rows of a multiple of 16 bytes, rows wider than 128 bytes a multiple
+  of 128 (they come in swizzled 128-byte boxes), global rows a multiple
+  of 16 bytes;
+* MMA: tensor-core shapes (M a multiple of 16, N of 8, K of 16, 8 for
+  tf32) whose accumulator the block's warps divide into 16x8 fragments,
+  or, for `instruction = "wgmma"`, what wgmma needs;
+* features per architecture and PTX version: cp.async, ldmatrix and
+  mma.sync need sm_80 and PTX 7.0; TMA loads sm_90 and PTX 8.0, mbarriers
+  (waited for by parity) sm_90 and PTX 7.8; wgmma sm_90a and PTX 8.0. The target's architecture and PTX
+  version (`cuda:sm_80`: PTX 7.0, `cuda:sm_90a`: PTX 8.0) must have them.
+
+Expects verified hw IR; block sizes come from the kernels' launches (a
+kernel without a launch is checked for what does not depend on them).
+Guarantees: the IR is not changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from lamina.dialects import hw
+from lamina.lowering.hw_to_nvgpu import (ARCHITECTURES, SWIZZLE_BYTES, WARP, AccumulatorLayout,
+                                         Architecture, TmaDescriptor, chunk_width,
+                                         register_layout, wgmma_problem)
+from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.types import type_view
+
+# What each hw feature needs: (compute capability, architecture-specific,
+# PTX version, the PTX instructions it uses).
+FEATURES = {
+    "cp.async": (80, False, (7, 0), "cp.async"),
+    "mma.sync": (80, False, (7, 0), "ldmatrix + mma.sync"),
+    "tma": (90, False, (8, 0), "cp.async.bulk.tensor"),
+    "mbarrier": (90, False, (7, 8), "mbarrier.try_wait.parity"),
+    "wgmma": (90, True, (8, 0), "wgmma.mma_async"),
+}
+
+# mbarriers take 8 bytes of static shared memory each.
+MBARRIER_BYTES = 8
+
+
+def _element_bytes(dtype: str) -> int:
+    return 4 if dtype == "f32" else 2
+
+
+def _constant(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attribute = owner.attributes["value"]
+    return ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else None
+
+
+class KernelChecker:
+    """Collects the violations of one kernel."""
+
+    def __init__(self, kernel: ir.Operation, arch: Architecture, threads: int | None):
+        self.kernel = kernel
+        self.arch = arch
+        self.threads = threads
+        self.errors: list[tuple[ir.Operation, str]] = []
+        self.entry = kernel.regions[0].blocks[0]
+
+    def error(self, op: ir.Operation, message: str) -> None:
+        self.errors.append((op, message))
+
+    def feature(self, op: ir.Operation, name: str, what: str) -> bool:
+        """Reports `what` needing feature `name` the architecture lacks."""
+        sm, specific, ptx, instructions = FEATURES[name]
+        if self.arch.sm >= sm and self.arch.ptx_version >= ptx and (
+                self.arch.specific or not specific):
+            return True
+        needed = f"sm_{sm}{'a' if specific else ''} and PTX {ptx[0]}.{ptx[1]}"
+        self.error(op, f"{what} needs {needed} ({instructions}); target cuda:{self.arch.name} "
+                       f"is {self.arch.name} with PTX {self.arch.ptx}")
+        return False
+
+    def run(self) -> list[tuple[ir.Operation, str]]:
+        ops: list[ir.Operation] = []
+
+        def collect(op):
+            if op.name.startswith("hw."):
+                ops.append(op.operation)
+            return ir.WalkResult.ADVANCE
+        self.kernel.walk(collect, ir.WalkOrder.PRE_ORDER)
+        self.shared_memory(ops)
+        tiles = {}
+        for op in ops:
+            if op.name == "hw.tma_load":
+                descriptor = self.tma_load(op)
+                if descriptor is not None:
+                    tiles[hw.TmaLoadOp.from_operation(op).operand("dst")] = descriptor
+            elif op.name == "hw.async_copy":
+                self.async_copy(op)
+            elif op.name.startswith("hw.mbarrier"):
+                self.feature(op, "mbarrier", f"'{op.name}'")
+        for op in ops:
+            if op.name == "hw.mma":
+                self.mma(op, tiles)
+        return self.errors
+
+    # -- shared memory ---------------------------------------------------------
+
+    def shared_memory(self, ops: list[ir.Operation]) -> None:
+        alignment = 1024 if self.arch.specific else 128
+        budget = self.arch.shared_memory_bytes
+        used = sum(MBARRIER_BYTES * hw.MBarrierInitOp.from_operation(op).barriers
+                   for op in ops if op.name == "hw.mbarrier_init")
+        for op in ops:
+            if op.name != "hw.alloc":
+                continue
+            tile = type_view(op.results[0].type)
+            if tile.space != "workgroup":
+                continue
+            size = _element_bytes(tile.dtype)
+            for extent in tile.shape:
+                size *= extent
+            used = -(-used // alignment) * alignment + size
+            if used > budget:
+                self.error(op, f"the shared tiles of this kernel need {used} bytes up to this "
+                               f"one; a block on {self.arch.name} has at most {budget} "
+                               f"({budget // 1024} KiB)")
+                return
+
+    # -- copies ----------------------------------------------------------------
+
+    def async_copy(self, op: ir.Operation) -> None:
+        if not self.feature(op, "cp.async", "'hw.async_copy'"):
+            return
+        view = hw.AsyncCopyOp.from_operation(op)
+        src, dst = view.operand("src"), view.operand("dst")
+        t = hw.transfer(type_view(src.type), type_view(dst.type))
+        element = _element_bytes(t.src.memref.dtype)
+        width = chunk_width(t, element)
+        if width * element < 4:
+            rows = {"the box": t.box[-1], f"{t.src.memref}": t.src.memref.shape[-1],
+                    f"{t.dst.memref}": t.dst.memref.shape[-1]}
+            odd = [f"{name} ({extent * element} bytes)" for name, extent in rows.items()
+                   if extent * element % 4]
+            self.error(op, "misaligned async copy: cp.async moves 4, 8 or 16 bytes per "
+                           f"thread, and the rows of {', '.join(odd)} are not a multiple of 4 "
+                           "bytes")
+            return
+        src_indices, _ = t.split(list(view.operand("indices")))
+        column = _constant(src_indices[-1])
+        if column is not None and column % width:
+            self.error(op, f"misaligned async copy: column {column} of {t.src.memref} is not "
+                           f"a multiple of the {width * element}-byte chunks ({width} elements) "
+                           "each thread copies")
+
+    def tma_load(self, op: ir.Operation) -> TmaDescriptor | None:
+        if not self.feature(op, "tma", "'hw.tma_load'"):
+            return None
+        view = hw.TmaLoadOp.from_operation(op)
+        src, dst = view.operand("src"), view.operand("dst")
+        t = hw.transfer(type_view(src.type), type_view(dst.type))
+        if not (isinstance(src.owner, ir.Block) and src.owner == self.entry):
+            self.error(op, "TMA loads read a global memref that is an argument of the kernel "
+                           "(the host makes its descriptor)")
+            return None
+        if t.src.memref.rank != 2 or len(t.box) != 2:
+            self.error(op, f"TMA loads move 2-d boxes of 2-d memrefs, not from {t.src.memref}")
+            return None
+        rows, cols = t.box
+        dtype = t.src.memref.dtype
+        row_bytes = cols * _element_bytes(dtype)
+        global_row_bytes = t.src.memref.shape[-1] * _element_bytes(dtype)
+        if rows > 256:
+            self.error(op, f"a TMA box has at most 256 rows, not {rows}")
+        elif row_bytes % 16:
+            self.error(op, f"a TMA box row is a multiple of 16 bytes, not {row_bytes} "
+                           f"({cols} x {dtype})")
+        elif row_bytes > SWIZZLE_BYTES and row_bytes % SWIZZLE_BYTES:
+            self.error(op, f"TMA box rows wider than {SWIZZLE_BYTES} bytes come in "
+                           f"{SWIZZLE_BYTES}-byte boxes; {row_bytes} bytes is not a multiple")
+        elif global_row_bytes % 16:
+            self.error(op, f"TMA needs global rows of a multiple of 16 bytes; rows of "
+                           f"{t.src.memref} are {global_row_bytes}")
+        else:
+            swizzled = row_bytes >= SWIZZLE_BYTES
+            box_cols = SWIZZLE_BYTES // _element_bytes(dtype) if swizzled else cols
+            return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled)
+        return None
+
+    # -- tensor cores ----------------------------------------------------------
+
+    def mma(self, op: ir.Operation, tiles: dict) -> None:
+        view = hw.MmaOp.from_operation(op)
+        a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+        a_type, c_type = type_view(a.type), type_view(c.type)
+        if view.instruction == "wgmma":
+            if not self.feature(op, "wgmma", "'hw.mma' with instruction = \"wgmma\""):
+                return
+            if self.threads is not None:
+                problem = wgmma_problem(a_type, c_type, tiles.get(a), tiles.get(b),
+                                        self.threads)
+                if problem:
+                    self.error(op, f"this MMA cannot be a wgmma: {problem}")
+            return
+        if not self.feature(op, "mma.sync", "'hw.mma'"):
+            return
+        k_step = 8 if a_type.dtype == "f32" else 16
+        m, k = a_type.shape[-2:]
+        n = c_type.shape[1]
+        if m % 16 or n % 8 or k % k_step:
+            self.error(op, f"tensor cores multiply 16x{k_step} by {k_step}x8 {a_type.dtype} "
+                           f"fragments: M = {m} must be a multiple of 16, N = {n} of 8 and "
+                           f"K = {k} of {k_step}")
+            return
+        if self.threads is None:
+            return
+        wgmma = (self.arch.specific and view.instruction == "auto" and not wgmma_problem(
+            a_type, c_type, tiles.get(a), tiles.get(b), self.threads))
+        if not wgmma and not isinstance(register_layout(c_type, self.threads),
+                                        AccumulatorLayout):
+            self.error(op, f"the {self.threads // WARP} warps of the block cannot divide the "
+                           f"{m}x{n} accumulator into 16x8 fragments evenly (each warp takes "
+                           "whole fragments)")
+
+
+def _launch_threads(module: ir.Operation) -> dict[str, set[int]]:
+    threads: dict[str, set[int]] = {}
+
+    def visit(op):
+        if op.name == "hw.launch":
+            launch = hw.LaunchOp.from_operation(op.operation)
+            threads.setdefault(launch.kernel, set()).add(launch.threads)
+        return ir.WalkResult.ADVANCE
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return threads
+
+
+@register_pass
+@dataclass
+class HWCheck(Pass):
+    """Checks hw kernels against an NVIDIA architecture: shared memory, async copies, TMA boxes, MMA shapes, features and PTX versions."""
+
+    argument = "hw-check"
+    chip: str = "sm_80"
+
+    def run(self, op: ir.Operation) -> None:
+        if self.chip not in ARCHITECTURES:
+            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
+        arch = ARCHITECTURES[self.chip]
+        threads = _launch_threads(op)
+        errors = []
+        for inner in op.regions[0].blocks[0].operations:
+            kernel = inner.operation
+            if kernel.name != "func.func" or not hw.is_kernel(kernel):
+                continue
+            name = ir.StringAttr(kernel.attributes["sym_name"]).value
+            sizes = threads.get(name, set())
+            errors += KernelChecker(kernel, arch, next(iter(sizes)) if len(sizes) == 1
+                                    else None).run()
+        for operation, message in errors[:-1]:
+            operation.location.emit_error(message)
+        if errors:
+            operation, message = errors[-1]
+            raise PassFailure(message, operation.location)
