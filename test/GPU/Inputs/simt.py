@@ -1,0 +1,364 @@
+"""A thread-level interpreter of the GPU kernels Lamina generates for sm_80,
+for tests on machines without a GPU.
+
+It runs a `gpu.func` of the `gpu` stage (convert-hw-to-nvgpu's output) for
+every block of a launch, all threads of a block in lockstep: each SSA value
+is a NumPy array with one row per thread, branches run under a mask of
+the threads that take them, barriers need nothing (the threads are never
+apart). Warp-level instructions follow the PTX ISA's fragment layouts:
+`nvgpu.ldmatrix` gathers each 8x8 matrix from the row addresses of 8 lanes
+and hands each lane its pairs (transposed or not), `nvvm.mma.sync`
+assembles A, B and C from the 32 lanes' registers (m16n8k16 f16/bf16,
+m16n8k8 tf32), multiplies in f32 and hands back D. cp.async copies are
+done when issued (zero-filling past `srcElements`). What the lowering
+computes per thread is thus checked against NumPy, independently of the
+CPU emulation (which runs the hw ops, not their distribution).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from lamina.types import numpy_dtype
+
+WARP = 32
+
+
+class MemRef:
+    """A memref value: a flat NumPy buffer, an element offset, the shape
+    and row-major strides; private memrefs have one buffer row per thread."""
+
+    def __init__(self, buffer: np.ndarray, offset: int, shape, private: bool = False):
+        self.buffer, self.offset, self.shape, self.private = buffer, offset, tuple(shape), private
+        strides, stride = [], 1
+        for extent in reversed(self.shape):
+            strides.append(stride)
+            stride *= extent
+        self.strides = tuple(reversed(strides))
+
+    def linear(self, indices) -> np.ndarray:
+        position = np.full_like(indices[0], self.offset) if indices else np.array(self.offset)
+        for i, stride in zip(indices, self.strides):
+            position = position + i * stride
+        return position
+
+
+def _dtype(t: ir.Type) -> np.dtype:
+    return numpy_dtype(str(t))
+
+
+def _uniform(value: np.ndarray) -> int:
+    flat = np.asarray(value).reshape(-1)
+    if not (flat == flat[0]).all():
+        raise NotImplementedError("a value that the interpreter needs uniform differs "
+                                  "between threads")
+    return int(flat[0])
+
+
+_INT = {
+    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.divui": np.floor_divide, "arith.divsi": np.floor_divide,
+    "arith.remui": np.remainder, "arith.remsi": np.remainder, "arith.minui": np.minimum,
+    "arith.minsi": np.minimum, "arith.maxui": np.maximum, "arith.maxsi": np.maximum,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+}
+_FLOAT = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
+          "arith.maximumf": np.maximum, "arith.minimumf": np.minimum}
+_COMPARE = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+            np.less, np.less_equal, np.greater, np.greater_equal]
+
+
+class Block:
+    """One thread block of a kernel."""
+
+    def __init__(self, module: ir.Module, threads: int, block_id, shared_bytes: int):
+        self.module = module
+        self.threads = threads
+        self.block_id = block_id
+        self.shared = np.zeros(shared_bytes, np.uint8)
+        self.values: dict = {}
+
+    # -- values --------------------------------------------------------------
+
+    def get(self, value: ir.Value):
+        return self.values[value]
+
+    def scalar(self, constant, t: ir.Type) -> np.ndarray:
+        if isinstance(t, ir.IndexType) or isinstance(t, ir.IntegerType):
+            return np.full(self.threads, constant, np.int64)
+        return np.full(self.threads, constant, _dtype(t))
+
+    # -- running -------------------------------------------------------------
+
+    def run_function(self, function: ir.Operation, arguments: list, mask: np.ndarray):
+        block = function.regions[0].blocks[0]
+        return self.run_block(block, arguments, mask)
+
+    def run_block(self, block: ir.Block, arguments: list, mask: np.ndarray):
+        for argument, value in zip(block.arguments, arguments):
+            self.values[argument] = value
+        for op in block.operations:
+            op = op.operation
+            if op.name in ("scf.yield", "func.return", "gpu.return"):
+                return [self.get(v) for v in op.operands]
+            self.step(op, mask)
+        return []
+
+    def step(self, op: ir.Operation, mask: np.ndarray) -> None:
+        name = op.name
+        operands = [self.values.get(v) for v in op.operands]
+        results = op.results
+        if name == "arith.constant":
+            attribute = op.attributes["value"]
+            if isinstance(attribute, ir.IntegerAttr):
+                value = ir.IntegerAttr(attribute).value
+            elif isinstance(attribute, ir.FloatAttr):
+                value = ir.FloatAttr(attribute).value
+            else:
+                raise NotImplementedError(f"constant {attribute}")
+            self.values[results[0]] = self.scalar(value, results[0].type)
+        elif name in _INT:
+            self.values[results[0]] = _INT[name](operands[0], operands[1]).astype(np.int64)
+        elif name in _FLOAT:
+            self.values[results[0]] = _FLOAT[name](operands[0], operands[1]).astype(
+                operands[0].dtype)
+        elif name == "arith.cmpi":
+            predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+            self.values[results[0]] = _COMPARE[predicate](operands[0], operands[1])
+        elif name == "arith.select":
+            self.values[results[0]] = np.where(
+                operands[0].reshape((-1,) + (1,) * (operands[1].ndim - 1)),
+                operands[1], operands[2])
+        elif name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi",
+                      "arith.trunci"):
+            self.values[results[0]] = operands[0].astype(np.int64)
+        elif name in ("arith.extf", "arith.truncf"):
+            self.values[results[0]] = operands[0].astype(_dtype(results[0].type))
+        elif name == "gpu.thread_id":
+            dimension = str(op.attributes["dimension"])
+            self.values[results[0]] = (np.arange(self.threads, dtype=np.int64) if "x" in dimension
+                                       else np.zeros(self.threads, np.int64))
+        elif name == "gpu.block_id":
+            dimension = "xyz".index(str(op.attributes["dimension"])[-2])
+            self.values[results[0]] = self.scalar(self.block_id[dimension], results[0].type)
+        elif name == "gpu.dynamic_shared_memory":
+            self.values[results[0]] = MemRef(self.shared, 0, (len(self.shared),))
+        elif name in ("gpu.barrier", "nvvm.cp.async.commit.group", "nvvm.cp.async.wait.group"):
+            pass
+        elif name == "memref.view":
+            offset = _uniform(operands[1])
+            t = ir.MemRefType(results[0].type)
+            dtype = _dtype(t.element_type)
+            view = self.shared[offset:].view(np.uint8)
+            buffer = view[:(len(view) // dtype.itemsize) * dtype.itemsize].view(dtype)
+            self.values[results[0]] = MemRef(buffer, 0, t.shape)
+        elif name == "memref.alloca":
+            t = ir.MemRefType(results[0].type)
+            size = int(np.prod(t.shape))
+            self.values[results[0]] = MemRef(np.zeros((self.threads, size),
+                                                      _dtype(t.element_type)), 0, t.shape, True)
+        elif name == "memref.load":
+            self.values[results[0]] = self.load(operands[0], operands[1:], mask)
+        elif name == "memref.store":
+            self.store(operands[1], operands[2:], operands[0], mask)
+        elif name == "scf.for":
+            self.run_for(op, operands, mask)
+        elif name == "scf.if":
+            self.run_if(op, operands, mask)
+        elif name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            outputs = self.run_function(self.function(op, callee), operands, mask)
+            for result, value in zip(results, outputs):
+                self.values[result] = value
+        elif name == "nvgpu.device_async_copy":
+            self.async_copy(op, operands, mask)
+            self.values[results[0]] = None
+        elif name == "nvgpu.ldmatrix":
+            self.values[results[0]] = self.ldmatrix(op, operands)
+        elif name == "vector.extract":
+            position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
+            self.values[results[0]] = operands[0][(slice(None),) + tuple(position)]
+        elif name == "llvm.bitcast":
+            self.values[results[0]] = operands[0]
+        elif name == "nvvm.mma.sync":
+            self.values[results[0]] = self.mma_sync(op, operands)
+        elif name == "llvm.extractvalue":
+            position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+            self.values[results[0]] = operands[0][:, position[0]]
+        else:
+            raise NotImplementedError(f"the SIMT interpreter does not run '{name}'")
+
+    def function(self, op: ir.Operation, name: str) -> ir.Operation:
+        table = op
+        while table.name != "gpu.module":
+            table = table.parent.operation
+        for inner in table.regions[0].blocks[0].operations:
+            if "sym_name" in inner.operation.attributes and \
+                    ir.StringAttr(inner.operation.attributes["sym_name"]).value == name:
+                return inner.operation
+        raise KeyError(name)
+
+    def run_for(self, op, operands, mask):
+        lower, upper, step = (_uniform(v) for v in operands[:3])
+        carried = operands[3:]
+        body = op.regions[0].blocks[0]
+        for i in range(lower, upper, step):
+            carried = self.run_block(body, [self.scalar(i, body.arguments[0].type)] + carried,
+                                     mask)
+        for result, value in zip(op.results, carried):
+            self.values[result] = value
+
+    def run_if(self, op, operands, mask):
+        condition = operands[0].astype(bool)
+        taken = self.run_block(op.regions[0].blocks[0], [], mask & condition) \
+            if (mask & condition).any() else None
+        other = None
+        if op.regions[1].blocks and (mask & ~condition).any():
+            other = self.run_block(op.regions[1].blocks[0], [], mask & ~condition)
+        for index, result in enumerate(op.results):
+            then_value = taken[index] if taken else None
+            else_value = other[index] if other else None
+            if then_value is None or else_value is None:
+                self.values[result] = then_value if then_value is not None else else_value
+            else:
+                self.values[result] = np.where(condition, then_value, else_value)
+
+    # -- memory --------------------------------------------------------------
+
+    def load(self, memref: MemRef, indices, mask) -> np.ndarray:
+        position = memref.linear(indices)
+        position = np.where(mask, position, memref.offset)
+        if memref.private:
+            return memref.buffer[np.arange(self.threads), position]
+        return memref.buffer[position]
+
+    def store(self, memref: MemRef, indices, value, mask) -> None:
+        position = memref.linear(indices)
+        if memref.private:
+            memref.buffer[np.arange(self.threads)[mask], position[mask]] = value[mask]
+        else:
+            memref.buffer[position[mask]] = value[mask]
+
+    def async_copy(self, op, operands, mask) -> None:
+        dst, src = operands[0], operands[0]
+        names = [v for v in op.operands]
+        # Operands: dst, dstIndices..., src, srcIndices..., [srcElements]
+        dst_memref = self.get(names[0])
+        dst_rank = len(dst_memref.shape)
+        dst_indices = [self.get(v) for v in names[1:1 + dst_rank]]
+        src_memref = self.get(names[1 + dst_rank])
+        src_rank = len(src_memref.shape)
+        src_indices = [self.get(v) for v in names[2 + dst_rank:2 + dst_rank + src_rank]]
+        width = ir.IntegerAttr(op.attributes["dstElements"]).value
+        rest = names[2 + dst_rank + src_rank:]
+        count = self.get(rest[0]) if rest else np.full(self.threads, width)
+        source = src_memref.linear(src_indices)
+        target = dst_memref.linear(dst_indices)
+        for e in range(width):
+            live = mask & (e < count)
+            value = np.zeros(self.threads, dst_memref.buffer.dtype)
+            value[live] = src_memref.buffer[(source + e)[live]]
+            dst_memref.buffer[(target + e)[mask]] = value[mask]
+
+    # -- warps -----------------------------------------------------------------
+
+    def ldmatrix(self, op, operands) -> np.ndarray:
+        memref = operands[0]
+        position = memref.linear(operands[1:])
+        tiles = ir.IntegerAttr(op.attributes["numTiles"]).value
+        transpose = ir.BoolAttr(op.attributes["transpose"]).value
+        out = np.zeros((self.threads, tiles, 2), memref.buffer.dtype)
+        for warp in range(self.threads // WARP):
+            lanes = np.arange(warp * WARP, (warp + 1) * WARP)
+            for tile in range(tiles):
+                rows = position[lanes[tile * 8:(tile + 1) * 8]]
+                matrix = np.stack([memref.buffer[r:r + 8] for r in rows])
+                for lane in range(WARP):
+                    g, t = lane // 4, lane % 4
+                    pair = matrix[2 * t:2 * t + 2, g] if transpose else matrix[g, 2 * t:2 * t + 2]
+                    out[lanes[lane], tile] = pair
+        return out
+
+    def mma_sync(self, op, operands) -> np.ndarray:
+        shape = str(op.attributes["shape"])
+        k = int(shape.split("k = ")[1].split(">")[0])
+        segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        a = operands[:segments[0]]
+        b = operands[segments[0]:segments[0] + segments[1]]
+        c = operands[segments[0] + segments[1]:]
+        out = np.zeros((self.threads, 4), np.float32)
+        for warp in range(self.threads // WARP):
+            lanes = np.arange(warp * WARP, (warp + 1) * WARP)
+            A = np.zeros((16, k), np.float32)
+            B = np.zeros((k, 8), np.float32)
+            C = np.zeros((16, 8), np.float32)
+            for lane in range(WARP):
+                g, t = lane // 4, lane % 4
+                thread = lanes[lane]
+                if k == 16:
+                    for r, (row, col) in enumerate(((g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8),
+                                                    (g + 8, 2 * t + 8))):
+                        A[row, col:col + 2] = np.asarray(a[r][thread], np.float32)
+                    for r, row in enumerate((2 * t, 2 * t + 8)):
+                        B[row:row + 2, g] = np.asarray(b[r][thread], np.float32)
+                else:
+                    for r, (row, col) in enumerate(((g, t), (g + 8, t), (g, t + 4),
+                                                    (g + 8, t + 4))):
+                        A[row, col] = a[r][thread]
+                    for r, row in enumerate((t, t + 4)):
+                        B[row, g] = b[r][thread]
+                for r, (row, col) in enumerate(((g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t),
+                                                (g + 8, 2 * t + 1))):
+                    C[row, col] = c[r][thread]
+            if k == 8:
+                A, B = _tf32(A), _tf32(B)
+            D = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32) + C
+            for lane in range(WARP):
+                g, t = lane // 4, lane % 4
+                out[lanes[lane]] = [D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t],
+                                    D[g + 8, 2 * t + 1]]
+        return out
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32)
+
+
+def launch(module: ir.Module, arrays: list[np.ndarray]) -> None:
+    """Runs the host function's gpu.launch_func ops of a `gpu`-stage module
+    on NumPy arrays (the host function's memref arguments, in order),
+    writing them in place."""
+    host = next(op.operation for op in module.body.operations
+                if op.operation.name == "func.func" and op.operation.regions[0].blocks)
+    arguments = dict(zip(host.regions[0].blocks[0].arguments, arrays))
+    constants = {}
+    for op in host.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "arith.constant":
+            constants[op.results[0]] = ir.IntegerAttr(op.attributes["value"]).value
+        elif op.name == "gpu.launch_func":
+            operands = list(op.operands)
+            grid = [constants[v] for v in operands[:3]]
+            block = [constants[v] for v in operands[3:6]]
+            shared = constants[operands[6]]
+            kernel_arguments = [arguments[v] for v in operands[7:]]
+            kernel_name = ir.SymbolRefAttr(op.attributes["kernel"])
+            run_kernel(module, str(kernel_name).split("::@")[1], grid, block, shared,
+                       kernel_arguments)
+
+
+def run_kernel(module, name, grid, block, shared, arrays) -> None:
+    gpu_module = next(op.operation for op in module.body.operations
+                      if op.operation.name == "gpu.module")
+    kernel = next(op.operation for op in gpu_module.regions[0].blocks[0].operations
+                  if "sym_name" in op.operation.attributes
+                  and ir.StringAttr(op.operation.attributes["sym_name"]).value == name)
+    threads = int(np.prod(block))
+    memrefs = [MemRef(a.reshape(-1), 0, a.shape) for a in arrays]
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                runner = Block(module, threads, (x, y, z), shared)
+                runner.run_function(kernel, memrefs, np.ones(threads, bool))
