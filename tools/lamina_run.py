@@ -35,10 +35,12 @@ import numpy as np
 
 from mlir import ir
 
-from lamina.diagnostics import CompileError, UsageError, atomic_output, check_output_path, run_tool
+from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_output_path,
+                                locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.reference import compare, evaluate, random_inputs
+from lamina.runtime import clone_module
 from lamina.targets import get_target
 from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
 
@@ -130,6 +132,29 @@ def check_memory(module, available: int) -> None:
                               f"than this machine's {available} bytes of memory")
 
 
+def check_inline_assembly(module, target) -> None:
+    """Assembles a program with inline assembly once with llc (a
+    subprocess) before the JIT does: the JIT reports an instruction it
+    cannot assemble by ending the process, llc's error is located at the
+    op."""
+    found = []
+
+    def visit(op):
+        if op.name == "llvm.inline_asm":
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found or "asm" not in target.pipeline().stages:
+        return
+    probe = clone_module(module)
+    try:
+        target.emit(probe, "asm")
+    except CompileError as error:
+        raise locate_in_module(error, probe) from None
+
+
 def physical_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
@@ -178,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"target '{target.name}' has no emulation; --emulate is for GPU "
                              "targets")
         target = target.emulation()
+    check_inline_assembly(module, target)
     function = target.compile(module, entry=options.entry)
     if options.inputs:
         arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)

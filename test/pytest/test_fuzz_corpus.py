@@ -1,0 +1,55 @@
+"""The fixed corpus: 300 generated programs (lamina-fuzz seed 1), each
+compiled for the CPU and run in a child process of its own and compared
+with the float64 NumPy reference; one in ten also with the upstream passes
+run in mlir-opt, which must give the same results bit for bit. About two
+minutes with two jobs.
+
+Programs that fail today are listed with the test/Fuzz case that holds
+their reduced form; a program that stops failing must leave the list (so
+that the list stays true), and a new failure is a bug to reduce
+(`lamina-fuzz --program P --out DIR`) and fix.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SEED = 1
+COUNT = 300
+CONFIGS = "reference,cpu,cpu-isolated"
+
+SCHEDULE = "test/Fuzz/schedule-concat-of-a-shared-value.mlir"
+KNOWN_FAILURES = {
+    9: SCHEDULE, 27: SCHEDULE, 43: SCHEDULE, 96: SCHEDULE, 137: SCHEDULE, 161: SCHEDULE,
+    233: SCHEDULE, 246: SCHEDULE,
+    39: "test/Fuzz/same-result-twice.mlir",
+}
+
+_FINDING = re.compile(r"^  program (\d+) \(--program (\d+)\): (\w+) in (\S+)")
+
+
+def test_fixed_corpus():
+    script = Path(sys.executable).parent / "lamina-fuzz"
+    command = [str(script)] if script.exists() else [sys.executable, "-m",
+                                                     "lamina.tools.lamina_fuzz"]
+    done = subprocess.run(command + ["--seed", str(SEED), "--count", str(COUNT), "--jobs", "2",
+                                     "--configs", CONFIGS, "--no-reduce", "--quiet"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode in (0, 1), done.stderr
+    summary = done.stdout.splitlines()[0]
+    assert summary.startswith(f"lamina-fuzz: {COUNT} programs"), done.stdout
+    found: dict[int, list[str]] = {}
+    for line in done.stdout.splitlines():
+        match = _FINDING.match(line)
+        if match:
+            found.setdefault(int(match.group(1)), []).append(line.strip())
+    new = {index: lines for index, lines in found.items() if index not in KNOWN_FAILURES}
+    assert not new, ("new findings (reduce with lamina-fuzz --program P --out DIR):\n"
+                     + "\n".join(line for lines in new.values() for line in lines))
+    fixed = sorted(set(KNOWN_FAILURES) - set(found))
+    assert not fixed, (f"programs {fixed} no longer fail: remove them from KNOWN_FAILURES "
+                       "(and the XFAIL of their test/Fuzz case if none is left)")
+    assert "0 mismatches" in summary and "0 timeouts" in summary, summary
