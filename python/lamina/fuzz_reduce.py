@@ -5,7 +5,7 @@ Greedy, in rounds until nothing more helps (or the budget of tries is
 spent), each candidate kept only if it is valid (the generator's type
 rules hold) and `still_fails(candidate)`:
 
-* keep one result (each in turn);
+* keep one result, or drop one (each in turn);
 * replace an op by a new argument of its result's type (its operands may
   then die), or bypass it (its uses take an operand of the same type);
 * drop optional operands (a bias, a mask, the last concat input) and
@@ -34,6 +34,10 @@ def _fewer_outputs(program: Program) -> Iterator[Program]:
         for name in program.outputs:
             candidate = program.copy()
             candidate.outputs = [name]
+            yield candidate.without_dead_code()
+        for name in program.outputs:
+            candidate = program.copy()
+            candidate.outputs = [o for o in program.outputs if o != name]
             yield candidate.without_dead_code()
 
 

@@ -94,12 +94,36 @@ def check_nesting(text: str, source_name: str, first_line: int = 1) -> None:
             depth = max(depth - 1, 0)
 
 
+# Syntax upstream's parser accepts far enough to abort on (an assertion
+# in a build with assertions), with what to say instead.
+_ABORTING_SYNTAX = [
+    (re.compile(r"\barray\s*<\s*index\b"),
+     "dense arrays of index elements are not supported (upstream's parser aborts on them); "
+     "write array<i64: ...>"),
+]
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*')
+
+
+def check_aborting_syntax(text: str, source_name: str, first_line: int = 1) -> None:
+    """Raises CompileError at syntax that would abort the parser (outside
+    strings and comments)."""
+    code = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
+    for pattern, message in _ABORTING_SYNTAX:
+        match = pattern.search(code)
+        if match:
+            start = match.start()
+            line = first_line + text.count("\n", 0, start)
+            col = start - (text.rfind("\n", 0, start) + 1) + 1
+            raise CompileError([Diagnostic(source_name, line, col, "error", message)])
+
+
 def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | None = None,
                  first_line: int = 1) -> ir.Module:
     """Parses and verifies `text`. Lines are numbered from `first_line` (a
     chunk of a split file keeps its lines). Raises CompileError with located
     diagnostics."""
     check_nesting(text, source_name, first_line)
+    check_aborting_syntax(text, source_name, first_line)
     context = context or make_context()
     padded = "\n" * (first_line - 1) + text
     with context, DiagnosticCollector(context, source_name) as diagnostics:

@@ -160,7 +160,7 @@ class Interpreter:
             arrays = []
             for value, (shape, dtype) in zip(results, types):
                 value = np.asarray(value)
-                if self.float64 and value.dtype.kind == "f" and dtype.kind == "f":
+                if self.float64 and _is_float(value.dtype) and _is_float(dtype):
                     dtype = np.dtype(np.float64)
                 arrays.append(value.astype(dtype, copy=False).reshape(shape))
             return arrays
@@ -174,12 +174,15 @@ class Interpreter:
                                      "arith.constant, func.call, func.return)")
 
 
+def _is_float(dtype: np.dtype) -> bool:
+    """True for NumPy's floats and ml_dtypes' bfloat16 (whose kind is `V`)."""
+    return dtype.kind == "f" or dtype == numpy_dtype("bf16")
+
+
 def _widened(array: np.ndarray) -> np.ndarray:
     """A float array as float64 (other arrays as they are)."""
     array = np.asarray(array)
-    if array.dtype.kind == "f" or array.dtype == numpy_dtype("bf16"):
-        return array.astype(np.float64)
-    return array
+    return array.astype(np.float64) if _is_float(array.dtype) else array
 
 
 def evaluate(module: ir.Module, arguments: Sequence[np.ndarray],

@@ -364,3 +364,39 @@ def test_a_campaign_reports_and_writes_cases(tmp_path, monkeypatch):
     text = Path(case).read_text()
     assert "mismatch in broken-exp" in text and "// RUN: lamina-run %s --random --seed" in text
     assert text.count('"nn.') == 1 and '"nn.exp"' in text
+
+
+def test_the_float64_reference_keeps_every_float_type_in_float64():
+    """bf16 (whose NumPy kind is not 'f') is widened like f16 and f32, and
+    the reference in the program's types rounds after each op."""
+    from lamina.parsing import parse_source
+    from lamina.reference import evaluate
+    for dtype in FLOATS:
+        t = f"tensor<64x{dtype}>"
+        module = parse_source(f'func.func @main(%x: {t}) -> {t} {{\n'
+                              f'  %0 = "nn.exp"(%x) : ({t}) -> {t}\n'
+                              f'  %1 = "nn.tanh"(%0) : ({t}) -> {t}\n'
+                              f'  return %1 : {t}\n}}\n', dtype)
+        x = np.linspace(-1, 1, 64).astype(lookup_dtype(dtype))
+        (exact,) = evaluate(module, [x], "main", "f64")
+        (rounded,) = evaluate(module, [x], "main")
+        assert exact.dtype == np.float64 and rounded.dtype == x.dtype
+        np.testing.assert_allclose(exact, np.tanh(np.exp(x.astype(np.float64))), rtol=1e-12)
+        assert not np.array_equal(exact, rounded.astype(np.float64))
+
+
+def lookup_dtype(name: str):
+    from lamina.types import numpy_dtype
+    return numpy_dtype(name)
+
+
+def test_a_short_mutation_run_keeps_every_rule():
+    """CI's mutation run: 60 mutations of the tools' inputs through every
+    tool (the soak, bench/soak.py, runs 10,000)."""
+    inputs = sorted(str(p) for p in
+                    Path(__file__).resolve().parent.parent.parent.glob("examples/*.mlir"))
+    inputs.append(str(Path(__file__).resolve().parent.parent / "Tools" / "Inputs" / "add.mlir"))
+    done = lamina_fuzz("--mutate", *inputs, "--count", "60", "--seed", "1", "--jobs", "2",
+                       "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ": 0 failures;" in done.stdout, done.stdout
