@@ -4,12 +4,17 @@
     lamina-opt - -p 'builtin.module(func.func(nn-canonicalize), cse)'
     lamina-opt bad.mlir --split-input-file --verify-diagnostics
     lamina-opt model.mlir --load-plugin=my_passes.py --my-pass
+    lamina-opt model.mlir --isolate-passes --one-shot-bufferize
 
 Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
 given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
 parsing, by the upstream verifier after every pass, by the Python rules of
 Lamina's ops after every Lamina pass (upstream passes treat nn ops as
-opaque), and by both when the pipeline ends. Errors print as `FILE:LINE:COL: error: ...`, the exit code is
+opaque), and by both when the pipeline ends. With `--isolate-passes`,
+upstream passes run in mlir-opt, so that one that aborts on its input
+(the wheels are built with assertions) is an error instead of the end of
+lamina-opt; upstream pass options are always tried once in mlir-opt
+before they run in process, for the same reason. Errors print as `FILE:LINE:COL: error: ...`, the exit code is
 1, and the `-o` file is left untouched. On success the output is byte for
 byte what mlir-opt prints for the same program and flags, on programs of
 upstream ops (checked by test/lamina-opt/mlir-opt-parity.test), so `diff`
@@ -64,6 +69,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mlir-print-debuginfo", action="store_true",
                         help="print locations")
     parser.add_argument("--mlir-timing", action="store_true", help="report pass timing (stderr)")
+    parser.add_argument("--isolate-passes", action="store_true",
+                        help="run upstream passes in mlir-opt, so that one that aborts or "
+                             "crashes is reported at the input instead of ending lamina-opt")
     parser.add_argument("--list-passes", action="store_true",
                         help="list Lamina's and upstream passes with their summaries")
     parser.add_argument("--dump-irdl", action="store_true",
@@ -275,6 +283,20 @@ def split_chunks(text: str, marker: str | None) -> list[Chunk]:
     return chunks
 
 
+def _printed(module, options) -> str:
+    return module.operation.get_asm(print_generic_op_form=options.mlir_print_op_generic,
+                                    enable_debug_info=options.mlir_print_debuginfo)
+
+
+def _run_isolated(passes, module) -> None:
+    """Runs the passes as one isolated stage: upstream passes in mlir-opt
+    (an abort there is a located error), Lamina's in process."""
+    from lamina.pipeline import Pipeline, Stage
+    Pipeline([Stage("lamina-opt", list(passes), isolated=True)]).run(module)
+    if not verify(module.operation):
+        raise CompileError([])
+
+
 def process_chunk(chunk: Chunk, source_name: str, elements, options):
     """Parses, runs the passes and prints one chunk. Returns the output text
     (None on failure) and every diagnostic emitted."""
@@ -285,6 +307,9 @@ def process_chunk(chunk: Chunk, source_name: str, elements, options):
             if chunk.start is not None:
                 module.operation.location = ir.Location.file(source_name, *chunk.start)
             passes = resolve(elements, context)
+            if options.isolate_passes:
+                _run_isolated(passes, module)
+                return _printed(module, options), _without_op_dumps(collected.diagnostics)
             pm = build_pass_manager(passes, context)
             if options.mlir_print_ir_after_all or options.mlir_print_ir_before_all:
                 context.enable_multithreading(False)
@@ -302,10 +327,7 @@ def process_chunk(chunk: Chunk, source_name: str, elements, options):
                 del pm
             if not verify(module.operation):
                 raise CompileError(collected.diagnostics)
-            output = module.operation.get_asm(
-                print_generic_op_form=options.mlir_print_op_generic,
-                enable_debug_info=options.mlir_print_debuginfo)
-            return output, _without_op_dumps(collected.diagnostics)
+            return _printed(module, options), _without_op_dumps(collected.diagnostics)
         except CompileError as error:
             diagnostics = error.diagnostics
             for d in collected.diagnostics:
@@ -360,6 +382,11 @@ def main(argv: list[str] | None = None) -> int:
         with atomic_output(options.output) as out:
             out.write(irdl())
         return 0
+
+    if options.isolate_passes and (options.mlir_print_ir_after_all or
+                                   options.mlir_print_ir_before_all or options.mlir_timing):
+        raise UsageError("--isolate-passes cannot be combined with --mlir-print-ir-* or "
+                         "--mlir-timing (the passes run in another process)")
 
     source_name, text = read_source(options.input)
 
