@@ -381,3 +381,15 @@ def test_one_ulp_of_the_output_type_passes():
     assert compare(one_ulp, exact).ok
     assert compare(one_ulp, exact).rtol == compare(rounded, rounded).rtol
     assert not compare(one_ulp.astype(np.float32), exact).ok  # held to f32: a mismatch
+
+
+def test_isolated_passes_print_what_in_process_passes_print(relu_file):
+    """--isolate-passes changes where upstream passes run, not their result."""
+    args = [str(relu_file), "--nn-canonicalize", "--convert-nn-to-linalg", "--canonicalize",
+            "-p", "builtin.module(func.func(cse))"]
+    in_process = subprocess.run(lamina_opt_command() + args, capture_output=True, text=True,
+                                timeout=120)
+    isolated = subprocess.run(lamina_opt_command() + args + ["--isolate-passes"],
+                              capture_output=True, text=True, timeout=120)
+    assert in_process.returncode == isolated.returncode == 0, isolated.stderr
+    assert isolated.stdout == in_process.stdout and "linalg.generic" in isolated.stdout
