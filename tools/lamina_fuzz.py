@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 def _one_program(options, chosen, say) -> int:
     from lamina.fuzz import generate_program
     from lamina.fuzz_campaign import check_in_child
+    from lamina.fuzz_sandbox import warm_up
+    warm_up()
     program = generate_program(options.program, max_ops=options.max_ops)
     if options.print_program:
         sys.stdout.write(program.text(header=f"// lamina-fuzz --program {options.program}\n"))
@@ -146,6 +148,8 @@ def _campaign(options, chosen, say) -> int:
 
 def _mutate(options, say) -> int:
     from lamina.fuzz_mutate import check_tool_run, mutate, run_tools
+    from lamina.fuzz_sandbox import warm_up
+    warm_up()
     sources = []
     for path in options.mutate:
         try:

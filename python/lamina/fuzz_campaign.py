@@ -21,7 +21,8 @@ from typing import Callable, Sequence
 from lamina.fuzz import Program, generate_program
 from lamina.fuzz_check import Configuration, Verdict, check_program, configurations
 from lamina.fuzz_reduce import case_text, reduce_program, run_line
-from lamina.fuzz_sandbox import Outcome, exception_of, reports_of, result_of, run_children
+from lamina.fuzz_sandbox import (Outcome, exception_of, reports_of, result_of, run_children,
+                                  warm_up)
 
 
 def program_seed(seed: int, index: int) -> int:
@@ -96,6 +97,7 @@ def run_campaign(seed: int, count: int | None = None, seconds: float | None = No
     distinct finding (kind and configuration) is reduced (with `reduce`)
     and written to `output_dir` as a `.mlir` test case."""
     chosen = configurations() if chosen is None else list(chosen)
+    warm_up()
     result = CampaignResult()
     start = time.monotonic()
     deadline = start + seconds if seconds is not None else None

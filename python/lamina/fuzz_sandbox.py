@@ -275,10 +275,13 @@ def warm_up() -> None:
     so that each forked child starts ready."""
     import importlib
 
+    import lamina
     from lamina.pass_registry import all_passes
+    from lamina.targets import get_target
     for tool in ("lamina_opt", "lamina_compile", "lamina_run"):
         importlib.import_module(f"lamina.tools.{tool}")
     all_passes()
+    lamina.Pipeline.for_target(get_target("cpu"))
 
 
 def serve(request: dict) -> list[dict]:
