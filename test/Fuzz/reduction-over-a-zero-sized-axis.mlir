@@ -1,6 +1,7 @@
 // A sum over a zero-sized axis (the issue's "reductions over a zero-sized
 // axis"): the CPU schedule's tiling aborts the compiler in upstream's
-// computeAllSliceParameters ("expected as many ivs as non-zero sizes").
+// computeAllSliceParameters ("expected as many ivs as non-zero sizes"); so do
+// a softmax and a mean over such an axis.
 // XFAIL: *
 // RUN: lamina-run %s --random --seed 0 --check -q | FileCheck %s
 // CHECK: check: all results match the reference

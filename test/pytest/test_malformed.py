@@ -393,3 +393,25 @@ def test_isolated_passes_print_what_in_process_passes_print(relu_file):
                               capture_output=True, text=True, timeout=120)
     assert in_process.returncode == isolated.returncode == 0, isolated.stderr
     assert isolated.stdout == in_process.stdout and "linalg.generic" in isolated.stdout
+
+
+def test_reference_over_zero_sized_axes():
+    """The reference interpreter (lamina-run --check) gives the empty result
+    of a softmax over a zero-sized axis, and reports a maximum over nothing
+    at the op instead of failing inside NumPy."""
+    from lamina.parsing import parse_source
+    from lamina.reference import evaluate
+    module = parse_source(
+        'func.func @main(%x: tensor<3x0xf32>) -> (tensor<3x0xf32>, tensor<3xf32>) {\n'
+        '  %0 = "nn.softmax"(%x) {axis = 1 : i64} : (tensor<3x0xf32>) -> tensor<3x0xf32>\n'
+        '  %1 = "nn.reduce_mean"(%x) {axes = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>\n'
+        '  return %0, %1 : tensor<3x0xf32>, tensor<3xf32>\n}\n', "zero.mlir")
+    softmax, mean = evaluate(module, [np.zeros((3, 0), np.float32)])
+    assert softmax.shape == (3, 0) and np.isnan(mean).all()
+    module = parse_source(
+        'func.func @main(%x: tensor<3x0xf32>) -> tensor<3xf32> {\n'
+        '  %0 = "nn.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>\n'
+        '  return %0 : tensor<3xf32>\n}\n', "zero.mlir")
+    with pytest.raises(CompileError, match=r"zero.mlir:2:8: error: 'nn.reduce_max' op has no "
+                                           "reference value"):
+        evaluate(module, [np.zeros((3, 0), np.float32)])
