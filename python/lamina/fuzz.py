@@ -789,7 +789,6 @@ class Generator:
         predicate = self.rng.choice(["eq", "ne", "lt", "le", "gt", "ge"])
         cond = self.emit("nn.compare", [lhs, rhs], 0, 1, attrs={"predicate": predicate},
                          exact=True)
-        cond.type = TypeInfo(cond.type.shape, "i1")
         if self.rng.random() < 0.8:
             a = self.bounded(self.partner(cond_as_float_shape(self, cond), allow_self=False), 16.0)
             b = self.bounded(self.partner(a), 16.0)
@@ -810,17 +809,16 @@ class Generator:
         v = self.bounded(self.operand(), 16.0)
         there = self.emit("nn.cast", [v], v.lo, v.hi, recipe={"to": target})
         if self.rng.random() < 0.7:
-            other = self.pick(dtype=target, accept=lambda w: w is not there)
+            # Computed on in the other type (with a value of that type,
+            # when the pool has one), then cast back.
+            other = self.pick(dtype=target, accept=lambda w: w is not there and _broadcasts(
+                w.type.shape, there.type.shape))
             if other is not None and self.rng.random() < 0.5:
-                there = self.emit("nn.add", [there, self.bounded_in(other, target)],
-                                  there.lo - 16, there.hi + 16) \
-                    if _broadcasts(other.type.shape, there.type.shape) else there
+                if other.magnitude > 16:
+                    other = self.emit("nn.tanh", [other], -1.0, 1.0)
+                there = self.emit("nn.add", [there, other], there.lo + other.lo,
+                                  there.hi + other.hi)
             self.emit("nn.cast", [there], there.lo, there.hi, recipe={"to": self.dtype})
-
-    def bounded_in(self, v: Value, dtype: str) -> Value:
-        if v.magnitude <= 16:
-            return v
-        return self.emit("nn.tanh", [v], -1.0, 1.0)
 
     def matmul(self):
         lhs = self.operand(lambda v: len(v.type.shape) >= 2)
