@@ -12,7 +12,9 @@ goes to lamina-opt (`--nn-canonicalize --canonicalize`), lamina-compile
 (`--emit=llvm`) and lamina-run (`--random --check`), each run in a forked
 child over an existing output file (`lamina.fuzz_mutate`), with a limit
 of 10 s. The report counts exits per tool and lists every run that broke
-a rule, with its mutated input saved next to the report.
+a rule, with its mutated input saved next to the report. A section of the
+report that begins with "## Differential fuzzing" (the record of a
+lamina-fuzz campaign) is kept when the report is written again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FUZZ_RECORD = "## Differential fuzzing"
 
 
 def seed_inputs(generated: int) -> list[tuple[str, bytes]]:
@@ -123,7 +126,11 @@ def main() -> int:
         for run, problems in failures[:40]:
             lines.append(f"* {run.tool} `{os.path.basename(run.input_path)}`: "
                          f"{'; '.join(problems)[:300]}")
-    out.write_text("\n".join(lines) + "\n")
+    # The record of the differential fuzzing campaign, kept in the same file.
+    kept = ""
+    if out.exists() and FUZZ_RECORD in out.read_text():
+        kept = "\n" + FUZZ_RECORD + out.read_text().split(FUZZ_RECORD, 1)[1]
+    out.write_text("\n".join(lines) + "\n" + kept)
     print(f"{runs} runs, {len(failures)} failures in {seconds:.0f} s; report: {out}")
     return 1 if failures else 0
 
