@@ -24,9 +24,10 @@ launch:
   (`memref.alloc`, made a tensor again by `bufferization.to_tensor`), so
   that one-shot bufferization turns the host function into memrefs.
 
-Expects verified nn IR; leaves every other op alone (a later stage
-reports ops no lowering converts). Guarantees: the chains it converts are
-gone; each kernel verifies and computes the chain's values, f16 and bf16
+Expects verified nn IR. An nn op it does not convert is an error at the
+op (the cuda targets have no other way to the GPU yet), unless
+`keep-unconverted` is set. Guarantees: the chains it converts are gone;
+each kernel verifies and computes the chain's values, f16 and bf16
 products accumulated in f32 and rounded once, as the nn references do.
 """
 
@@ -289,6 +290,7 @@ class ConvertNNToHW(Pass):
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
+    keep_unconverted: bool = False
 
     def run(self, module: ir.Operation) -> None:
         if self.chip not in ARCHITECTURES:
@@ -313,3 +315,22 @@ class ConvertNNToHW(Pass):
                     builder = KernelBuilder(chain, f"{host}_matmul_{number}", self.chip)
                     builder.build(body, matmul.location)
                     replace_chain(chain, builder)
+        if not self.keep_unconverted:
+            self.report_unconverted(module)
+
+    @staticmethod
+    def report_unconverted(module: ir.Operation) -> None:
+        left: list[ir.Operation] = []
+
+        def visit(op):
+            if op.name.startswith("nn."):
+                left.append(op.operation)
+            return ir.WalkResult.ADVANCE
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in left:
+            message = (f"'{op.name}' is not lowered to hw kernels: the cuda targets compile "
+                       "2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu "
+                       "consuming it")
+            if op is left[-1]:
+                raise PassFailure(message, op.location)
+            op.location.emit_error(message)

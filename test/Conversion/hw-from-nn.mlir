@@ -1,5 +1,6 @@
-// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw=chip=sm_80 | FileCheck %s
-// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw=chip=sm_90a | FileCheck %s --check-prefix=SM90
+// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw="chip=sm_80 keep-unconverted" | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --convert-nn-to-hw="chip=sm_90a keep-unconverted" | FileCheck %s --check-prefix=SM90
+// RUN: not lamina-opt %s --split-input-file --convert-nn-to-hw=chip=sm_80 2>&1 | FileCheck %s --check-prefix=ERROR
 
 // A matmul and its bias + relu become a kernel launched on buffers of the
 // tensors; its K loop loads tiles asynchronously under a pipelining
@@ -76,6 +77,11 @@ func.func @odd(%a: tensor<33x17xbf16>, %b: tensor<17x40xbf16>, %r: tensor<33x40x
 
 // Not converted: f32 (the tensor cores would round to tf32), batched
 // matmuls; and a matmul whose result has two users keeps them outside.
+// Without keep-unconverted each is an error.
+// ERROR: hw-from-nn.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu consuming it
+// ERROR: hw-from-nn.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
+// ERROR: hw-from-nn.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
+// ERROR: hw-from-nn.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
 // CHECK-LABEL: func.func @left_alone
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf32>
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<2x16x16xf16>

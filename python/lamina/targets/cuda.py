@@ -179,7 +179,7 @@ class CUDATarget(Target):
             "cse",
             f"hw-check{{chip={self.arch.name}}}",
             "hw-check-hazards",
-        ], description="block-collective tiles, pipelined and checked for hazards")]
+        ], description="hw kernels on memrefs, pipelined and checked")]
 
     def pipeline(self) -> Pipeline:
         chip = self.arch.name
