@@ -33,7 +33,6 @@ products accumulated in f32 and rounded once, as the nn references do.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir

@@ -685,7 +685,7 @@ def _mma(kernel: KernelLowering, view):
     kernel.row_major(a, view.operation)
     kernel.row_major(b, view.operation)
     indices = list(view.operand("indices"))
-    a_type, b_type = type_view(a.type), type_view(b.type)
+    a_type = type_view(a.type)
     stage_a, stage_b = indices[:a_type.rank - 2], indices[a_type.rank - 2:]
     acc = kernel.register(c, view.operation)
     layout = acc.layout

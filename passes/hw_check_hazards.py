@@ -163,8 +163,11 @@ class KernelCheck:
     # -- reporting -----------------------------------------------------------
 
     def problem(self, operation: ir.Operation, kind: str, message: str) -> None:
-        """Records a hazard; an op reports the first of each kind."""
-        self.problems.setdefault((operation, kind), (operation, message))
+        """Records a hazard; an op reports the first of each kind. Ops are
+        told apart by name and location (their Python wrappers do not hash
+        alike), so the copies of an op that hw-pipeline makes report once."""
+        key = (operation.name, str(operation.location), kind)
+        self.problems.setdefault(key, (operation, message))
 
     # -- values --------------------------------------------------------------
 

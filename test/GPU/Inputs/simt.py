@@ -241,9 +241,8 @@ class Block:
             memref.buffer[position[mask]] = value[mask]
 
     def async_copy(self, op, operands, mask) -> None:
-        dst, src = operands[0], operands[0]
-        names = [v for v in op.operands]
         # Operands: dst, dstIndices..., src, srcIndices..., [srcElements]
+        names = list(op.operands)
         dst_memref = self.get(names[0])
         dst_rank = len(dst_memref.shape)
         dst_indices = [self.get(v) for v in names[1:1 + dst_rank]]
