@@ -25,12 +25,12 @@ verdicts; `lamina.fuzz_campaign` runs it in a child process per program.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from lamina.fuzz import Program, TypeInfo, reduction_length
+from lamina.fuzz import Program, reduction_length
 from lamina.reference import PRECISIONS, Comparison, coarsest, compare, tolerance
 
 Runner = Callable[[str, list], list]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from lamina.fuzz import FLOATS, Dim, Op, Program
+from lamina.fuzz import FLOATS, Dim, Program
 
 # Attributes that have a default, so a reduced program can go without them.
 OPTIONAL_ATTRIBUTES = ("strides", "padding", "dilations", "groups", "keepdims", "axis",
