@@ -37,7 +37,7 @@ from dataclasses import dataclass
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GUIDE = os.path.join(ROOT, "docs", "guide.md")
 README = os.path.join(ROOT, "README.md")
-TOOLS = ("lamina-opt", "lamina-compile", "lamina-run")
+TOOLS = ("lamina-opt", "lamina-compile", "lamina-run", "lamina-fuzz")
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _FILE_LINE = re.compile(r"^(?://|#)\s*([\w.-]+\.(?:mlir|py))\b")
@@ -229,11 +229,13 @@ def test_paths_named_in_the_docs_exist():
 # The README.
 
 
+# f16 matmul + bias + relu: what the cuda targets compile, and the CPU too.
 MODEL = """\
-func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
-  %0 = "nn.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
-  %1 = "nn.relu"(%0) : (tensor<4x3xf32>) -> tensor<4x3xf32>
-  return %1 : tensor<4x3xf32>
+func.func @main(%x: tensor<64x48xf16>, %w: tensor<48x40xf16>, %b: tensor<40xf16>) -> tensor<64x40xf16> {
+  %0 = "nn.matmul"(%x, %w) : (tensor<64x48xf16>, tensor<48x40xf16>) -> tensor<64x40xf16>
+  %1 = "nn.add"(%0, %b) : (tensor<64x40xf16>, tensor<40xf16>) -> tensor<64x40xf16>
+  %2 = "nn.relu"(%1) : (tensor<64x40xf16>) -> tensor<64x40xf16>
+  return %2 : tensor<64x40xf16>
 }
 """
 
@@ -304,6 +306,10 @@ def test_readme_tools_run(tmp_path):
         if "bad.mlir" in command and "--verify-diagnostics" not in command:
             assert result.returncode == 1, f"{command}: {output}"
             assert re.search(r"^bad\.mlir:\d+:\d+: error: ", result.stderr, re.M), output
+        elif command.startswith("lamina-fuzz"):
+            # Its exit status says whether it found anything: 1 is a finding.
+            assert result.returncode in (0, 1), f"{command}: {output}"
+            assert re.search(r"^lamina-fuzz: \d+ programs in ", output, re.M), output
         else:
             assert result.returncode == 0, f"{command}: {output}"
         assert "Traceback" not in output
