@@ -4,8 +4,9 @@ Each block-collective hw op is distributed over the threads of its block:
 
 * a kernel becomes a `gpu.func` in the module's `gpu.module @hw_kernels`
   (with the NVVM target of `chip`), each `hw.launch` a `gpu.launch_func`
-  with the dynamic shared memory its tiles need; the epilogue functions of
-  its stores are copied into the GPU module;
+  with the dynamic shared memory its tiles need (the module's
+  `hw.launches` attribute lists them for the kernel manifest); the
+  epilogue functions of its stores are copied into the GPU module;
 * shared tiles are views (`memref.view`) of the block's dynamic shared
   memory, each aligned to 128 bytes (1024 on sm_90a, for swizzled TMA
   boxes);
@@ -64,6 +65,8 @@ from lamina.types import MemRefType, type_view
 
 GPU_MODULE = "hw_kernels"
 WARP = 32
+# The module attribute listing the launches, for the kernel manifest.
+LAUNCHES_ATTRIBUTE = "hw.launches"
 
 
 @dataclass(frozen=True)
@@ -1048,9 +1051,29 @@ class ConvertHWToNVGPU(Pass):
                     func_op.attributes["sym_visibility"] = ir.StringAttr.get("private")
                     copied.add(epilogue)
                 shared_bytes[name] = self.lower_kernel(kernel, gpu_body, blocks.pop())
+            records = []
             for name, ops in launches.items():
                 for launch in ops:
+                    records.append(self.launch_record(launch, *shared_bytes[name]))
                     self.lower_launch(launch, *shared_bytes[name])
+            module.attributes[LAUNCHES_ATTRIBUTE] = ir.ArrayAttr.get(records)
+
+    def launch_record(self, launch: ir.Operation, shared_bytes: int,
+                      descriptors: list[TmaDescriptor]) -> ir.Attribute:
+        """What the kernel manifest says of a launch: kernel, grid, block,
+        dynamic shared memory and the kernel's arguments."""
+        view = hw.LaunchOp.from_operation(launch)
+        arguments = [str(v.type) for v in launch.operands]
+        arguments += [f"TMA descriptor of argument #{d.argument} ({d.rows}x{d.cols} boxes"
+                      f"{', swizzled' if d.swizzled else ''})" for d in descriptors]
+        return ir.DictAttr.get({
+            "kernel": ir.StringAttr.get(view.kernel),
+            "grid": ir.DenseI64ArrayAttr.get(list(view.grid3)),
+            "block": ir.DenseI64ArrayAttr.get(list(view.block3)),
+            "dynamic_shared_memory": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                        shared_bytes),
+            "arguments": ir.ArrayAttr.get([ir.StringAttr.get(a) for a in arguments]),
+        })
 
     def lower_kernel(self, kernel: ir.Operation, gpu_body: ir.Block,
                      block: tuple[int, int, int]) -> tuple[int, list[TmaDescriptor]]:

@@ -22,8 +22,13 @@ stage:
   located error, not the end of the compiler);
 * `ptx`: the GPU module's PTX (`gpu-module-to-binary`, no CUDA toolkit
   needed);
-* `cubin`: the PTX assembled by `ptxas` (the optional extra `cuda`,
-  PyPI `nvidia-cuda-nvcc`).
+* `manifest`: a JSON description of the kernels: each launch's grid,
+  block, dynamic shared memory and argument layout, and where ptxas is
+  present, each kernel's registers, spills, stack frame and static shared
+  memory (`ptxas -v`), so that resource contracts (no spills) are
+  checkable without a GPU;
+* `cubin` (the default output): the PTX assembled by `ptxas` (the
+  optional extra `cuda`, PyPI `nvidia-cuda-nvcc`).
 
 Every hw program also runs on the CPU, through the emulation
 (`CUDATarget.emulation()`, `lamina-run --target=cuda:sm_80 --emulate`):
@@ -35,7 +40,9 @@ arrays in global memory are the kernels' arguments, passed in place.
 from __future__ import annotations
 
 import functools
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -45,7 +52,7 @@ from mlir.dialects import gpu
 
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.hw_from_nn import ConvertNNToHW
-from lamina.lowering.hw_to_nvgpu import ConvertHWToNVGPU, architecture
+from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
@@ -155,6 +162,78 @@ class Ptxas:
         return f"ptxas -arch={self.chip}"
 
 
+def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
+    """Per kernel, the resources ptxas reports (`-v`): registers, spill
+    stores and loads, stack frame and static shared memory, in bytes where
+    they are sizes; None without ptxas."""
+    if find_ptxas() is None:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        source = os.path.join(folder, "kernels.ptx")
+        with open(source, "w") as f:
+            f.write(ptx)
+        result = subprocess.run([find_ptxas(), f"-arch={chip}", "-v", source, "-o",
+                                 os.path.join(folder, "k.cubin")], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError([Diagnostic(None, 0, 0, "error", "ptxas rejected the PTX: "
+                                       + result.stderr.strip()[-2000:])])
+    resources: dict[str, dict] = {}
+    current = None
+    for line in result.stderr.splitlines():
+        found = re.search(r"Compiling entry function '([^']+)'", line)
+        if found:
+            current = resources.setdefault(found.group(1), {})
+            continue
+        if current is None:
+            continue
+        found = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes "
+                          r"spill loads", line)
+        if found:
+            current.update(stack_frame=int(found.group(1)), spill_stores=int(found.group(2)),
+                           spill_loads=int(found.group(3)))
+        found = re.search(r"Used (\d+) registers", line)
+        if found:
+            current["registers"] = int(found.group(1))
+            shared = re.search(r"(\d+) bytes smem", line)
+            current["static_shared_memory"] = int(shared.group(1)) if shared else 0
+    return resources
+
+
+class KernelManifest:
+    """The kernel manifest (JSON) of a lowered module: its launches and,
+    where ptxas is present, each kernel's resources."""
+
+    def __init__(self, target: "CUDATarget"):
+        self.target = target
+        self.argument = "kernel-manifest"
+
+    def __call__(self, module: ir.Module) -> str:
+        attributes = module.operation.attributes
+        if LAUNCHES_ATTRIBUTE not in attributes:
+            raise CompileError([Diagnostic(None, 0, 0, "error", "the module has no GPU code "
+                                                                "(no hw kernel)")])
+        launches = []
+        for record in ir.ArrayAttr(attributes[LAUNCHES_ATTRIBUTE]):
+            record = ir.DictAttr(record)
+            launches.append({
+                "kernel": ir.StringAttr(record["kernel"]).value,
+                "grid": list(ir.DenseI64ArrayAttr(record["grid"])),
+                "block": list(ir.DenseI64ArrayAttr(record["block"])),
+                "dynamic_shared_memory": ir.IntegerAttr(record["dynamic_shared_memory"]).value,
+                "arguments": [ir.StringAttr(a).value for a in ir.ArrayAttr(record["arguments"])],
+            })
+        chip = self.target.arch.name
+        resources = ptxas_resources(SerializeToPTX()(module), chip)
+        manifest = {"target": self.target.name, "ptx_version": self.target.arch.ptx,
+                    "launches": launches,
+                    "kernels": {name: resources.get(name) if resources is not None else None
+                                for name in sorted({l["kernel"] for l in launches})}}
+        return json.dumps(manifest, indent=2) + "\n"
+
+    def __str__(self) -> str:
+        return self.argument
+
+
 class CUDATarget(Target):
     """An NVIDIA GPU architecture; programs go through the hw dialect."""
 
@@ -192,7 +271,10 @@ class CUDATarget(Target):
             Stage("llvm-mlir", list(NVVM_LOWERING), isolated=True,
                   description="the LLVM and NVVM dialects"),
             Stage("ptx", [SerializeToPTX()], kind="ptx", description="the kernels' PTX"),
-            Stage("cubin", [Ptxas(chip)], kind="cubin", description="the kernels assembled"),
+            Stage("manifest", [KernelManifest(self)], kind="json", input="llvm-mlir",
+                  description="the kernels' launches and resources"),
+            Stage("cubin", [Ptxas(chip)], kind="cubin", input="ptx",
+                  description="the kernels assembled"),
         ], target=self)
 
     def emulation(self) -> "EmulatedCUDATarget":
