@@ -78,10 +78,10 @@ func.func @odd(%a: tensor<33x17xbf16>, %b: tensor<17x40xbf16>, %r: tensor<33x40x
 // Not converted: f32 (the tensor cores would round to tf32), batched
 // matmuls; and a matmul whose result has two users keeps them outside.
 // Without keep-unconverted each is an error.
-// ERROR: hw-from-nn.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu consuming it
-// ERROR: hw-from-nn.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
-// ERROR: hw-from-nn.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
-// ERROR: hw-from-nn.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
+// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu consuming it
+// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
+// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
+// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
 // CHECK-LABEL: func.func @left_alone
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf32>
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<2x16x16xf16>

@@ -5,7 +5,7 @@
 # the largest tiles the register budget allows; stages fill the shared
 # memory, up to the number of K steps; TMA kernels step K by 64.
 
-from lamina.lowering.hw_from_nn import TileConfig, choose_tiles
+from lamina.lowering.nn_to_hw import TileConfig, choose_tiles
 from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
 
 

@@ -51,7 +51,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from lamina.diagnostics import CompileError, Diagnostic
-from lamina.lowering.hw_from_nn import ConvertNNToHW
+from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
