@@ -146,6 +146,23 @@ def test_operands_stay_where_ops_are_well_conditioned(programs):
     assert len(checked) == 6
 
 
+def test_normalisations_in_half_precision_have_a_large_epsilon(programs):
+    """A normalisation amplifies its input's rounding by up to 1/sqrt(epsilon):
+    lamina-fuzz --program 2006068 (a bf16 layer_norm over a softmax of two
+    nearly equal values, default epsilon) differed from the float64
+    reference by 3.6 times the tolerance while matching the bf16 reference
+    exactly."""
+    types_of = {p.seed: p.types() for p in programs}
+    count = 0
+    for p in programs:
+        for op in p.ops:
+            if op.kind in ("nn.layer_norm", "nn.rms_norm") and \
+                    types_of[p.seed][op.operands[0]].dtype != "f32":
+                assert op.attrs.get("epsilon", 1e-5) >= 0.1, (p.seed, op)
+                count += 1
+    assert count
+
+
 def test_type_rules_reject_what_the_verifier_rejects():
     f32 = lambda *s: TypeInfo(tuple(Dim(n) for n in s), "f32")  # noqa: E731
     with pytest.raises(Invalid):

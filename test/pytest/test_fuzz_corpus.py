@@ -23,8 +23,7 @@ CONFIGS = "reference,cpu,cpu-isolated"
 
 SCHEDULE = "test/Fuzz/schedule-concat-of-a-shared-value.mlir"
 KNOWN_FAILURES = {
-    9: SCHEDULE, 27: SCHEDULE, 43: SCHEDULE, 96: SCHEDULE, 137: SCHEDULE, 161: SCHEDULE,
-    233: SCHEDULE, 246: SCHEDULE,
+    9: SCHEDULE, 43: SCHEDULE, 137: SCHEDULE, 161: SCHEDULE, 233: SCHEDULE, 246: SCHEDULE,
     39: "test/Fuzz/same-result-twice.mlir",
 }
 
