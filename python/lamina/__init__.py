@@ -17,6 +17,7 @@
 
 from lamina import nn
 from lamina.diagnostics import CompileError
+from lamina.importers import from_onnx, from_torch
 from lamina.nn import jit
 from lamina.parsing import parse
 from lamina.pipeline import Pipeline, Stage
@@ -36,4 +37,4 @@ def compile(module, target="cpu", entry=None, pipeline=None):
 
 
 __all__ = ["CompileError", "Pipeline", "Stage", "Target", "compile", "get_target", "jit",
-           "load_plugin", "nn", "parse"]
+           "from_onnx", "from_torch", "load_plugin", "nn", "parse"]
