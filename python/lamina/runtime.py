@@ -152,25 +152,21 @@ def descriptor(array: np.ndarray) -> ctypes.Structure:
 # Compiled functions.
 
 
-class CompiledFunction:
-    """A compiled entry function, callable on NumPy arrays. `inputs` and
-    `results` are its tensor types (memref types for arguments passed in
-    place); `compile_seconds` the time taken by the pipeline and the JIT."""
+class ArrayFunction:
+    """A compiled entry function, callable on NumPy arrays, whatever runs
+    it. `inputs` and `results` are its tensor types (memref types for
+    arguments passed in place); `compile_seconds` the time taken by the
+    pipeline and the loading of the code. Subclasses run it
+    (`call_with_results`)."""
 
-    def __init__(self, engine, name: str, inputs: Sequence[TensorType | MemRefType],
+    def __init__(self, name: str, inputs: Sequence[TensorType | MemRefType],
                  results: Sequence[TensorType], module: ir.Module | None = None,
                  compile_seconds: float = 0.0):
-        self.engine = engine
         self.name = name
         self.inputs = tuple(inputs)
         self.results = tuple(results)
         self.module = module
         self.compile_seconds = compile_seconds
-        address = engine.raw_lookup("_mlir_ciface_" + name)
-        if not address:
-            raise CompileError([Diagnostic(None, 0, 0, "error",
-                                           f"the JIT has no function @{name}")])
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         self._input_dtypes = [numpy_dtype(t.dtype) for t in self.inputs]
         self._result_dtypes = [numpy_dtype(t.dtype) for t in self.results]
 
@@ -219,6 +215,25 @@ class CompiledFunction:
     def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
         """Runs on checked, contiguous arguments, writing preallocated
         contiguous result arrays (no checks: see `check_arguments`)."""
+        raise NotImplementedError
+
+
+class CompiledFunction(ArrayFunction):
+    """An entry function JIT-compiled for the host by upstream's
+    ExecutionEngine (`engine`)."""
+
+    def __init__(self, engine, name: str, inputs: Sequence[TensorType | MemRefType],
+                 results: Sequence[TensorType], module: ir.Module | None = None,
+                 compile_seconds: float = 0.0):
+        super().__init__(name, inputs, results, module, compile_seconds)
+        self.engine = engine
+        address = engine.raw_lookup("_mlir_ciface_" + name)
+        if not address:
+            raise CompileError([Diagnostic(None, 0, 0, "error",
+                                           f"the JIT has no function @{name}")])
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
         descriptors = [descriptor(a) for a in list(arrays) + list(results)]
         pointers = [ctypes.pointer(d) for d in descriptors]
         packed = (ctypes.c_void_p * len(pointers))(
