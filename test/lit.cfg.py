@@ -52,3 +52,8 @@ if _which("nvidia-smi"):
         pass
 if _which("mpiexec"):
     config.available_features.add("mpi")
+# Graphviz's dot lays out --view-graph's pictures; %scripts is Lamina's tools
+# alone, for tests of a PATH without dot.
+if _which("dot"):
+    config.available_features.add("dot")
+config.substitutions.append(("%scripts", scripts_dir))

@@ -5,6 +5,7 @@
     lamina-opt bad.mlir --split-input-file --verify-diagnostics
     lamina-opt model.mlir --load-plugin=my_passes.py --my-pass
     lamina-opt model.mlir --isolate-passes --one-shot-bufferize
+    lamina-opt model.mlir --nn-decompose --nn-fuse --view-graph=graph.svg
 
 Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
 given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
@@ -19,6 +20,10 @@ before they run in process, for the same reason. Errors print as `FILE:LINE:COL:
 byte what mlir-opt prints for the same program and flags, on programs of
 upstream ops (checked by test/lamina-opt/mlir-opt-parity.test), so `diff`
 between the two works.
+
+`--view-graph=FILE` (`.svg`, `.png`, or `.dot`) also draws the program
+after the passes: each function's nn graph with its fusion groups as
+coloured clusters (lamina.graphview; laid out by Graphviz's `dot`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lamina import graphview
 from lamina.context import irdl, make_context, verify
 from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, UsageError,
                                 atomic_output, check_output_path, run_tool)
@@ -77,12 +83,16 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dump-irdl", action="store_true",
                         help="print the IRDL of every registered dialect, Lamina's and "
                              "plugins' (for mlir-opt --irdl-file=)")
+    parser.add_argument("--view-graph", default=None, metavar="FILE",
+                        help="also draw each function's graph after the passes, fusion groups "
+                             "as clusters, into FILE (.svg, .png, or .dot; needs Graphviz's "
+                             "dot for pictures)")
     add_plugin_arguments(parser)
     return parser
 
 
 _TOOL_FLAGS = {o for a in _argument_parser()._actions for o in a.option_strings}
-_FLAGS_WITH_VALUE = {"-o", "--pass-pipeline", "-p", "--load-plugin"}
+_FLAGS_WITH_VALUE = {"-o", "--pass-pipeline", "-p", "--load-plugin", "--view-graph"}
 
 
 def split_arguments(argv: list[str]) -> tuple[list[str], list[PipelineElement]]:
@@ -297,9 +307,10 @@ def _run_isolated(passes, module) -> None:
         raise CompileError([])
 
 
-def process_chunk(chunk: Chunk, source_name: str, elements, options):
+def process_chunk(chunk: Chunk, source_name: str, elements, options, modules=None):
     """Parses, runs the passes and prints one chunk. Returns the output text
-    (None on failure) and every diagnostic emitted."""
+    (None on failure) and every diagnostic emitted; the module is appended
+    to `modules`, if given, on success."""
     context = make_context()
     with context, DiagnosticCollector(context, source_name) as collected:
         try:
@@ -309,6 +320,8 @@ def process_chunk(chunk: Chunk, source_name: str, elements, options):
             passes = resolve(elements, context)
             if options.isolate_passes:
                 _run_isolated(passes, module)
+                if modules is not None:
+                    modules.append(module)
                 return _printed(module, options), _without_op_dumps(collected.diagnostics)
             pm = build_pass_manager(passes, context)
             if options.mlir_print_ir_after_all or options.mlir_print_ir_before_all:
@@ -327,6 +340,8 @@ def process_chunk(chunk: Chunk, source_name: str, elements, options):
                 del pm
             if not verify(module.operation):
                 raise CompileError(collected.diagnostics)
+            if modules is not None:
+                modules.append(module)
             return _printed(module, options), _without_op_dumps(collected.diagnostics)
         except CompileError as error:
             diagnostics = error.diagnostics
@@ -371,6 +386,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(tool_args)
     check_output_path(options.output)
+    picture = None
+    if options.view_graph is not None:
+        check_output_path(options.view_graph)
+        try:
+            picture = graphview.picture_format(options.view_graph, "--view-graph")
+            if picture is not None:
+                graphview.find_dot("--view-graph")
+        except graphview.GraphError as error:
+            raise UsageError(str(error)) from None
     # Before anything that reads the registries: a plugin's passes are
     # flags, its dialects parse, and both are listed.
     load_plugins(options.plugins)
@@ -401,8 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     # newline, chunks joined by `// -----` lines (a chunk that failed as
     # --verify-diagnostics expected prints nothing between its markers).
     outputs, failed, messages = [], False, []
+    modules = [] if options.view_graph is not None else None
     for chunk in split_chunks(text, options.split_input_file):
-        output, diagnostics = process_chunk(chunk, source_name, elements, options)
+        output, diagnostics = process_chunk(chunk, source_name, elements, options, modules)
         if options.verify_diagnostics:
             failures = malformed_directives(chunk.text, chunk.first_line, source_name)
             failures += check_expectations(
@@ -418,6 +443,14 @@ def main(argv: list[str] | None = None) -> int:
         print(message, file=sys.stderr)
     if failed:
         return 1
+    if options.view_graph is not None:
+        dot = graphview.to_dot(modules)
+        try:
+            drawn = dot.encode() if picture is None else graphview.render(dot, picture)
+        except graphview.GraphError as error:
+            raise UsageError(str(error)) from None
+        with atomic_output(options.view_graph, binary=True) as out:
+            out.write(drawn)
     with atomic_output(options.output) as out:
         out.write(f"{SPLIT_MARKER}\n".join(outputs))
     return 0
