@@ -10,6 +10,7 @@ model):
     pipe.insert_after("convert-nn-to-linalg", "func.func(my-upstream-pass)")
     pipe.insert_before("bufferized", my_python_pass)   # first pass of a stage
     module = pipe.run(module, until="bufferized", print_after_all=True)
+    pipe.observers.append(record)    # record(stage, product, seconds) after each stage
 
 A pass is one of:
 
@@ -35,12 +36,17 @@ process between them. The module travels as text with its locations, so
 diagnostics keep their `file:line:col`; an upstream pass that aborts (the
 wheels are built with assertions) or crashes ends mlir-opt, not Python, and
 is reported as a located `CompileError`.
+
+Observers (`pipeline.observers`) are called after every stage that `run`
+runs, with the stage, its product and the seconds it took; this is how
+`lamina-compile --report` records the IR and the time of each stage.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO, Union
 
@@ -125,6 +131,8 @@ class Pipeline:
             raise ValueError(f"stage names repeat: {names}")
         self._stages = list(stages)
         self.target = target
+        # Called as observer(stage, product, seconds) after each stage `run` runs.
+        self.observers: list[Callable[[Stage, Any, float], None]] = []
 
     @classmethod
     def for_target(cls, target: Any = "cpu") -> "Pipeline":
@@ -247,7 +255,11 @@ class Pipeline:
             if not stage.is_mlir:
                 source = stage.input or self._previous(stage.name)
                 current = products.get(source, current)
+            start_time = time.perf_counter()
             current = self.run_stage(stage.name, current, print_after_all, stream, isolate)
+            seconds = time.perf_counter() - start_time
+            for observer in self.observers:
+                observer(stage, current, seconds)
             products[stage.name] = current
         return current
 
