@@ -5,11 +5,14 @@
     lamina-compile model.mlir --emit=llvm-mlir --mlir-print-ir-after-all
     lamina-compile --target=cpu --print-pipeline
     lamina-compile model.mlir --load-plugin=my_ops.py --emit=linalg
+    lamina-compile model.mlir --report=report.html
 
 MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
 ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
 (see lamina.targets.cpu for the ABI). Errors print as `FILE:LINE:COL: error:`,
-the exit code is 1, and the `-o` file is left untouched.
+the exit code is 1, and the `-o` file is left untouched. `--report=FILE`
+also writes an HTML page with the IR and time of every stage, the fusion
+graph and the kernels (lamina.report).
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lamina import graphview
 from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_output_path,
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
+from lamina.report import CompileReport
 from lamina.targets import available_targets, get_target
 
 
@@ -42,8 +47,32 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--isolate-stages", action="store_true",
                         help="run the upstream passes of every MLIR stage in mlir-opt, so that "
                              "an aborting pass is reported instead of ending the compiler")
+    parser.add_argument("--report", default=None, metavar="FILE.html",
+                        help="also write an HTML report: the IR and time of every stage, the "
+                             "fusion graph (needs Graphviz's dot) and the kernels")
     add_plugin_arguments(parser)
     return parser
+
+
+def check_report_path(path: str | None) -> None:
+    """Raises UsageError, before any work, when a --report file cannot be
+    written or its fusion graph cannot be drawn."""
+    if path is None:
+        return
+    check_output_path(path)
+    try:
+        graphview.find_dot("--report")
+    except graphview.GraphError as error:
+        raise UsageError(str(error)) from None
+
+
+def write_report(report: CompileReport, path: str) -> None:
+    try:
+        page = report.html()
+    except graphview.GraphError as error:
+        raise UsageError(str(error)) from None
+    with atomic_output(path) as out:
+        out.write(page)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     check_output_path(options.output)
+    check_report_path(options.report)
     load_plugins(options.plugins)
     try:
         target = get_target(options.target)
@@ -70,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
+    report = None
+    if options.report:
+        report = CompileReport(source_name, target.name)
+        pipeline.observers.append(report)
     try:
         product = target.emit(module, stage, pipeline=pipeline,
                               print_after_all=options.mlir_print_ir_after_all,
@@ -78,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         # LLVM's tools report without locations; the module, lowered in
         # place, still knows where each op came from.
         raise locate_in_module(error, module) from None
+    if report is not None:
+        write_report(report, options.report)
     binary = isinstance(product, bytes)
     with atomic_output(options.output, binary=binary) as out:
         out.write(product if binary else str(product).rstrip("\n") + "\n")

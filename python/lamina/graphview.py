@@ -100,7 +100,8 @@ def short_type(value_type: ir.Type) -> str:
     return text
 
 
-def _location(op: ir.Operation) -> str:
+def op_location(op: ir.Operation) -> str:
+    """`file:line:col` of an op, or its location as MLIR prints it."""
     text = str(op.location)
     found = re.search(r'"([^"]*)":(\d+):(\d+)', text)
     return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else text
@@ -150,7 +151,7 @@ class _Drawing:
     def function(self, function: ir.Operation, depth: int) -> None:
         name = _string(function.attributes["sym_name"])
         self.open_cluster(depth, f"@{name}", "#ffffff", style="rounded",
-                          tooltip=f"func.func @{name} ({_location(function)})")
+                          tooltip=f"func.func @{name} ({op_location(function)})")
         block = function.regions[0].blocks[0]
         producers: dict[ir.Value, str] = {}
         for argument in block.arguments:
@@ -213,7 +214,7 @@ class _Drawing:
             return
         node = self.new_id("op")
         results = "<br/>".join(html.escape(short_type(r.type)) for r in op.results)
-        tooltip = _location(op)
+        tooltip = op_location(op)
         shown = [f"{name} = {op.attributes[name]}" for name in op.attributes
                  if name not in (FUSION_GROUP, FUSION_KIND)]
         if shown:
@@ -245,7 +246,7 @@ class _Drawing:
         name = _symbol_name(op.attributes["body"])
         kind = _string(op.attributes["kind"]) if "kind" in op.attributes else "fused"
         self.open_cluster(depth, f"{name} · {kind}", KIND_COLOURS.get(kind, OTHER_KIND_COLOUR),
-                          tooltip=f"nn.fused @{name} ({_location(op)})")
+                          tooltip=f"nn.fused @{name} ({op_location(op)})")
         block = body.regions[0].blocks[0]
         inner: dict[ir.Value, str] = dict(producers)
         # The body's arguments are the fused op's operands: edges from their
