@@ -1,0 +1,1206 @@
+"""ONNX models to Lamina modules of nn ops.
+
+    module = lamina.from_onnx("model.onnx")                       # weights as arguments
+    module = lamina.from_onnx("model.onnx", params="constants")   # weights as constants
+    main = lamina.compile(module)
+    y = main(x, *onnx_import.parameters("model.onnx"))
+
+The model is checked (`onnx.checker`), shapes are inferred (ONNX shape
+inference), and the graph becomes one public `func.func @main` whose
+arguments are the graph's inputs, in order, then (with
+`params="arguments"`) its float initializers in the order the model lists
+them; each argument carries its ONNX name as `lamina.name`. Initializers of
+integer type, `Constant` nodes and every computation on them alone (shape
+arithmetic: `Shape`, `Gather`, `Concat`, ...) are evaluated here with NumPy,
+so the nn program holds only the tensors that exist at run time.
+
+Assumptions: static shapes (a graph input with a dynamic dimension is an
+error naming it), runtime tensors of f32, f16, bf16 or bool, the default
+ONNX domain. Every node that cannot become nn ops (an op Lamina does not
+map, an attribute value nn cannot express) is collected, and all of them
+are reported in one error, each by its index in the graph, its name and
+its op type. ONNX has no source lines: the location of each nn op is a
+name location holding the node's name (its op type where it has none)
+around `MODEL:INDEX:1`, the node's index in the graph counted from 1, so
+that a later error at the op names the node.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, func
+
+from lamina import nn as builders
+from lamina.context import make_context, verify
+from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
+from lamina.dialects.nn import NN
+from lamina.types import TensorType, VerifyError, element_type_name
+
+PARAMS = ("arguments", "constants")
+
+# What a Gather with scattered indices may become (one slice per index).
+MAX_GATHER_SLICES = 64
+
+
+class ModelDiagnostic(Diagnostic):
+    """An error about a model file as a whole, or about its nodes, which
+    have no lines: `model.onnx: error: message`."""
+
+    def __init__(self, filename: str, message: str):
+        super().__init__(filename, 0, 0, "error", message)
+
+    def format(self) -> str:
+        return f"{self.filename}: {self.severity}: {self.message}"
+
+
+def _model_error(source_name: str, message: str) -> CompileError:
+    return CompileError([ModelDiagnostic(source_name, message)])
+
+
+class _NodeProblem(Exception):
+    """A node that cannot become nn ops, and why."""
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError("lamina.from_onnx needs the onnx package: "
+                          "pip install 'lamina[onnx]'") from None
+    return onnx
+
+
+def load_model(path, source_name: str | None = None):
+    """The checked ONNX model at `path` (or the ModelProto or the bytes
+    given), with
+    inferred shapes. Raises OSError for a file that cannot be read and
+    CompileError for one that is no valid ONNX model."""
+    onnx = _onnx()
+    from google.protobuf.message import DecodeError
+
+    if isinstance(path, onnx.ModelProto):
+        model, source_name = path, source_name or "<onnx>"
+    else:
+        if isinstance(path, bytes):
+            data, source_name = path, source_name or "<onnx>"
+        else:
+            source_name = source_name or os.fspath(path)
+            with open(path, "rb") as f:
+                data = f.read()
+        try:
+            model = onnx.load_model_from_string(data)
+        except (DecodeError, RuntimeError, ValueError) as error:
+            raise _model_error(source_name, f"not an ONNX model (cannot decode it: "
+                                            f"{error})") from None
+        if not isinstance(path, bytes) and any(
+                t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+            try:
+                onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
+            except OSError as error:
+                raise _model_error(source_name, f"cannot read the model's external data: "
+                                                f"{error}") from None
+    try:
+        onnx.checker.check_model(model)
+    except (onnx.checker.ValidationError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise _model_error(source_name, f"not a valid ONNX model: {first}") from None
+    try:
+        model = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except (onnx.shape_inference.InferenceError, RuntimeError, ValueError) as error:
+        raise _model_error(source_name, f"ONNX shape inference failed: {error}") from None
+    return model, source_name
+
+
+def _used_float_initializers(model) -> list:
+    """The float initializers that some node or graph output uses, in the
+    model's order: the arguments that `params="arguments"` adds."""
+    onnx = _onnx()
+    used = {name for node in model.graph.node for name in node.input}
+    used |= {output.name for output in model.graph.output}
+    floats = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
+    return [t for t in model.graph.initializer if t.name in used and t.data_type in floats]
+
+
+def parameters(path) -> list[np.ndarray]:
+    """The arrays of the arguments `from_onnx(path)` adds for the model's
+    initializers, in argument order."""
+    onnx = _onnx()
+    model, _ = load_model(path)
+    return [onnx.numpy_helper.to_array(t) for t in _used_float_initializers(model)]
+
+
+def from_onnx(path, params: str = "arguments", context: ir.Context | None = None,
+              source_name: str | None = None) -> ir.Module:
+    """A verified Lamina module of nn ops from the ONNX model at `path` (or
+    an `onnx.ModelProto`). `params="arguments"` makes float initializers
+    arguments of `@main` after the graph's inputs (`parameters(path)` are
+    their arrays); `params="constants"` makes them constants. Raises OSError
+    when the file cannot be read and CompileError, listing every problem,
+    when the model cannot be imported."""
+    if params not in PARAMS:
+        raise ValueError(f"params must be one of {', '.join(PARAMS)}, got {params!r}")
+    model, source_name = load_model(path, source_name)
+    return _Importer(model, source_name, params, context or make_context()).run()
+
+
+# ---------------------------------------------------------------------------
+# Element types.
+
+
+def _onnx_dtype_name(elem_type: int) -> str:
+    return _onnx().TensorProto.DataType.Name(elem_type).lower()
+
+
+def _nn_dtype(elem_type: int) -> str | None:
+    """The nn element type of an ONNX element type, or None."""
+    tensor = _onnx().TensorProto
+    return {tensor.FLOAT: "f32", tensor.FLOAT16: "f16", tensor.BFLOAT16: "bf16",
+            tensor.BOOL: "i1"}.get(elem_type)
+
+
+def _nn_dtype_of_array(array: np.ndarray) -> str | None:
+    try:
+        name = element_type_name(array.dtype)
+    except ValueError:
+        return None
+    return name if name in ("f32", "f16", "bf16", "i1") else None
+
+
+def _type_of(value: ir.Value) -> TensorType:
+    return TensorType.from_mlir(value.type)
+
+
+# ---------------------------------------------------------------------------
+# The importer.
+
+
+@dataclass
+class _Node:
+    index: int
+    proto: object
+    attrs: dict
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def label(self) -> str:
+        name = f" '{self.proto.name}'" if self.proto.name else ""
+        return f"node #{self.index}{name} ({self.op_type})"
+
+    def attr(self, name: str, default=None):
+        return self.attrs.get(name, default)
+
+    def input(self, i: int) -> str | None:
+        """The name of input `i`, or None where it is absent or empty."""
+        inputs = self.proto.input
+        return inputs[i] if i < len(inputs) and inputs[i] else None
+
+
+_POISONED = object()  # a value whose producer could not be imported
+
+
+class _Importer:
+    def __init__(self, model, source_name: str, params: str, context: ir.Context):
+        self.onnx = _onnx()
+        self.model = model
+        self.graph = model.graph
+        self.source_name = source_name
+        self.params = params
+        self.context = context
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                          1)
+        # name -> ir.Value (a runtime tensor), np.ndarray (known here) or _POISONED
+        self.values: dict = {}
+        self.parameter_arrays: dict[str, np.ndarray] = {}
+        self.constants: dict[tuple, ir.Value] = {}
+        self.problems: list[str] = []
+        self.location = None
+        self.inferred = {}
+        for info in list(self.graph.value_info) + list(self.graph.output):
+            shape = self._static_shape(info.type)
+            if shape is not None:
+                self.inferred[info.name] = shape
+        self.used = {name for node in self.graph.node for name in node.input}
+        self.used |= {output.name for output in self.graph.output}
+
+    # -- errors and locations ------------------------------------------------
+
+    def _fail(self, message: str):
+        raise _model_error(self.source_name, message)
+
+    def _node_location(self, node: _Node) -> ir.Location:
+        return ir.Location.name(node.proto.name or node.op_type,
+                                childLoc=ir.Location.file(self.source_name, node.index + 1, 1))
+
+    @staticmethod
+    def _static_shape(type_proto) -> tuple[int, ...] | None:
+        if not type_proto.HasField("tensor_type") or not type_proto.tensor_type.HasField("shape"):
+            return None
+        dims = type_proto.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            return None
+        return tuple(d.dim_value for d in dims)
+
+    # -- the graph's inputs --------------------------------------------------
+
+    def _input_types(self) -> list[tuple[str, TensorType]]:
+        initializer_names = {t.name for t in self.graph.initializer}
+        problems, types = [], []
+        for graph_input in self.graph.input:
+            if graph_input.name in initializer_names:
+                continue
+            tensor_type = graph_input.type.tensor_type
+            if not graph_input.type.HasField("tensor_type"):
+                problems.append(f"input '{graph_input.name}' is not a tensor")
+                continue
+            dtype = _nn_dtype(tensor_type.elem_type)
+            if dtype is None:
+                problems.append(f"input '{graph_input.name}' has element type "
+                                f"{_onnx_dtype_name(tensor_type.elem_type)}; nn tensors are "
+                                "float, float16, bfloat16 or bool")
+            if not tensor_type.HasField("shape"):
+                problems.append(f"input '{graph_input.name}' has no shape; Lamina needs "
+                                "static shapes")
+                continue
+            dynamic = [(i, d.dim_param) for i, d in enumerate(tensor_type.shape.dim)
+                       if not d.HasField("dim_value")]
+            if dynamic:
+                dims = ", ".join(f"{i}" + (f" ('{p}')" if p else "") for i, p in dynamic)
+                problems.append(f"input '{graph_input.name}' has a dynamic dimension {dims}; "
+                                "Lamina needs static shapes (export the model with fixed "
+                                "input shapes)")
+                continue
+            if dtype is not None:
+                shape = tuple(d.dim_value for d in tensor_type.shape.dim)
+                types.append((graph_input.name, TensorType(shape, dtype)))
+        if problems:
+            self._fail("\n".join(problems) if len(problems) == 1 else
+                       f"{len(problems)} inputs cannot be imported:\n  " + "\n  ".join(problems))
+        return types
+
+    # -- the whole graph -----------------------------------------------------
+
+    def run(self) -> ir.Module:
+        input_types = self._input_types()
+        arrays = {t.name: self.onnx.numpy_helper.to_array(t) for t in self.graph.initializer}
+        arguments = [t.name for t in _used_float_initializers(self.model)] \
+            if self.params == "arguments" else []
+        with self.context, DiagnosticCollector(self.context, self.source_name) as diagnostics, \
+                ir.Location.file(self.source_name, 1, 1) as top:
+            module = ir.Module.create(loc=top)
+            argument_types = [t.to_mlir() for _, t in input_types]
+            for name in arguments:
+                dtype = _nn_dtype_of_array(arrays[name])
+                argument_types.append(TensorType(arrays[name].shape, dtype).to_mlir())
+            names = [n for n, _ in input_types] + arguments
+            with ir.InsertionPoint(module.body):
+                function = func.FuncOp("main", ir.FunctionType.get(argument_types, []))
+                function.arg_attrs = ir.ArrayAttr.get([
+                    ir.DictAttr.get({"lamina.name": ir.StringAttr.get(n)}) for n in names])
+                block = function.add_entry_block(
+                    [ir.Location.name(n, childLoc=top) for n in names])
+                for name, argument in zip(names, block.arguments):
+                    self.values[name] = argument
+                for name, array in arrays.items():
+                    if name in arguments:
+                        self.parameter_arrays[name] = array
+                    else:
+                        self.values[name] = array
+                with ir.InsertionPoint(block):
+                    self._import_nodes()
+                    results = self._results()
+                    func.ReturnOp(results)
+                function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                    argument_types, [r.type for r in results]))
+            if not verify(module.operation):
+                raise CompileError(diagnostics.errors)
+        return module
+
+    def _import_nodes(self):
+        for index, proto in enumerate(self.graph.node):
+            node = _Node(index, proto, {a.name: self.onnx.helper.get_attribute_value(a)
+                                        for a in proto.attribute})
+            convert = _CONVERTERS.get(node.op_type)
+            if proto.domain not in ("", "ai.onnx") or convert is None:
+                domain = f" (domain '{proto.domain}')" if proto.domain not in ("", "ai.onnx") \
+                    else ""
+                self.problems.append(f"{node.label}: op {node.op_type}{domain} is not supported")
+                self._poison(node)
+                continue
+            if any(self.values.get(name) is _POISONED for name in proto.input if name):
+                self._poison(node)
+                continue
+            missing = [name for name in proto.input if name and name not in self.values
+                       and name not in self.parameter_arrays]
+            if missing:
+                self.problems.append(f"{node.label}: input '{missing[0]}' is produced by no "
+                                     "node")
+                self._poison(node)
+                continue
+            self.location = self._node_location(node)
+            try:
+                with self.location:
+                    outputs = self._evaluate(node, convert)
+                    self._bind(node, outputs)
+            except _NodeProblem as problem:
+                self.problems.append(f"{node.label}: {problem}")
+                self._poison(node)
+        if self.problems:
+            count = len(self.problems)
+            self._fail(f"{count} ONNX node{'s' if count > 1 else ''} cannot be imported:\n  "
+                       + "\n  ".join(self.problems))
+
+    def _poison(self, node: _Node):
+        for name in node.proto.output:
+            if name:
+                self.values[name] = _POISONED
+
+    def _evaluate(self, node: _Node, convert):
+        present = [name for name in node.proto.input if name]
+        fold = _FOLDERS.get(node.op_type)
+        if fold is not None and all(isinstance(self.values.get(n), np.ndarray) for n in present):
+            outputs = fold(self, node)
+            outputs = [np.asarray(o) for o in outputs] if isinstance(outputs, list) else \
+                np.asarray(outputs)
+        else:
+            outputs = convert(self, node)
+        return outputs if isinstance(outputs, list) else [outputs]
+
+    def _bind(self, node: _Node, outputs: list):
+        names = list(node.proto.output)
+        for i, name in enumerate(names):
+            if not name:
+                continue
+            if i >= len(outputs) or outputs[i] is None:
+                if name in self.used:
+                    raise _NodeProblem(f"output #{i} ('{name}') is not supported")
+                continue
+            value = outputs[i]
+            shape = value.shape if isinstance(value, np.ndarray) else _type_of(value).shape
+            expected = self.inferred.get(name)
+            if expected is not None and tuple(shape) != expected:
+                raise _NodeProblem(f"output '{name}' would have shape {list(shape)}, ONNX "
+                                   f"infers {list(expected)}")
+            self.values[name] = value
+
+    def _results(self) -> list[ir.Value]:
+        results = []
+        for output in self.graph.output:
+            value = self.values.get(output.name)
+            if value is None and output.name in self.parameter_arrays:
+                value = self.parameter_arrays[output.name]
+            self.location = ir.Location.name(output.name, childLoc=ir.Location.file(
+                self.source_name, 1, 1))
+            try:
+                results.append(self.tensor(output.name) if not isinstance(value, ir.Value)
+                               else value)
+            except _NodeProblem as problem:
+                self._fail(f"output '{output.name}': {problem}")
+        return results
+
+    # -- values --------------------------------------------------------------
+
+    def static(self, name: str | None, what: str = "input") -> np.ndarray | None:
+        """The value of `name` known at import time (None for an absent
+        input); raises _NodeProblem for a runtime tensor."""
+        if name is None:
+            return None
+        value = self.values.get(name)
+        if isinstance(value, np.ndarray):
+            return value
+        if name in self.parameter_arrays:
+            return self.parameter_arrays[name]
+        raise _NodeProblem(f"{what} '{name}' must be known when the model is imported "
+                           "(a constant or an initializer), not computed at run time")
+
+    def is_static(self, name: str | None) -> bool:
+        return isinstance(self.values.get(name), np.ndarray)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        value = self.values[name]
+        return tuple(value.shape) if isinstance(value, np.ndarray) else _type_of(value).shape
+
+    def dtype(self, name: str) -> str | None:
+        value = self.values[name]
+        return _nn_dtype_of_array(value) if isinstance(value, np.ndarray) else \
+            _type_of(value).dtype
+
+    def tensor(self, name: str, dtype: str | None = None) -> ir.Value:
+        """`name` as a runtime tensor: a value known here becomes a
+        constant (of `dtype` where given, as for a scalar operand)."""
+        value = self.values.get(name)
+        if isinstance(value, ir.Value):
+            return value
+        return self.constant(value, dtype, name)
+
+    def constant(self, array: np.ndarray, dtype: str | None = None,
+                 name: str | None = None) -> ir.Value:
+        array = np.asarray(array)
+        if dtype is None:
+            dtype = _nn_dtype_of_array(array)
+            if dtype is None:
+                what = f"'{name}'" if name else "a constant"
+                raise _NodeProblem(f"{what} of element type {array.dtype} would be a tensor at "
+                                   "run time; nn tensors are float, float16, bfloat16 or bool")
+        key = (name, dtype) if name is not None else None
+        if key is not None and key in self.constants:
+            return self.constants[key]
+        value = builders.constant(array, dtype)
+        value.owner.location = self.location
+        if key is not None:
+            self.constants[key] = value
+        return value
+
+    def op(self, name: str, *operands, result_type: TensorType | None = None,
+           **attrs) -> ir.Value:
+        """An nn op at the current node's location."""
+        try:
+            return NN.ops[name].build(*operands, result_type=result_type, loc=self.location,
+                                      **attrs)
+        except VerifyError as error:
+            raise _NodeProblem(f"'nn.{name}' op {error}") from None
+
+    def reshape(self, x: ir.Value, shape) -> ir.Value:
+        shape = tuple(int(d) for d in shape)
+        if _type_of(x).shape == shape:
+            return x
+        return self.op("reshape", x, result_type=_type_of(x).with_shape(shape))
+
+    def scalar(self, value: float, like: ir.Value) -> ir.Value:
+        return self.constant(np.array(value), _type_of(like).dtype)
+
+    def operands(self, node: _Node) -> list[ir.Value]:
+        """Every present input as a tensor; inputs known here take the
+        element type of the first runtime one."""
+        names = [n for n in node.proto.input if n]
+        dtype = next((self.dtype(n) for n in names if isinstance(self.values.get(n), ir.Value)),
+                     None)
+        return [self.tensor(n, dtype) for n in names]
+
+
+# ---------------------------------------------------------------------------
+# Conversions: one function per op type, (importer, node) -> output values.
+
+_CONVERTERS: dict[str, Callable] = {}
+_FOLDERS: dict[str, Callable] = {}
+
+
+def converts(*op_types: str):
+    def register(function):
+        for op_type in op_types:
+            _CONVERTERS[op_type] = function
+        return function
+    return register
+
+
+def folds(*op_types: str):
+    """Registers a NumPy evaluation, used when every input is known."""
+    def register(function):
+        for op_type in op_types:
+            _FOLDERS[op_type] = function
+            _CONVERTERS.setdefault(op_type, _fold_only)
+        return function
+    return register
+
+
+def _fold_only(im: _Importer, node: _Node):
+    runtime = next(n for n in node.proto.input if n and not im.is_static(n))
+    raise _NodeProblem(f"input '{runtime}' is a tensor computed at run time; Lamina "
+                       f"evaluates {node.op_type} only on values known when the model "
+                       "is imported")
+
+
+def _axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise _NodeProblem(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Sqrt": "sqrt",
+          "Exp": "exp", "Log": "log", "Neg": "neg", "Abs": "abs"}
+
+
+@converts(*_UNARY)
+def _unary(im, node):
+    return im.op(_UNARY[node.op_type], im.tensor(node.input(0)))
+
+
+@converts("Identity", "Dropout")
+def _identity(im, node):
+    if node.op_type == "Dropout" and node.attr("training_mode") or (
+            node.op_type == "Dropout" and node.input(2) and im.static(node.input(2)).any()):
+        raise _NodeProblem("dropout in training mode is not supported")
+    return im.values[node.input(0)]
+
+
+@converts("Reciprocal")
+def _reciprocal(im, node):
+    x = im.tensor(node.input(0))
+    return im.op("div", im.scalar(1.0, x), x)
+
+
+@converts("Gelu")
+def _gelu(im, node):
+    return im.op("gelu", im.tensor(node.input(0)),
+                 approximate=node.attr("approximate", b"none").decode())
+
+
+@converts("LeakyRelu")
+def _leaky_relu(im, node):
+    x = im.tensor(node.input(0))
+    negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
+    return im.op("select", negative, im.op("mul", x, im.scalar(node.attr("alpha", 0.01), x)), x)
+
+
+@converts("Clip")
+def _clip(im, node):
+    x = im.tensor(node.input(0))
+    if im.opset < 11:
+        low, high = node.attr("min"), node.attr("max")
+    else:
+        low, high = [None if node.input(i) is None else float(im.static(node.input(i)))
+                     for i in (1, 2)]
+    if low is not None:
+        x = im.op("maximum", x, im.scalar(low, x))
+    if high is not None:
+        x = im.op("minimum", x, im.scalar(high, x))
+    return x
+
+
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "maximum",
+           "Min": "minimum"}
+_COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt",
+            "GreaterOrEqual": "ge"}
+
+
+@converts(*_BINARY, "Sum")
+def _binary(im, node):
+    operands = im.operands(node)
+    name = _BINARY.get(node.op_type, "add")
+    result = operands[0]
+    for operand in operands[1:]:
+        result = im.op(name, result, operand)
+    return result
+
+
+@converts(*_COMPARE)
+def _compare(im, node):
+    lhs, rhs = im.operands(node)
+    return im.op("compare", lhs, rhs, predicate=_COMPARE[node.op_type])
+
+
+@converts("Where")
+def _where(im, node):
+    condition = im.tensor(node.input(0), "i1")
+    names = [node.input(1), node.input(2)]
+    dtype = next((im.dtype(n) for n in names if not im.is_static(n)), None)
+    return im.op("select", condition, *[im.tensor(n, dtype) for n in names])
+
+
+@converts("Pow")
+def _pow(im, node):
+    x = im.tensor(node.input(0))
+    if im.is_static(node.input(1)) or node.input(1) in im.parameter_arrays:
+        exponent = im.static(node.input(1))
+        if exponent.size == 1:
+            value = float(exponent.reshape(-1)[0])
+            # pow lowers to powf, which is NaN for a negative base: squares
+            # and square roots (the common cases) get their own ops.
+            if value == 1.0:
+                return x
+            if value == 2.0:
+                return im.op("mul", x, x)
+            if value == 0.5:
+                return im.op("sqrt", x)
+        return im.op("pow", x, im.constant(exponent, _type_of(x).dtype))
+    return im.op("pow", x, im.tensor(node.input(1)))
+
+
+@converts("Cast", "CastLike")
+def _cast(im, node):
+    x = im.tensor(node.input(0))
+    if node.op_type == "Cast":
+        to, target = node.attr("to"), _nn_dtype(node.attr("to"))
+    else:
+        to, target = None, im.dtype(node.input(1))
+    if target is None:
+        name = _onnx_dtype_name(to) if to is not None else "that type"
+        raise _NodeProblem(f"a cast of a runtime tensor to {name} is not supported (nn tensors "
+                           "are float, float16, bfloat16 or bool)")
+    if _type_of(x).dtype == target:
+        return x
+    return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
+
+
+# -- contractions and windows -------------------------------------------------
+
+
+@converts("MatMul")
+def _matmul(im, node):
+    a, b = im.operands(node)
+    a_shape, b_shape = _type_of(a).shape, _type_of(b).shape
+    if len(a_shape) == 1:
+        a = im.reshape(a, (1,) + a_shape)
+    if len(b_shape) == 1:
+        b = im.reshape(b, b_shape + (1,))
+    y = im.op("matmul", a, b)
+    shape = _type_of(y).shape
+    if len(a_shape) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(b_shape) == 1:
+        shape = shape[:-1]
+    return im.reshape(y, shape)
+
+
+def _transposed(im, x):
+    return im.op("transpose", x, perm=(1, 0))
+
+
+@converts("Gemm")
+def _gemm(im, node):
+    operands = im.operands(node)
+    a, b = operands[0], operands[1]
+    if node.attr("transA", 0):
+        a = _transposed(im, a)
+    if node.attr("transB", 0):
+        b = _transposed(im, b)
+    y = im.op("matmul", a, b)
+    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    if alpha != 1.0:
+        y = im.op("mul", y, im.scalar(alpha, y))
+    if len(operands) > 2 and beta != 0.0:
+        c = operands[2]
+        if beta != 1.0:
+            c = im.op("mul", c, im.scalar(beta, c))
+        y = im.op("add", y, c)
+    return y
+
+
+def _window(im, node, spatial: tuple[int, ...], kernel: tuple[int, ...],
+            dilations: tuple[int, ...]):
+    """The strides and the padding (top, left, bottom, right) of a 2-D
+    windowed op, from `strides`, `pads` and `auto_pad`."""
+    strides = tuple(node.attr("strides", [1] * len(spatial)))
+    auto_pad = node.attr("auto_pad", b"NOTSET").decode()
+    if auto_pad in ("NOTSET", "VALID"):
+        pads = tuple(node.attr("pads", [0] * 2 * len(spatial))) if auto_pad == "NOTSET" \
+            else (0,) * 2 * len(spatial)
+        begin, end = pads[:len(spatial)], pads[len(spatial):]
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else large)
+            end.append(large if auto_pad == "SAME_UPPER" else small)
+    else:
+        raise _NodeProblem(f"auto_pad '{auto_pad}' is not supported")
+    return strides, tuple(begin) + tuple(end)
+
+
+def _as_2d(x_shape) -> bool:
+    if len(x_shape) == 3:
+        return True
+    if len(x_shape) != 4:
+        raise _NodeProblem(f"only 1-D and 2-D windows (inputs of rank 3 or 4) are supported, "
+                           f"got rank {len(x_shape)}")
+    return False
+
+
+def _pairs(values, one_d: bool, fill: int):
+    """1-D window parameters as 2-D ones over a height of 1."""
+    return (fill,) + tuple(values) if one_d else tuple(values)
+
+
+def _pads_2d(pads, one_d: bool):
+    return (0, pads[0], 0, pads[1]) if one_d else tuple(pads)
+
+
+@converts("Conv")
+def _conv(im, node):
+    x, weight = im.tensor(node.input(0)), im.tensor(node.input(1))
+    bias = im.tensor(node.input(2)) if node.input(2) else None
+    x_shape, w_shape = _type_of(x).shape, _type_of(weight).shape
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape", w_shape[2:]))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    if one_d:
+        x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
+        weight = im.reshape(weight, w_shape[:2] + (1,) + w_shape[2:])
+    y = im.op("conv2d", x, weight, bias, strides=_pairs(strides, one_d, 1),
+              padding=_pads_2d(pads, one_d), dilations=_pairs(dilations, one_d, 1),
+              groups=node.attr("group", 1))
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y
+
+
+def _pool_output(size, k, s, begin, end, ceil):
+    out = (size + begin + end - k) // s + 1
+    if ceil:
+        out = -(-(size + begin + end - k) // s) + 1
+        if (out - 1) * s >= size + begin:
+            out -= 1
+    return out
+
+
+@converts("MaxPool", "AveragePool")
+def _pool(im, node):
+    x = im.tensor(node.input(0))
+    x_shape = _type_of(x).shape
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape"))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    if any(d != 1 for d in dilations):
+        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    rank = len(kernel)
+    begin, end = list(pads[:rank]), list(pads[rank:])
+    if node.attr("ceil_mode", 0):
+        for i, (size, k, s) in enumerate(zip(x_shape[2:], kernel, strides)):
+            wanted = _pool_output(size, k, s, begin[i], end[i], True)
+            if wanted != _pool_output(size, k, s, begin[i], end[i], False):
+                if node.op_type == "AveragePool":
+                    raise _NodeProblem("average pooling in ceil mode with a partial last "
+                                       "window is not supported")
+                # The padding of a max pool never wins: pad the last window.
+                end[i] = (wanted - 1) * s + k - size - begin[i]
+    count_include_pad = node.attr("count_include_pad", 0)
+    if one_d:
+        x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
+    name = "max_pool2d" if node.op_type == "MaxPool" else "avg_pool2d"
+    padding = _pads_2d(tuple(begin) + tuple(end), one_d)
+    y = im.op(name, x, kernel=_pairs(kernel, one_d, 1), strides=_pairs(strides, one_d, 1),
+              padding=padding)
+    if name == "avg_pool2d" and not count_include_pad and any(padding):
+        # nn.avg_pool2d divides by the whole window; ONNX by the elements
+        # of the input in it.
+        height, width = _type_of(x).shape[2:]
+        counts = _window_counts((height, width), _pairs(kernel, one_d, 1),
+                                _pairs(strides, one_d, 1), padding)
+        y = im.op("mul", y, im.constant(np.prod(_pairs(kernel, one_d, 1)) / counts,
+                                         _type_of(y).dtype))
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y
+
+
+def _window_counts(size, kernel, strides, padding) -> np.ndarray:
+    """How many elements of the unpadded input each window holds."""
+    top, left, bottom, right = padding
+    inside = np.pad(np.ones(size), ((top, bottom), (left, right)))
+    out_h = (inside.shape[0] - kernel[0]) // strides[0] + 1
+    out_w = (inside.shape[1] - kernel[1]) // strides[1] + 1
+    counts = np.zeros((out_h, out_w))
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            counts += inside[i:i + strides[0] * (out_h - 1) + 1:strides[0],
+                             j:j + strides[1] * (out_w - 1) + 1:strides[1]]
+    return counts
+
+
+@converts("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(im, node):
+    x = im.tensor(node.input(0))
+    axes = tuple(range(2, _type_of(x).rank))
+    name = "reduce_mean" if node.op_type == "GlobalAveragePool" else "reduce_max"
+    return im.op(name, x, axes=axes, keepdims=True)
+
+
+# -- normalisations and softmax -----------------------------------------------
+
+
+@converts("BatchNormalization")
+def _batch_norm(im, node):
+    if node.attr("training_mode", 0):
+        raise _NodeProblem("batch normalization in training mode is not supported")
+    x, scale, shift, mean, var = [im.tensor(node.input(i)) for i in range(5)]
+    x_type = _type_of(x)
+    if x_type.rank < 2:
+        raise _NodeProblem(f"batch normalization needs an input of rank >= 2, got {x_type}")
+    inv_std = im.op("rsqrt", im.op("add", var, im.scalar(node.attr("epsilon", 1e-5), var)))
+    factor = im.op("mul", scale, inv_std)
+    offset = im.op("sub", shift, im.op("mul", mean, factor))
+    channel_shape = (x_type.shape[1],) + (1,) * (x_type.rank - 2)
+    y = im.op("mul", x, im.reshape(factor, channel_shape))
+    return im.op("add", y, im.reshape(offset, channel_shape))
+
+
+@converts("LayerNormalization")
+def _layer_norm(im, node):
+    x = im.tensor(node.input(0))
+    x_type = _type_of(x)
+    axis = _axis(node.attr("axis", -1), x_type.rank)
+    normalized = x_type.shape[axis:]
+    params = []
+    for i in (1, 2):
+        if node.input(i) is None:
+            params.append(im.constant(np.zeros(normalized), x_type.dtype))
+            continue
+        param = im.tensor(node.input(i), x_type.dtype)
+        if _type_of(param).shape != normalized:
+            param = im.op("broadcast_to", param, result_type=x_type.with_shape(normalized))
+        params.append(param)
+    return im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon", 1e-5))
+
+
+@converts("Softmax", "LogSoftmax")
+def _softmax(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    name = "softmax" if node.op_type == "Softmax" else "log_softmax"
+    if im.opset >= 13:
+        return im.op(name, x, axis=_axis(node.attr("axis", -1), len(shape)))
+    # Before opset 13 the input is flattened to 2-D at `axis` first.
+    axis = _axis(node.attr("axis", 1), len(shape))
+    flat = im.reshape(x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
+    return im.reshape(im.op(name, flat, axis=1), shape)
+
+
+# -- reductions ---------------------------------------------------------------
+
+_REDUCE = {"ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max",
+           "ReduceMin": "reduce_min"}
+
+
+def _reduce_axes(im, node, rank: int):
+    """The normalised reduction axes, or None for an identity (empty axes
+    with noop_with_empty_axes)."""
+    axes = im.static(node.input(1), "axes") if node.input(1) else node.attr("axes")
+    if axes is None or len(axes) == 0:
+        if node.attr("noop_with_empty_axes", 0):
+            return None
+        return tuple(range(rank))
+    return tuple(sorted(_axis(int(a), rank) for a in np.asarray(axes).reshape(-1)))
+
+
+@converts(*_REDUCE)
+def _reduce(im, node):
+    x = im.tensor(node.input(0))
+    axes = _reduce_axes(im, node, _type_of(x).rank)
+    if axes is None:
+        return x
+    return im.op(_REDUCE[node.op_type], x, axes=axes, keepdims=bool(node.attr("keepdims", 1)))
+
+
+# -- data movement (folded with NumPy when every input is known) --------------
+
+
+def _reshape_target(im, node, shape) -> tuple[int, ...]:
+    target = [int(d) for d in im.static(node.input(1), "shape")]
+    if not node.attr("allowzero", 0):
+        target = [shape[i] if d == 0 else d for i, d in enumerate(target)]
+    if target.count(-1) == 1:
+        known = math.prod(d for d in target if d != -1)
+        target[target.index(-1)] = math.prod(shape) // known if known else 0
+    if math.prod(target) != math.prod(shape):
+        raise _NodeProblem(f"cannot reshape {list(shape)} to {target}")
+    return tuple(target)
+
+
+def _unsqueezed(im, node, shape) -> tuple[int, ...]:
+    axes = im.static(node.input(1), "axes") if node.input(1) else node.attr("axes")
+    rank = len(shape) + len(axes)
+    axes = sorted(_axis(int(a), rank) for a in np.asarray(axes).reshape(-1))
+    result = list(shape)
+    for a in axes:
+        result.insert(a, 1)
+    return tuple(result)
+
+
+def _squeezed(im, node, shape) -> tuple[int, ...]:
+    axes = im.static(node.input(1), "axes") if node.input(1) else node.attr("axes")
+    if axes is None:
+        return tuple(d for d in shape if d != 1)
+    axes = {_axis(int(a), len(shape)) for a in np.asarray(axes).reshape(-1)}
+    if any(shape[a] != 1 for a in axes):
+        raise _NodeProblem(f"cannot squeeze dims {sorted(axes)} of {list(shape)}: not all 1")
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _flattened(node, shape) -> tuple[int, ...]:
+    axis = node.attr("axis", 1)
+    axis = axis % len(shape) if len(shape) and axis < 0 else axis
+    return (math.prod(shape[:axis]), math.prod(shape[axis:]))
+
+
+_SHAPE_RULES = {
+    "Reshape": _reshape_target,
+    "Unsqueeze": _unsqueezed,
+    "Squeeze": _squeezed,
+    "Flatten": lambda im, node, shape: _flattened(node, shape),
+}
+
+
+@converts(*_SHAPE_RULES)
+def _reshape_like(im, node):
+    x = im.tensor(node.input(0))
+    return im.reshape(x, _SHAPE_RULES[node.op_type](im, node, _type_of(x).shape))
+
+
+@folds(*_SHAPE_RULES)
+def _fold_reshape_like(im, node):
+    x = im.static(node.input(0))
+    return x.reshape(_SHAPE_RULES[node.op_type](im, node, x.shape))
+
+
+def _perm(node, rank):
+    return tuple(node.attr("perm", list(reversed(range(rank)))))
+
+
+@converts("Transpose")
+def _transpose(im, node):
+    x = im.tensor(node.input(0))
+    return im.op("transpose", x, perm=_perm(node, _type_of(x).rank))
+
+
+@folds("Transpose")
+def _fold_transpose(im, node):
+    x = im.static(node.input(0))
+    return np.transpose(x, _perm(node, x.ndim))
+
+
+@converts("Concat")
+def _concat(im, node):
+    operands = im.operands(node)
+    return im.op("concat", operands, axis=_axis(node.attr("axis"), _type_of(operands[0]).rank))
+
+
+@folds("Concat")
+def _fold_concat(im, node):
+    arrays = [im.static(n) for n in node.proto.input if n]
+    return np.concatenate(arrays, axis=node.attr("axis"))
+
+
+def _slice_arguments(im, node, shape):
+    """Per-dim (start, limit, step) of a Slice, clamped like ONNX."""
+    if im.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes, steps = node.attr("axes"), None
+    else:
+        starts, ends = im.static(node.input(1), "starts"), im.static(node.input(2), "ends")
+        axes, steps = [im.static(node.input(i), name) if node.input(i) else None
+                       for i, name in ((3, "axes"), (4, "steps"))]
+    rank = len(shape)
+    axes = range(len(starts)) if axes is None else [_axis(int(a), rank) for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    bounds = [(0, d, 1) for d in shape]
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        bounds[axis] = (int(start), int(end), step)
+    return bounds
+
+
+@converts("Slice")
+def _slice(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    starts, limits, strides = [], [], []
+    for d, (start, end, step) in enumerate(_slice_arguments(im, node, shape)):
+        if step < 1:
+            raise _NodeProblem(f"slice step {step} in dim {d} is not supported (nn.slice "
+                               "takes steps >= 1)")
+        start, end, _ = slice(start, end, step).indices(shape[d])
+        starts.append(start)
+        limits.append(max(end, start))
+        strides.append(step)
+    if tuple(limits) == shape and not any(starts) and all(s == 1 for s in strides):
+        return x
+    return im.op("slice", x, starts=starts, limits=limits,
+                 strides=None if all(s == 1 for s in strides) else strides)
+
+
+@folds("Slice")
+def _fold_slice(im, node):
+    x = im.static(node.input(0))
+    return x[tuple(slice(*bounds) for bounds in _slice_arguments(im, node, x.shape))]
+
+
+def _split_sizes(im, node, size: int) -> list[int]:
+    outputs = len(node.proto.output)
+    split = im.static(node.input(1), "split") if node.input(1) else node.attr("split")
+    if split is not None:
+        return [int(s) for s in split]
+    if node.attr("num_outputs") is not None:
+        chunk = -(-size // node.attr("num_outputs"))
+        return [min(chunk, size - i * chunk) for i in range(node.attr("num_outputs"))]
+    return [size // outputs] * outputs
+
+
+@converts("Split")
+def _split(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    axis = _axis(node.attr("axis", 0), len(shape))
+    results, start = [], 0
+    for size in _split_sizes(im, node, shape[axis]):
+        starts = [start if d == axis else 0 for d in range(len(shape))]
+        limits = [start + size if d == axis else shape[d] for d in range(len(shape))]
+        results.append(im.op("slice", x, starts=starts, limits=limits))
+        start += size
+    return results
+
+
+@folds("Split")
+def _fold_split(im, node):
+    x = im.static(node.input(0))
+    axis = node.attr("axis", 0)
+    sizes = _split_sizes(im, node, x.shape[axis])
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+@converts("Expand")
+def _expand(im, node):
+    x = im.tensor(node.input(0))
+    x_type = _type_of(x)
+    try:
+        shape = np.broadcast_shapes(x_type.shape, tuple(int(d) for d in im.static(
+            node.input(1), "shape")))
+    except ValueError as error:
+        raise _NodeProblem(str(error)) from None
+    if shape == x_type.shape:
+        return x
+    return im.op("broadcast_to", x, result_type=x_type.with_shape(shape))
+
+
+@folds("Expand")
+def _fold_expand(im, node):
+    x = im.static(node.input(0))
+    shape = [int(d) for d in im.static(node.input(1))]
+    return x * np.ones(shape, x.dtype)
+
+
+@converts("Gather")
+def _gather(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    axis = _axis(node.attr("axis", 0), len(shape))
+    indices = im.static(node.input(1), "indices").astype(np.int64)
+    flat = np.where(indices < 0, indices + shape[axis], indices).reshape(-1)
+    if flat.size and (flat.min() < 0 or flat.max() >= shape[axis]):
+        raise _NodeProblem(f"gather indices out of range for dim {axis} of size {shape[axis]}")
+
+    def piece(start, limit, stride):
+        starts = [start if d == axis else 0 for d in range(len(shape))]
+        limits = [limit if d == axis else shape[d] for d in range(len(shape))]
+        strides = [stride if d == axis else 1 for d in range(len(shape))]
+        return im.op("slice", x, starts=starts, limits=limits,
+                 strides=None if all(s == 1 for s in strides) else strides)
+
+    steps = np.diff(flat)
+    if flat.size == 1 or (flat.size > 1 and steps[0] >= 1 and (steps == steps[0]).all()):
+        step = int(steps[0]) if flat.size > 1 else 1
+        gathered = piece(int(flat[0]), int(flat[-1]) + 1, step)
+    elif flat.size <= MAX_GATHER_SLICES:
+        gathered = im.op("concat", [piece(int(i), int(i) + 1, 1) for i in flat], axis=axis)
+    else:
+        raise _NodeProblem(f"a gather of {flat.size} scattered indices is not supported "
+                           f"(at most {MAX_GATHER_SLICES}, or evenly spaced ones)")
+    return im.reshape(gathered, shape[:axis] + indices.shape + shape[axis + 1:])
+
+
+@folds("Gather")
+def _fold_gather(im, node):
+    return np.take(im.static(node.input(0)), im.static(node.input(1)), axis=node.attr("axis", 0))
+
+
+@converts("Pad")
+def _pad(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    mode = node.attr("mode", b"constant").decode()
+    if mode != "constant":
+        raise _NodeProblem(f"pad mode '{mode}' is not supported")
+    if im.opset < 11:
+        pads, value, axes = node.attr("pads"), node.attr("value", 0.0), None
+    else:
+        pads = im.static(node.input(1), "pads")
+        value = float(im.static(node.input(2))) if node.input(2) else 0.0
+        axes = im.static(node.input(3), "axes") if node.input(3) else None
+    axes = range(len(shape)) if axes is None else [_axis(int(a), len(shape)) for a in axes]
+    low, high = [0] * len(shape), [0] * len(shape)
+    for i, axis in enumerate(axes):
+        low[axis], high[axis] = int(pads[i]), int(pads[i + len(axes)])
+    if min(low + high) < 0:
+        raise _NodeProblem("negative pads are not supported")
+    return im.op("pad", x, low=low, high=high, value=value)
+
+
+# -- values known when the model is imported ----------------------------------
+
+
+@converts("Constant")
+def _constant(im, node):
+    (name, value), = node.attrs.items()
+    if name == "value":
+        return im.onnx.numpy_helper.to_array(value)
+    if name in ("value_float", "value_floats"):
+        return np.array(value, np.float32)
+    if name in ("value_int", "value_ints"):
+        return np.array(value, np.int64)
+    raise _NodeProblem(f"a constant given as '{name}' is not supported")
+
+
+@converts("Shape")
+def _shape(im, node):
+    shape = np.array(im.shape(node.input(0)), np.int64)
+    start, end = node.attr("start", 0), node.attr("end")
+    return shape[start:end]
+
+
+@converts("Size")
+def _size(im, node):
+    return np.array(math.prod(im.shape(node.input(0))), np.int64)
+
+
+@converts("ConstantOfShape")
+def _constant_of_shape(im, node):
+    value = node.attr("value")
+    fill = im.onnx.numpy_helper.to_array(value).reshape(-1) if value is not None else \
+        np.zeros(1, np.float32)
+    return np.full([int(d) for d in im.static(node.input(0), "shape")], fill[0], fill.dtype)
+
+
+def _integer_divide(a, b):
+    return np.trunc(np.true_divide(a, b)).astype(np.result_type(a, b))
+
+
+_NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum,
+          "Min": np.minimum, "Equal": np.equal, "Less": np.less, "LessOrEqual": np.less_equal,
+          "Greater": np.greater, "GreaterOrEqual": np.greater_equal, "And": np.logical_and,
+          "Or": np.logical_or, "Neg": np.negative, "Abs": np.abs, "Not": np.logical_not,
+          "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log, "Floor": np.floor, "Ceil": np.ceil,
+          "Reciprocal": np.reciprocal, "Identity": lambda x: x}
+
+
+@folds(*_NUMPY, "Div", "Pow", "Sum", "Where", "Cast", "Range")
+def _fold_elementwise(im, node):
+    arrays = [im.static(n) for n in node.proto.input if n]
+    dtype = arrays[0].dtype
+    if node.op_type == "Div":
+        if np.issubdtype(dtype, np.integer):
+            return _integer_divide(*arrays)
+        return np.divide(*arrays).astype(dtype)
+    if node.op_type == "Pow":
+        return np.power(*arrays).astype(dtype)
+    if node.op_type == "Sum":
+        return sum(arrays[1:], arrays[0])
+    if node.op_type == "Where":
+        return np.where(*arrays)
+    if node.op_type == "Cast":
+        return arrays[0].astype(im.onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+    if node.op_type == "Range":
+        start, limit, delta = (a.reshape(()) for a in arrays)
+        return np.arange(start, limit, delta, dtype=dtype)
+    result = _NUMPY[node.op_type](*arrays)
+    return result if result.dtype == np.bool_ else result.astype(dtype)
