@@ -20,12 +20,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lamina import graphview
 from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_output_path,
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.report import CompileReport
+from lamina.report import CompileReport, check_report_path, write_report
 from lamina.targets import available_targets, get_target
 
 
@@ -52,27 +51,6 @@ def _argument_parser() -> argparse.ArgumentParser:
                              "fusion graph (needs Graphviz's dot) and the kernels")
     add_plugin_arguments(parser)
     return parser
-
-
-def check_report_path(path: str | None) -> None:
-    """Raises UsageError, before any work, when a --report file cannot be
-    written or its fusion graph cannot be drawn."""
-    if path is None:
-        return
-    check_output_path(path)
-    try:
-        graphview.find_dot("--report")
-    except graphview.GraphError as error:
-        raise UsageError(str(error)) from None
-
-
-def write_report(report: CompileReport, path: str) -> None:
-    try:
-        page = report.html()
-    except graphview.GraphError as error:
-        raise UsageError(str(error)) from None
-    with atomic_output(path) as out:
-        out.write(page)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@
     lamina-run model.mlir --random --seed 3 --bench
     lamina-run model.mlir --load-plugin=my_ops.py --random --check
     lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
+    lamina-run model.mlir --random --check --bench --report=report.html
 
 `--target=cuda:ARCH --emulate` runs the target's hw kernels on the CPU
 through their emulation. Arguments that are memrefs in global memory (an
@@ -18,7 +19,8 @@ reproducible with `--seed`). Results are printed, and written as `res0`,
 reference interpreter of the nn program and reports the worst error against
 the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
-the only public function. Errors print as `FILE:LINE:COL: error:`, the exit
+the only public function. `--report=FILE.html` writes the pipeline report
+(lamina.report) with the check and benchmark numbers. Errors print as `FILE:LINE:COL: error:`, the exit
 code is 1, and no output file is written.
 """
 
@@ -39,6 +41,7 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
+from lamina.report import CompileReport, check_report_path, write_report
 from lamina.reference import compare, evaluate, random_inputs
 from lamina.runtime import clone_module
 from lamina.targets import get_target
@@ -68,6 +71,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the results")
+    parser.add_argument("--report", default=None, metavar="FILE.html",
+                        help="also write an HTML report of the compilation (IR and time of "
+                             "every stage, fusion graph, kernels) with the check and "
+                             "benchmark numbers; needs Graphviz's dot")
     add_plugin_arguments(parser)
     return parser
 
@@ -188,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {options.seed}")
     check_output_path(options.output)
+    check_report_path(options.report)
     load_plugins(options.plugins)
 
     source_name, text = read_source(options.input)
@@ -204,7 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                              "targets")
         target = target.emulation()
     check_inline_assembly(module, target)
-    function = target.compile(module, entry=options.entry)
+    pipeline = target.pipeline()
+    report = None
+    if options.report:
+        report = CompileReport(source_name, target.name)
+        pipeline.observers.append(report)
+    function = target.compile(module, entry=options.entry, pipeline=pipeline)
     if options.inputs:
         arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
     elif options.random or not function.inputs:
@@ -235,8 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         for index, (array, reference, spec) in enumerate(zip(results, expected,
                                                              function.results)):
             comparison = compare(array, reference, spec.dtype, options.rtol, options.atol)
-            print(f"check res{index} ({spec}): {comparison}")
+            line = f"check res{index} ({spec}): {comparison}"
+            print(line)
             failed |= not comparison.ok
+            if report is not None:
+                report.checks.append(line)
         print("check: " + ("FAILED" if failed else "all results match the reference"))
 
     if options.bench:
@@ -244,9 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compile: {function.compile_seconds * 1e3:.1f} ms")
         print(f"run: median {statistics.median(times) * 1e3:.4g} ms, min "
               f"{min(times) * 1e3:.4g} ms over {len(times)} runs")
+        if report is not None:
+            report.add_benchmark("compile (pipeline and JIT)",
+                                 f"{function.compile_seconds * 1e3:.1f} ms")
+            report.add_benchmark("run, median", f"{statistics.median(times) * 1e3:.4g} ms")
+            report.add_benchmark("run, minimum", f"{min(times) * 1e3:.4g} ms")
+            report.add_benchmark("runs", str(len(times)))
 
     if failed:
         return 1
+    if report is not None:
+        write_report(report, options.report)
     if options.output:
         with atomic_output(options.output, binary=True) as out:
             np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},

@@ -27,6 +27,7 @@ from typing import Any
 from mlir import ir
 
 from lamina import graphview
+from lamina.diagnostics import UsageError, atomic_output, check_output_path
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE
 
 
@@ -222,6 +223,28 @@ class CompileReport:
                 + "".join(sections) + "</section>")
 
 
+def check_report_path(path: str | None) -> None:
+    """Raises UsageError, before any work, when a --report file cannot be
+    written or its fusion graph cannot be drawn (no `dot`)."""
+    if path is None:
+        return
+    check_output_path(path)
+    try:
+        graphview.find_dot("--report")
+    except graphview.GraphError as error:
+        raise UsageError(str(error)) from None
+
+
+def write_report(report: CompileReport, path: str) -> None:
+    """Writes the page to `path`, whole or not at all. Raises UsageError."""
+    try:
+        page = report.html()
+    except graphview.GraphError as error:
+        raise UsageError(str(error)) from None
+    with atomic_output(path) as out:
+        out.write(page)
+
+
 def _e(value: Any) -> str:
     return html.escape(str(value))
 
@@ -277,18 +300,20 @@ def functions(module: ir.Module) -> list[Function]:
         if op.name in ("func.func", "llvm.func", "gpu.func"):
             attributes = op.attributes
             name = _string(attributes["sym_name"])
-            if op.name == "gpu.func":
-                role = "GPU kernel" if "gpu.kernel" in attributes else "GPU function"
+            if "gpu.kernel" in attributes or "nvvm.kernel" in attributes:
+                role = "GPU kernel"
             elif not op.regions[0].blocks:
                 role = "external"
             elif "sym_visibility" in attributes and _string(
                     attributes["sym_visibility"]) == "private":
                 role = "private"
             elif "linkage" in attributes and "internal" in str(attributes["linkage"]):
-                role = "private"
+                role = "internal"
             else:
                 role = "public"
-            found.append(Function(name, op.name, role, graphview.op_location(op)))
+            location = graphview.op_location(op)
+            found.append(Function(name, op.name, role,
+                                  "" if location.endswith(":0:0") else location))
             return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
 
