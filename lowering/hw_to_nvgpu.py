@@ -1061,11 +1061,19 @@ class ConvertHWToNVGPU(Pass):
     def launch_record(self, launch: ir.Operation, shared_bytes: int,
                       descriptors: list[TmaDescriptor]) -> ir.Attribute:
         """What the kernel manifest says of a launch: kernel, grid, block,
-        dynamic shared memory and the kernel's arguments."""
+        dynamic shared memory, the kernel's arguments and the TMA
+        descriptors the host makes (argument, box, element type, swizzle)."""
         view = hw.LaunchOp.from_operation(launch)
         arguments = [str(v.type) for v in launch.operands]
         arguments += [f"TMA descriptor of argument #{d.argument} ({d.rows}x{d.cols} boxes"
                       f"{', swizzled' if d.swizzled else ''})" for d in descriptors]
+        i64 = ir.IntegerType.get_signless(64)
+        tensor_maps = [ir.DictAttr.get({
+            "argument": ir.IntegerAttr.get(i64, d.argument),
+            "box": ir.DenseI64ArrayAttr.get([d.rows, d.cols]),
+            "dtype": ir.StringAttr.get(d.dtype),
+            "swizzle_bytes": ir.IntegerAttr.get(i64, SWIZZLE_BYTES if d.swizzled else 0),
+        }) for d in descriptors]
         return ir.DictAttr.get({
             "kernel": ir.StringAttr.get(view.kernel),
             "grid": ir.DenseI64ArrayAttr.get(list(view.grid3)),
@@ -1073,6 +1081,7 @@ class ConvertHWToNVGPU(Pass):
             "dynamic_shared_memory": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                         shared_bytes),
             "arguments": ir.ArrayAttr.get([ir.StringAttr.get(a) for a in arguments]),
+            "tma_descriptors": ir.ArrayAttr.get(tensor_maps),
         })
 
     def lower_kernel(self, kernel: ir.Operation, gpu_body: ir.Block,

@@ -263,6 +263,19 @@ def clone_module(module: ir.Module) -> ir.Module:
         return ir.Module.parse(text)
 
 
+def entry_signature(module: ir.Module, entry: str | None
+                    ) -> tuple[str, list[TensorType | MemRefType], list[TensorType]]:
+    """The name, argument and result types of the entry function (see
+    `find_entry` and `signature`); raises CompileError when it is private."""
+    func = find_entry(module, entry)
+    name = _symbol(func)
+    if not _is_public(func):
+        raise CompileError.at(func.location, f"@{name} is private; only public functions can be "
+                                       "called from Python")
+    inputs, results = signature(func)
+    return name, inputs, results
+
+
 def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
                 shared_libs: Sequence[str] = (), opt_level: int = 3) -> CompiledFunction:
     """Compiles `module` (a module, MLIR text or a path; the module is not
@@ -274,12 +287,7 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
         module = parse(module)
     else:
         module = clone_module(module)
-    func = find_entry(module, entry)
-    name = _symbol(func)
-    if not _is_public(func):
-        raise CompileError.at(func.location, f"@{name} is private; only public functions can be "
-                                       "called from Python")
-    inputs, results = signature(func)
+    name, inputs, results = entry_signature(module, entry)
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
     check_llvm_dialect(lowered)
     check_symbols(lowered, shared_libs)

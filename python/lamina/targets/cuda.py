@@ -30,6 +30,11 @@ stage:
 * `cubin` (the default output): the PTX assembled by `ptxas` (the
   optional extra `cuda`, PyPI `nvidia-cuda-nvcc`).
 
+`CUDATarget.compile()` (`lamina.compile(module, target="cuda:sm_90a")`,
+`lamina-run --target=cuda:ARCH`) runs the kernels on this machine's GPU
+through the CUDA driver API (`lamina.cuda_runtime`), NumPy arrays in and
+out; without a driver or a GPU it is a clear error.
+
 Every hw program also runs on the CPU, through the emulation
 (`CUDATarget.emulation()`, `lamina-run --target=cuda:sm_80 --emulate`):
 after the `hw` stage, `convert-hw-to-loops` turns the kernels into host
@@ -46,16 +51,18 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 from mlir import ir
 from mlir.dialects import gpu
 
+from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, parse_manifest
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
-from lamina.runtime import CompiledFunction, jit_compile
+from lamina.runtime import CompiledFunction, clone_module, entry_signature, jit_compile
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 
@@ -221,6 +228,12 @@ class KernelManifest:
                 "block": list(ir.DenseI64ArrayAttr(record["block"])),
                 "dynamic_shared_memory": ir.IntegerAttr(record["dynamic_shared_memory"]).value,
                 "arguments": [ir.StringAttr(a).value for a in ir.ArrayAttr(record["arguments"])],
+                "tma_descriptors": [{
+                    "argument": ir.IntegerAttr(d["argument"]).value,
+                    "box": list(ir.DenseI64ArrayAttr(d["box"])),
+                    "dtype": ir.StringAttr(d["dtype"]).value,
+                    "swizzle_bytes": ir.IntegerAttr(d["swizzle_bytes"]).value,
+                } for d in map(ir.DictAttr, ir.ArrayAttr(record["tma_descriptors"]))],
             })
         chip = self.target.arch.name
         resources = ptxas_resources(SerializeToPTX()(module), chip)
@@ -281,12 +294,34 @@ class CUDATarget(Target):
         """The same hw programs run on the CPU (see the module docstring)."""
         return EmulatedCUDATarget(self)
 
+    def build(self, module: ir.Module, entry: str | None = None,
+              pipeline: Pipeline | None = None) -> GPUProgram:
+        """What the GPU runtime loads for the entry function: its host
+        program, kernel manifest, PTX and (with ptxas) cubin. Needs no GPU;
+        `module` is not modified. Raises CompileError."""
+        module = clone_module(module)
+        name, inputs, results = entry_signature(module, entry)
+        pipeline = pipeline or self.pipeline()
+        pipeline.run(module, until="hw")
+        host = HostProgram.from_module(module, name)
+        ptx = pipeline.run(module, start="gpu", until="ptx")
+        kernels = parse_manifest(pipeline.run_stage("manifest", module))
+        cubin = pipeline.run_stage("cubin", ptx) if find_ptxas() is not None else None
+        return GPUProgram(name, inputs, results, host, kernels, ptx, cubin, self.arch.name,
+                          self.arch.specific, module)
+
     def compile(self, module: ir.Module, entry: str | None = None,
-                pipeline: Pipeline | None = None) -> CompiledFunction:
-        raise CompileError.at(module.operation.location,
-                              f"target '{self.name}' cannot run programs on this machine: "
-                              "run its kernels on the CPU with the emulation (lamina-run "
-                              "--emulate, or the target's emulation())")
+                pipeline: Pipeline | None = None) -> CUDAFunction:
+        """The entry function with its kernels on this machine's GPU,
+        through the CUDA driver (see `lamina.cuda_runtime`): the cubin
+        when the GPU is of the target's architecture, else the PTX, which
+        the driver compiles for a newer GPU. Raises CUDAError (a
+        CompileError) when there is no driver or GPU, or the GPU cannot
+        run the target's code."""
+        start = time.perf_counter()
+        driver()
+        program = self.build(module, entry, pipeline)
+        return CUDAFunction(program, time.perf_counter() - start)
 
 
 class EmulatedCUDATarget(Target):

@@ -1,0 +1,717 @@
+"""Running hw programs on an NVIDIA GPU through the CUDA driver API.
+
+`CUDATarget.compile` (`lamina.compile(module, target="cuda:sm_90a")`,
+`lamina-run FILE --target=cuda:ARCH`) compiles a program to its kernels
+(a cubin, or PTX that the driver compiles for a newer GPU), its kernel
+manifest and its host program, and returns a `CUDAFunction`: NumPy arrays
+in, NumPy arrays out. A call
+
+* copies the arguments into device memory (memrefs in global memory, an
+  hw program's arguments, are copied back after the run: they are written
+  in place) and allocates the results there;
+* runs the host program, the entry function at the end of the `hw` stage:
+  its `hw.launch`es become `cuLaunchKernel` with the grid and block of the
+  launch and the dynamic shared memory of the manifest, its allocations
+  device memory, its reshapes views and its copies device-to-device
+  copies. Each memref argument of a kernel is passed as upstream's
+  lowering declares it, the fields of its memref descriptor (allocated
+  and aligned pointers, offset, sizes, strides); then come the TMA
+  descriptors the manifest lists, each a `CUtensorMap` made by
+  `cuTensorMapEncodeTiled` and copied to device memory (upstream's
+  `mgpuTensorMapEncodeTiledMemref` passes them the same way);
+* waits for the GPU and copies the results back.
+
+The parts that need no GPU — manifest parsing, the host program, the
+kernel parameters, the tensor maps' parameters, the choice between cubin
+and PTX — are plain functions, tested without one. Where there is no
+driver or no GPU, `driver()` raises `CUDAError` ("no CUDA driver/GPU
+found (...)"), which tools print as their own error.
+
+The driver is reached through PyPI's `cuda-bindings` (Lamina's optional
+extra `cuda`), module `cuda.bindings.driver`; every call's status is
+checked and a failure raises `CUDAError` naming the call and the error.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from mlir import ir
+
+from lamina.diagnostics import CompileError, Diagnostic
+from lamina.dialects import hw
+from lamina.runtime import ArrayFunction
+from lamina.types import MemRefType, VerifyError, numpy_dtype
+
+
+class CUDAError(CompileError):
+    """A CUDA driver call failed, or there is no driver or GPU. A
+    CompileError without a location, so tools print it as their own
+    (`lamina-run: error: ...`)."""
+
+    def __init__(self, message: str):
+        super().__init__([Diagnostic(None, 0, 0, "error", message)], message)
+
+
+# ---------------------------------------------------------------------------
+# The kernel manifest.
+
+
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """A TMA descriptor a kernel takes after its arguments: boxes of
+    `box` (rows, cols) elements of the memref argument `argument`,
+    swizzled over `swizzle_bytes` (0: not swizzled)."""
+
+    argument: int
+    box: tuple[int, ...]
+    dtype: str
+    swizzle_bytes: int
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What the manifest says of a kernel's launches: the block size, the
+    dynamic shared memory in bytes, the TMA descriptors, and (with ptxas)
+    its registers per thread."""
+
+    name: str
+    block: tuple[int, int, int]
+    dynamic_shared_memory: int
+    tensor_maps: tuple[TensorMapSpec, ...] = ()
+    registers: int | None = None
+
+
+def parse_manifest(text: str) -> dict[str, KernelSpec]:
+    """The kernels of a manifest (`lamina-compile --emit=manifest`), by
+    name. Raises CUDAError for a manifest that is not Lamina's."""
+    try:
+        manifest = json.loads(text)
+        kernels: dict[str, KernelSpec] = {}
+        resources = manifest.get("kernels") or {}
+        for launch in manifest["launches"]:
+            name = launch["kernel"]
+            maps = tuple(TensorMapSpec(int(d["argument"]), tuple(int(b) for b in d["box"]),
+                                       str(d["dtype"]), int(d["swizzle_bytes"]))
+                         for d in launch.get("tma_descriptors", []))
+            registers = (resources.get(name) or {}).get("registers")
+            spec = KernelSpec(name, tuple(int(b) for b in launch["block"]),
+                              int(launch["dynamic_shared_memory"]), maps, registers)
+            if kernels.setdefault(name, spec) != spec:
+                raise ValueError(f"launches of kernel {name} differ in block, shared memory "
+                                 "or TMA descriptors")
+        return kernels
+    except (ValueError, KeyError, TypeError) as error:
+        raise CUDAError(f"malformed kernel manifest: {error}") from None
+
+
+def entry_parameter_counts(ptx: str) -> dict[str, int]:
+    """The number of parameters of each `.entry` of a PTX module."""
+    return {found.group(1): found.group(2).count(".param")
+            for found in re.finditer(r"\.entry\s+([\w$.]+)\s*\(([^)]*)\)", ptx)}
+
+
+# ---------------------------------------------------------------------------
+# The host program.
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """A new buffer in device memory."""
+
+    result: int
+    type: MemRefType
+
+
+@dataclass(frozen=True)
+class View:
+    """A buffer's bytes seen with another shape (collapse/expand_shape, cast)."""
+
+    result: int
+    source: int
+    type: MemRefType
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A scalar for kernel arguments."""
+
+    result: int
+    type: str
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A buffer copied into another of the same size."""
+
+    source: int
+    target: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A kernel launch; `arguments` are values of the host program."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    arguments: tuple[int, ...]
+
+
+# Host ops that only release or annotate memory.
+_IGNORED = ("memref.dealloc", "func.return")
+_VIEWS = ("memref.collapse_shape", "memref.expand_shape", "memref.cast")
+# Kernel scalar argument types and their C types.
+_SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
+            "i16": ctypes.c_int16, "i8": ctypes.c_int8, "f32": ctypes.c_float,
+            "f64": ctypes.c_double}
+
+
+@dataclass
+class HostProgram:
+    """The entry function at the end of the `hw` stage, as steps over
+    numbered values: the function's parameters (inputs, then results as
+    out-parameters) are values 0..n-1."""
+
+    name: str
+    parameters: list[MemRefType]
+    steps: list = field(default_factory=list)
+    values: int = 0
+
+    @classmethod
+    def from_module(cls, module: ir.Module, name: str) -> "HostProgram":
+        """The host program of function `name`; raises CompileError at an
+        op that is not a launch, an allocation, a view, a scalar constant
+        or a copy."""
+        function = None
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+                function = op
+        if function is None:
+            raise CompileError.at(module.operation.location, f"no function @{name} after the "
+                                  "hw stage")
+        block = function.regions[0].blocks[0]
+        numbered: list[ir.Value] = []
+
+        def number(value: ir.Value) -> int:
+            for index, known in enumerate(numbered):
+                if known == value:
+                    return index
+            numbered.append(value)
+            return len(numbered) - 1
+
+        parameters = []
+        for index, argument in enumerate(block.arguments):
+            parameters.append(_buffer_type(argument.type, function.location,
+                                           f"argument #{index} of @{name}"))
+            number(argument)
+        program = cls(name, parameters)
+        for op in block.operations:
+            op = op.operation
+            program.steps.extend(_host_step(op, number))
+        program.values = len(numbered)
+        return program
+
+    @property
+    def launches(self) -> list[Launch]:
+        return [s for s in self.steps if isinstance(s, Launch)]
+
+
+def _buffer_type(t: ir.Type, location: ir.Location, what: str) -> MemRefType:
+    try:
+        memref = MemRefType.from_mlir(t)
+    except VerifyError as error:
+        raise CompileError.at(location, f"{what}: {error}; the CUDA runtime moves static, "
+                              "contiguous memrefs") from None
+    if memref.space != "global":
+        raise CompileError.at(location, f"{what}: {t} is not in global memory")
+    return memref
+
+
+def _host_step(op: ir.Operation, number) -> list:
+    name = op.name
+    if name in _IGNORED:
+        return []
+    if name in ("memref.alloc", "memref.alloca"):
+        return [Alloc(number(op.results[0]), _buffer_type(op.results[0].type, op.location,
+                                                          "an allocation"))]
+    if name in _VIEWS:
+        return [View(number(op.results[0]), number(op.operands[0]),
+                     _buffer_type(op.results[0].type, op.location, "a view"))]
+    if name == "memref.copy":
+        return [Copy(number(op.operands[0]), number(op.operands[1]))]
+    if name == "arith.constant" and str(op.results[0].type) in _SCALARS:
+        attribute = op.attributes["value"]
+        value = (ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr)
+                 else ir.FloatAttr(attribute).value)
+        return [Constant(number(op.results[0]), str(op.results[0].type), value)]
+    if name == "hw.launch":
+        view = hw.LaunchOp.from_operation(op)
+        return [Launch(view.kernel, view.grid3, view.block3,
+                       tuple(number(v) for v in op.operands))]
+    raise CompileError.at(op.location, f"'{name}' cannot run in the host code of the CUDA "
+                          "runtime, which launches kernels, allocates, reshapes and copies "
+                          "device memory and makes scalar constants")
+
+
+# ---------------------------------------------------------------------------
+# Kernel parameters.
+
+
+def contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= size
+    return strides[::-1]
+
+
+def memref_parameters(address: int, memref: MemRefType) -> list:
+    """A memref kernel argument as upstream's GPU lowering passes it: the
+    fields of its descriptor, each a parameter (allocated and aligned
+    pointers, offset, sizes, strides in elements)."""
+    return ([ctypes.c_uint64(address), ctypes.c_uint64(address), ctypes.c_int64(0)]
+            + [ctypes.c_int64(s) for s in memref.shape]
+            + [ctypes.c_int64(s) for s in contiguous_strides(memref.shape)])
+
+
+def scalar_parameter(dtype: str, value) -> ctypes._SimpleCData:
+    return _SCALARS[dtype](value)
+
+
+def launch_parameters(launch: Launch, types: Sequence, addresses: Sequence[int | None]) -> list:
+    """The parameters of a launch's arguments, before its TMA descriptors:
+    memrefs (`types[v]` a MemRefType at device address `addresses[v]`) as
+    their descriptors' fields, scalars (`types[v]` a Constant) as values."""
+    values = []
+    for argument in launch.arguments:
+        kind = types[argument]
+        if isinstance(kind, Constant):
+            values.append(scalar_parameter(kind.type, kind.value))
+        else:
+            values.extend(memref_parameters(addresses[argument], kind))
+    return values
+
+
+class PackedParameters:
+    """`cuLaunchKernel`'s kernelParams: an array of pointers to the
+    parameter values, kept alive with them."""
+
+    def __init__(self, values: Sequence[ctypes._SimpleCData]):
+        self.values = list(values)
+        self.pointers = (ctypes.c_void_p * max(len(self.values), 1))(
+            *[ctypes.addressof(v) for v in self.values])
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self.pointers)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+# ---------------------------------------------------------------------------
+# TMA descriptors.
+
+_TENSOR_MAP_TYPES = {"f16": "FLOAT16", "bf16": "BFLOAT16", "f32": "FLOAT32", "f64": "FLOAT64",
+                     "i8": "UINT8", "i16": "UINT16", "i32": "INT32", "i64": "INT64"}
+_SWIZZLES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
+
+
+@dataclass(frozen=True)
+class TensorMapParameters:
+    """The arguments of `cuTensorMapEncodeTiled` for a row-major buffer,
+    innermost dimension first as the driver wants them: data type and
+    swizzle as the names of the driver's enum members, sizes and box in
+    elements, strides (of all dims but the innermost) in bytes."""
+
+    data_type: str
+    rank: int
+    global_dim: tuple[int, ...]
+    global_strides: tuple[int, ...]
+    box_dim: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    swizzle: str
+
+
+def tensor_map_parameters(memref: MemRefType, spec: TensorMapSpec) -> TensorMapParameters:
+    """The tensor map of TMA boxes `spec` over a buffer of type `memref`;
+    raises CUDAError where the driver would refuse it."""
+    if spec.dtype != memref.dtype or memref.dtype not in _TENSOR_MAP_TYPES:
+        raise CUDAError(f"a TMA descriptor of {spec.dtype} boxes over {memref}")
+    if not 1 <= memref.rank <= 5 or len(spec.box) != memref.rank:
+        raise CUDAError(f"a TMA descriptor of {len(spec.box)}-d boxes over {memref}: tensor "
+                        "maps have 1 to 5 dims, as many as their boxes")
+    element = numpy_dtype(memref.dtype).itemsize
+    strides = [s * element for s in contiguous_strides(memref.shape)][:-1]
+    inner_bytes = spec.box[-1] * element
+    if any(s % 16 for s in strides) or any(not 1 <= b <= 256 for b in spec.box) \
+            or inner_bytes % 16 or (spec.swizzle_bytes and inner_bytes > spec.swizzle_bytes) \
+            or spec.swizzle_bytes not in _SWIZZLES:
+        raise CUDAError(f"cuTensorMapEncodeTiled refuses boxes of {spec.box} over {memref}: "
+                        "rows of a multiple of 16 bytes, boxes of 1 to 256 elements per dim "
+                        "whose rows are a multiple of 16 bytes and, when swizzled, at most "
+                        "the swizzle span")
+    return TensorMapParameters(
+        data_type=f"CU_TENSOR_MAP_DATA_TYPE_{_TENSOR_MAP_TYPES[memref.dtype]}",
+        rank=memref.rank,
+        global_dim=tuple(reversed(memref.shape)),
+        global_strides=tuple(reversed(strides)),
+        box_dim=tuple(reversed(spec.box)),
+        element_strides=(1,) * memref.rank,
+        swizzle=f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[spec.swizzle_bytes]}")
+
+
+# The size of a CUtensorMap, which the kernel reads from device memory.
+TENSOR_MAP_BYTES = 128
+
+
+# ---------------------------------------------------------------------------
+# Choosing the image.
+
+
+def choose_image(chip: str, specific: bool, device_capability: tuple[int, int],
+                 device_name: str) -> str:
+    """"cubin" when the GPU runs the target's machine code, "ptx" when the
+    driver must compile the PTX for it (a newer GPU); raises CUDAError
+    when it cannot run the target's code at all (an older GPU, or another
+    GPU than an architecture-specific target's)."""
+    target = divmod(int(re.sub(r"\D", "", chip)), 10)
+    if device_capability == target:
+        return "cubin"
+    if device_capability > target and not specific:
+        return "ptx"
+    major, minor = device_capability
+    raise CUDAError(f"the GPU ({device_name}, compute capability {major}.{minor}) cannot run "
+                    f"code for {chip}")
+
+
+# ---------------------------------------------------------------------------
+# The driver.
+
+
+def _driver_module():
+    try:
+        from cuda.bindings import driver as cuda
+    except ImportError:
+        raise CUDAError("no CUDA driver/GPU found (the Python package cuda-bindings is "
+                        "missing: install Lamina's optional extra 'cuda')") from None
+    return cuda
+
+
+def _error_name(cuda, status) -> str:
+    found, name = cuda.cuGetErrorName(status)
+    return name.decode() if found == cuda.CUresult.CUDA_SUCCESS and name else str(status)
+
+
+def check(cuda, result, call: str):
+    """The values a driver call returns after its status; raises CUDAError
+    naming the call when the status is not success."""
+    status, *values = result
+    if status != cuda.CUresult.CUDA_SUCCESS:
+        raise CUDAError(f"{call} failed: {_error_name(cuda, status)}")
+    return values[0] if len(values) == 1 else values
+
+
+class Driver:
+    """The CUDA driver, the first GPU and its primary context."""
+
+    def __init__(self):
+        cuda = self.cuda = _driver_module()
+        try:
+            (status,) = cuda.cuInit(0)
+        except Exception as error:  # the bindings raise when libcuda.so cannot be loaded
+            raise CUDAError("no CUDA driver/GPU found (libcuda.so, the NVIDIA driver, cannot "
+                            f"be loaded: {type(error).__name__}); run the kernels on the CPU "
+                            "with --emulate or the target's emulation()") from None
+        if status != cuda.CUresult.CUDA_SUCCESS:
+            raise CUDAError(f"no CUDA driver/GPU found (cuInit: {_error_name(cuda, status)}); "
+                            "run the kernels on the CPU with --emulate or the target's "
+                            "emulation()")
+        if check(cuda, cuda.cuDeviceGetCount(), "cuDeviceGetCount") < 1:
+            raise CUDAError("no CUDA driver/GPU found (the driver sees no GPU); run the "
+                            "kernels on the CPU with --emulate or the target's emulation()")
+        self.device = check(cuda, cuda.cuDeviceGet(0), "cuDeviceGet")
+        self.context = check(cuda, cuda.cuDevicePrimaryCtxRetain(self.device),
+                             "cuDevicePrimaryCtxRetain")
+        self.make_current()
+        raw = check(cuda, cuda.cuDeviceGetName(256, self.device), "cuDeviceGetName")
+        self.name = raw.split(b"\0", 1)[0].decode(errors="replace")
+        attribute = cuda.CUdevice_attribute
+        self.capability = (self.attribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                           self.attribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+        self.shared_memory_optin = self.attribute(
+            attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+
+    def attribute(self, which) -> int:
+        return check(self.cuda, self.cuda.cuDeviceGetAttribute(which, self.device),
+                     f"cuDeviceGetAttribute({which.name})")
+
+    def make_current(self) -> None:
+        check(self.cuda, self.cuda.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def call(self, name: str, *args):
+        """`cuda.NAME(*args)`, checked."""
+        return check(self.cuda, getattr(self.cuda, name)(*args), name)
+
+    def allocate(self, size: int) -> int:
+        return int(self.call("cuMemAlloc", max(size, 1)))
+
+    def free(self, address: int) -> None:
+        self.call("cuMemFree", address)
+
+    def tensor_map(self, address: int, p: TensorMapParameters) -> int:
+        """A CUtensorMap over device memory at `address`, copied to device
+        memory; returns its device address (free it with `free`)."""
+        cuda = self.cuda
+        tensor_map = self.call(
+            "cuTensorMapEncodeTiled", getattr(cuda.CUtensorMapDataType, p.data_type), p.rank,
+            address, [cuda.cuuint64_t(d) for d in p.global_dim],
+            [cuda.cuuint64_t(s) for s in p.global_strides],
+            [cuda.cuuint32_t(b) for b in p.box_dim],
+            [cuda.cuuint32_t(e) for e in p.element_strides],
+            cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(cuda.CUtensorMapSwizzle, p.swizzle),
+            cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            cuda.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        device_copy = self.allocate(TENSOR_MAP_BYTES)
+        self.call("cuMemcpyHtoD", device_copy, tensor_map.getPtr(), TENSOR_MAP_BYTES)
+        return device_copy
+
+
+@functools.lru_cache(maxsize=None)
+def _the_driver() -> Driver:
+    return Driver()
+
+
+def driver() -> Driver:
+    """The process's driver, initialised once; raises CUDAError when there
+    is no driver or GPU."""
+    try:
+        found = _the_driver()
+    except CUDAError:
+        _the_driver.cache_clear()
+        raise
+    found.make_current()
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Compiled functions.
+
+
+class LoadedKernel:
+    """A kernel of the loaded module, ready to launch."""
+
+    def __init__(self, gpu: Driver, module, spec: KernelSpec, parameters: int | None):
+        self.spec = spec
+        self.parameters = parameters
+        self.function = gpu.call("cuModuleGetFunction", module, spec.name.encode())
+        attribute = gpu.cuda.CUfunction_attribute
+        static = gpu.call("cuFuncGetAttribute", attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                          self.function)
+        if static + spec.dynamic_shared_memory > gpu.shared_memory_optin:
+            raise CUDAError(f"kernel {spec.name} needs {static + spec.dynamic_shared_memory} "
+                            f"bytes of shared memory; the GPU ({gpu.name}) gives a block at "
+                            f"most {gpu.shared_memory_optin}")
+        # Above 48 KiB, dynamic shared memory must be asked for.
+        gpu.call("cuFuncSetAttribute", self.function,
+                 attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                 spec.dynamic_shared_memory)
+
+
+@dataclass
+class GPUProgram:
+    """What the GPU runtime loads for an entry function (`CUDATarget.build`,
+    no GPU needed): its name and NumPy-facing types, its host program,
+    its kernels as the manifest describes them, their PTX and, where
+    ptxas is present, cubin, for the architecture `chip`."""
+
+    name: str
+    inputs: list
+    results: list
+    host: HostProgram
+    kernels: dict[str, KernelSpec]
+    ptx: str
+    cubin: bytes | None
+    chip: str
+    specific: bool = False
+    module: ir.Module | None = None
+
+    def image(self, capability: tuple[int, int], device_name: str) -> tuple[str, bytes]:
+        """The kind ("cubin" or "ptx") and bytes of the image a GPU of
+        compute capability `capability` loads."""
+        kind = choose_image(self.chip, self.specific, capability, device_name)
+        if kind == "cubin" and self.cubin is not None:
+            return kind, self.cubin
+        return "ptx", self.ptx.encode() + b"\0"
+
+
+class CUDAFunction(ArrayFunction):
+    """An entry function whose kernels run on the GPU (see the module
+    docstring). `bind` prepares a call on given arrays, for running it
+    repeatedly (benchmarks); `image_kind` says whether the cubin or the
+    PTX was loaded."""
+
+    def __init__(self, program: GPUProgram, compile_seconds: float = 0.0):
+        super().__init__(program.name, program.inputs, program.results, program.module,
+                         compile_seconds)
+        host = program.host
+        if len(host.parameters) != len(self.inputs) + len(self.results):
+            raise CUDAError(f"the host program of @{self.name} takes {len(host.parameters)} "
+                            f"buffers, not {len(self.inputs)} arguments and "
+                            f"{len(self.results)} results")
+        self.program = host
+        self.gpu = driver()
+        self.image_kind, image = program.image(self.gpu.capability, self.gpu.name)
+        self.cu_module = self.gpu.call("cuModuleLoadData", image)
+        counts = entry_parameter_counts(program.ptx)
+        self.kernels = {}
+        for launch in host.launches:
+            if launch.kernel not in program.kernels:
+                raise CUDAError(f"the kernel manifest has no kernel {launch.kernel}")
+            if launch.kernel not in self.kernels:
+                self.kernels[launch.kernel] = LoadedKernel(self.gpu, self.cu_module,
+                                                           program.kernels[launch.kernel],
+                                                           counts.get(launch.kernel))
+
+    def bind(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]) -> "DeviceCall":
+        """The call on checked arrays (see `check_arguments`), its buffers in
+        device memory and its launches prepared."""
+        return DeviceCall(self, arrays, results)
+
+    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
+        with self.bind(arrays, results) as call:
+            call.run()
+            call.synchronize()
+            call.read_back()
+
+
+class DeviceCall:
+    """One call's device memory and launches: `run()` enqueues the host
+    program, `synchronize()` waits for it, `read_back()` copies the results
+    and the arguments written in place to their arrays, `time()` measures
+    runs with CUDA events; a context manager that frees the memory."""
+
+    def __init__(self, function: CUDAFunction, arrays, results):
+        self.function = function
+        self.gpu = function.gpu
+        self.host = list(arrays) + list(results)
+        self.allocations: list[int] = []
+        self.commands: list[tuple] = []
+        # The kernels' parameters, alive as long as the commands pointing at them.
+        self.parameters: list[PackedParameters] = []
+        program = function.program
+        self.addresses: list[int | None] = [None] * program.values
+        self.types: list = [None] * program.values
+        try:
+            for index, (array, memref) in enumerate(zip(self.host, program.parameters)):
+                self.addresses[index] = self._allocate(array.nbytes)
+                self.types[index] = memref
+                if index < len(arrays):
+                    self.gpu.call("cuMemcpyHtoD", self.addresses[index], array.ctypes.data,
+                                  array.nbytes)
+            for step in program.steps:
+                self._prepare(step)
+        except BaseException:
+            self.free()
+            raise
+
+    def _allocate(self, size: int) -> int:
+        address = self.gpu.allocate(size)
+        self.allocations.append(address)
+        return address
+
+    def _prepare(self, step) -> None:
+        if isinstance(step, Alloc):
+            self.addresses[step.result] = self._allocate(_bytes(step.type))
+            self.types[step.result] = step.type
+        elif isinstance(step, View):
+            self.addresses[step.result] = self.addresses[step.source]
+            self.types[step.result] = step.type
+        elif isinstance(step, Constant):
+            self.types[step.result] = step
+        elif isinstance(step, Copy):
+            size = _bytes(self.types[step.source])
+            self.commands.append(("cuMemcpyDtoDAsync", self.addresses[step.target],
+                                  self.addresses[step.source], size, 0))
+        elif isinstance(step, Launch):
+            kernel = self.function.kernels[step.kernel]
+            values = launch_parameters(step, self.types, self.addresses)
+            for spec in kernel.spec.tensor_maps:
+                buffer = step.arguments[spec.argument]
+                parameters = tensor_map_parameters(self.types[buffer], spec)
+                tensor_map = self.gpu.tensor_map(self.addresses[buffer], parameters)
+                self.allocations.append(tensor_map)
+                values.append(ctypes.c_uint64(tensor_map))
+            if kernel.parameters is not None and kernel.parameters != len(values):
+                raise CUDAError(f"kernel {step.kernel} takes {kernel.parameters} parameters; "
+                                f"its launch packs {len(values)}")
+            packed = PackedParameters(values)
+            self.commands.append(("cuLaunchKernel", kernel.function, *step.grid, *step.block,
+                                  kernel.spec.dynamic_shared_memory, 0, packed.address, 0))
+            self.parameters.append(packed)
+
+    def run(self) -> None:
+        for command in self.commands:
+            self.gpu.call(*command)
+
+    def synchronize(self) -> None:
+        self.gpu.call("cuCtxSynchronize")
+
+    def read_back(self) -> None:
+        arguments = len(self.function.inputs)
+        for index, array in enumerate(self.host):
+            in_place = index < arguments and isinstance(self.function.inputs[index], MemRefType)
+            if index >= arguments or in_place:
+                self.gpu.call("cuMemcpyDtoH", array.ctypes.data, self.addresses[index],
+                              array.nbytes)
+
+    def time(self, runs: int = 20, warmup: int = 3) -> list[float]:
+        """Seconds per run of the host program, measured with CUDA events
+        after `warmup` runs."""
+        cuda = self.gpu.cuda
+        for _ in range(warmup):
+            self.run()
+        start = self.gpu.call("cuEventCreate", 0)
+        end = self.gpu.call("cuEventCreate", 0)
+        times = []
+        try:
+            for _ in range(runs):
+                self.gpu.call("cuEventRecord", start, 0)
+                self.run()
+                self.gpu.call("cuEventRecord", end, 0)
+                self.gpu.call("cuEventSynchronize", end)
+                times.append(self.gpu.call("cuEventElapsedTime", start, end) / 1e3)
+        finally:
+            check(cuda, cuda.cuEventDestroy(start), "cuEventDestroy")
+            check(cuda, cuda.cuEventDestroy(end), "cuEventDestroy")
+        return times
+
+    def median_seconds(self, runs: int = 20) -> float:
+        return statistics.median(self.time(runs))
+
+    def free(self) -> None:
+        for address in self.allocations:
+            self.gpu.free(address)
+        self.allocations = []
+
+    def __enter__(self) -> "DeviceCall":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.free()
+
+
+def _bytes(memref: MemRefType) -> int:
+    return math.prod(memref.shape) * numpy_dtype(memref.dtype).itemsize
