@@ -63,7 +63,8 @@ class LinalgOp:
 
 def analyze(op: ir.Operation) -> "LinalgOp | None":
     """The loop structure of a linalg op on statically shaped tensors, or
-    None (memrefs, dynamic shapes, non-affine-projection maps, i1)."""
+    None (memrefs, dynamic shapes, non-affine-projection maps, i1, an
+    empty iteration domain)."""
     if not op.name.startswith("linalg."):
         return None
     attribute = linalg_dialect.get_indexing_maps(op)
@@ -95,7 +96,9 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
             else:
                 return None
         dims_of.append(tuple(dims))
-    if None in extents:
+    # An empty iteration domain is left to the loops stage (a reduction's
+    # result is its init, the identity): upstream's tiling asserts on one.
+    if None in extents or 0 in extents:
         return None
     # A loop that indexes no output is a reduction (true of every linalg op
     # whose maps are projections).
@@ -154,8 +157,10 @@ def _is_multiply_add(op: ir.Operation) -> bool:
 
 @dataclass
 class Group:
-    """Ops scheduled together: `ops` in program order; the last one whose
-    result leaves the group is the root, whose loops the others fuse into."""
+    """Ops scheduled together: `ops` in program order. The root, whose loops
+    the others fuse into, is the op whose result leaves the group that the
+    most members feed (the last such op on a tie); members that do not feed
+    it (another result of the group, a sibling) cannot fuse into its loops."""
 
     name: str
     ops: list[LinalgOp] = field(default_factory=list)
@@ -163,8 +168,33 @@ class Group:
 
     @property
     def root(self) -> LinalgOp:
-        leaving = [op for op in self.ops if self._leaves(op)]
-        return (leaving or self.ops)[-1]
+        leaving = [op for op in self.ops if self._leaves(op)] or self.ops
+        return max(reversed(leaving), key=lambda op: len(self.feeding(op)))
+
+    def feeding(self, linalg: LinalgOp) -> list[LinalgOp]:
+        """The members whose results `linalg` uses, directly or through
+        other ops of the group (members, reshapes marked with the group),
+        consumers before their producers."""
+        members = {_op_key(op.op): op for op in self.ops}
+        reached = {_op_key(linalg.op)}
+        found: list[LinalgOp] = []
+        body = list(linalg.op.parent.regions[0].blocks[0].operations)
+        for operation in reversed(body):
+            op = operation.operation
+            key = _op_key(op)
+            if key in reached or (key not in members and not self._marked(op)):
+                continue
+            if any(_op_key(_top_level(use.owner)) in reached
+                   for result in op.results for use in result.uses):
+                reached.add(key)
+                if key in members:
+                    found.append(members[key])
+        return found
+
+    def _marked(self, op: ir.Operation) -> bool:
+        markers = {str(m.op.attributes[FUSION_GROUP]) for m in self.ops
+                   if FUSION_GROUP in m.op.attributes}
+        return FUSION_GROUP in op.attributes and str(op.attributes[FUSION_GROUP]) in markers
 
     def _leaves(self, linalg: LinalgOp) -> bool:
         members = [op.op for op in self.ops]
@@ -173,13 +203,6 @@ class Group:
                 if not any(_top_level(use.owner) == m for m in members):
                     return True
         return False
-
-    @property
-    def producers(self) -> list[LinalgOp]:
-        """The members other than the root, in the order they fuse into the
-        root's loops (consumers before their producers)."""
-        root = self.root
-        return [op for op in reversed(self.ops) if op is not root]
 
 
 def _top_level(owner) -> ir.Operation:
@@ -230,6 +253,10 @@ def function_groups(func: ir.Operation) -> list[Group]:
 
 def _value_key(value: ir.Value) -> int:
     return hash(value)
+
+
+def _op_key(op: ir.Operation) -> int:
+    return hash(op.operation)
 
 
 def _single_use(op: ir.Operation) -> bool:

@@ -281,15 +281,19 @@ def _fused_tiles(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -
 def loop_nest_schedules(name: str, ops: list[LinalgOp], model: CPUModel) -> list[Schedule]:
     """Schedules of a group of elementwise ops and reductions: the root
     split over threads with the producers that can follow it fused into
-    its loop; the others in loop nests of their own."""
+    its loop; the others (members that do not feed the root too) in loop
+    nests of their own."""
     if not ops:
         return []
     group = Group(name, list(ops))
     root = group.root
     threads = _forall_tiles(root, model)
+    feeding = group.feeding(root)
     fused, alone = [], []
-    for producer in group.producers:
-        (fused if threads and _fusable(producer, root, threads) else alone).append(producer)
+    for op in reversed(group.ops):
+        if op is not root:
+            fusable = threads and op in feeding and _fusable(op, root, threads)
+            (fused if fusable else alone).append(op)
     schedules = []
     for index, op in enumerate(reversed(alone)):
         threads_alone = _forall_tiles(op, model)
