@@ -18,8 +18,10 @@ lamina.targets.frontend):
   identity layouts; results become caller-allocated out-parameters (the C
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written
-  (`cpu-protect-inputs`); a result computed in a reshaped buffer is
-  computed in the out-parameter itself (`cpu-forward-result-copies`);
+  (`cpu-protect-inputs`); a buffer returned twice is copied for its
+  second result (`cpu-copy-repeated-results`); a result computed in a
+  reshaped buffer is computed in the out-parameter itself
+  (`cpu-forward-result-copies`);
 * `loops`: what no schedule covered becomes scf loops; exp, log, tanh,
   erf and rsqrt on vectors become polynomials (`cpu-approximate-math`),
   and vector ops are lowered for the CPU (`cpu-lower-vectors`: FMAs of outer products,
@@ -63,6 +65,7 @@ from mlir import ir
 from lamina.passes.cpu_apply_schedule import CPUApplySchedule
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
+from lamina.passes.cpu_copy_repeated_results import CPUCopyRepeatedResults
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
 from lamina.passes.cpu_lower_vectors import CPULowerVectors
@@ -145,6 +148,7 @@ class CPUTarget(Target):
             Stage("bufferized", [
                 CPUProtectInputs(),
                 BUFFERIZE,
+                CPUCopyRepeatedResults(),
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
                 "canonicalize",
                 CPUForwardResultCopies(),
