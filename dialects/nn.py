@@ -1360,6 +1360,8 @@ class PadOp(DataMovementOp, name="pad"):
         return x.with_shape([d + lo + hi for d, lo, hi in zip(x.shape, self.low, self.high)])
 
     def reference(self, x):
+        if x.ndim == 0:     # nothing to pad (np.pad refuses an empty pad width)
+            return x.copy()
         return np.pad(x, list(zip(self.low, self.high)), constant_values=self.value)
 
 

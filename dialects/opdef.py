@@ -790,11 +790,19 @@ class Op:
         for decl in cls.attr_decls:
             if decl.name in present:
                 try:
-                    value = decl.kind.to_python(present[decl.name])
+                    attr = present[decl.name]
+                except TypeError:
+                    # The bindings cannot view a dense array of elements
+                    # other than i1/i8/i16/i32/i64/f32/f64 (`array<i7: 1>`).
+                    raise VerifyError(
+                        f"attribute '{decl.name}' must be {decl.kind.description}, "
+                        "got an array of another element type") from None
+                try:
+                    value = decl.kind.to_python(attr)
                 except ValueError:
                     raise VerifyError(
                         f"attribute '{decl.name}' must be {decl.kind.description}, "
-                        f"got {present[decl.name]}") from None
+                        f"got {attr}") from None
             elif decl.required:
                 raise VerifyError(f"requires attribute '{decl.name}'")
             else:
