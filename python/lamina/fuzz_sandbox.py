@@ -20,6 +20,7 @@ compile and run.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import selectors
@@ -105,6 +106,10 @@ def _start(key: Any, task: Callable[[Report], Any], timeout: float,
             # The parent's streams may not be its file descriptors (pytest).
             sys.stdout = open(1, "w", closefd=False)
             sys.stderr = open(2, "w", closefd=False)
+            # A fault handler the parent enabled (pytest's) writes to the
+            # parent's stderr: the child's crash report belongs in its own.
+            if faulthandler.is_enabled():
+                faulthandler.enable(file=sys.stderr)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             result = task(lambda message: _send(writer, ("report", message)))
             _send(writer, ("result", result))

@@ -8,6 +8,7 @@ The fixed corpus that CI runs through the compiler is test_fuzz_corpus.py.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import random
 import signal
@@ -266,6 +267,24 @@ def test_children_report_results_crashes_and_hangs():
     assert outcomes["hang"].timed_out and reports_of(outcomes["hang"]) == [("start", "slow")]
     assert result_of(outcomes["fine"]) == 42 and "to stdout" in outcomes["fine"].stdout_tail
     assert exception_of(outcomes["raises"]) == "ValueError: bad"
+
+
+def test_a_crashing_child_reports_its_fault_in_its_own_stderr(tmp_path):
+    """A fault handler enabled in the parent (pytest enables one) reports a
+    child's crash in the child's stderr, not in the parent's log."""
+    was_enabled = faulthandler.is_enabled()
+    with open(tmp_path / "parent-stderr", "w+") as parent_stderr:
+        faulthandler.enable(file=parent_stderr)
+        try:
+            outcome = run_child(lambda report: os.kill(os.getpid(), signal.SIGSEGV), timeout=10)
+        finally:
+            faulthandler.disable()
+            if was_enabled:
+                faulthandler.enable(file=sys.__stderr__)
+        parent_stderr.seek(0)
+        assert parent_stderr.read() == ""
+    assert outcome.signal == signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in outcome.stderr_tail
 
 
 def test_a_crash_is_a_verdict():
