@@ -48,7 +48,7 @@ def _argument_parser() -> argparse.ArgumentParser:
                              "an aborting pass is reported instead of ending the compiler")
     parser.add_argument("--report", default=None, metavar="FILE.html",
                         help="also write an HTML report: the IR and time of every stage, the "
-                             "fusion graph (needs Graphviz's dot) and the kernels")
+                             "fusion graph (drawn by Graphviz's dot) and the kernels")
     add_plugin_arguments(parser)
     return parser
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         # place, still knows where each op came from.
         raise locate_in_module(error, module) from None
     if report is not None:
-        write_report(report, options.report)
+        write_report(report, options.report, "lamina-compile")
     binary = isinstance(product, bytes)
     with atomic_output(options.output, binary=binary) as out:
         out.write(product if binary else str(product).rstrip("\n") + "\n")

@@ -20,8 +20,8 @@ reference interpreter of the nn program and reports the worst error against
 the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
 the only public function. `--report=FILE.html` writes the pipeline report
-(lamina.report) with the check and benchmark numbers. Errors print as `FILE:LINE:COL: error:`, the exit
-code is 1, and no output file is written.
+(lamina.report) with the check and benchmark numbers. Errors print as
+`FILE:LINE:COL: error:`, the exit code is 1, and no output file is written.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", default=None, metavar="FILE.html",
                         help="also write an HTML report of the compilation (IR and time of "
                              "every stage, fusion graph, kernels) with the check and "
-                             "benchmark numbers; needs Graphviz's dot")
+                             "benchmark numbers")
     add_plugin_arguments(parser)
     return parser
 
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         return 1
     if report is not None:
-        write_report(report, options.report)
+        write_report(report, options.report, "lamina-run")
     if options.output:
         with atomic_output(options.output, binary=True) as out:
             np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},

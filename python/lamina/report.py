@@ -11,7 +11,8 @@ GPU launches where the program has them (from the kernel manifest when its
 stage ran). `html()` writes the page: a summary, the stages with their
 timings, the fusion graph (an SVG laid out by Graphviz's `dot`, inline),
 the kernel list, the benchmark numbers where a benchmark ran, and the IR
-after every stage in collapsible sections. Everything is inline (CSS, SVG,
+after every stage in collapsible sections. Without `dot` the page says
+that it has no picture, and the tools warn. Everything is inline (CSS, SVG,
 a few lines of script to expand or collapse the IR), so the page needs no
 network.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 from mlir import ir
 
 from lamina import graphview
-from lamina.diagnostics import UsageError, atomic_output, check_output_path
+from lamina.diagnostics import atomic_output, check_output_path
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE
 
 
@@ -73,6 +75,7 @@ class CompileReport:
     kernel_resources: dict[str, Any] = field(default_factory=dict)
     benchmark: list[tuple[str, str]] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    graph_problem: str = ""  # why the page has no picture (no dot), set by html()
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     def __call__(self, stage, product: Any, seconds: float) -> None:
@@ -110,10 +113,15 @@ class CompileReport:
     # -- the page --------------------------------------------------------------
 
     def html(self) -> str:
-        """The page. Raises graphview.GraphError when dot cannot draw the graph."""
+        """The page. Without Graphviz's dot it has no picture, and
+        `graph_problem` says why."""
         total = sum(s.seconds for s in self.stages)
-        svg = _inline_svg(graphview.render(self.graph_dot, "svg", "--report").decode()) \
-            if self.graph_dot else ""
+        svg = ""
+        if self.graph_dot:
+            try:
+                svg = _inline_svg(graphview.render(self.graph_dot, "svg", "--report").decode())
+            except graphview.GraphError as error:
+                self.graph_problem = str(error)
         parts = [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
@@ -155,7 +163,9 @@ class CompileReport:
 
     def _graph_section(self, svg: str) -> str:
         if not svg:
-            return ""
+            return (f'<section id="graph"><h2>Fusion graph</h2><p class="problem">'
+                    f'{_e(self.graph_problem or "The pipeline produced no module to draw.")}'
+                    '</p></section>')
         legend = "".join(
             f'<span class="swatch" style="background:{colour}"></span>{_e(kind)} '
             for kind, colour in graphview.KIND_COLOURS.items())
@@ -225,22 +235,18 @@ class CompileReport:
 
 def check_report_path(path: str | None) -> None:
     """Raises UsageError, before any work, when a --report file cannot be
-    written or its fusion graph cannot be drawn (no `dot`)."""
-    if path is None:
-        return
-    check_output_path(path)
-    try:
-        graphview.find_dot("--report")
-    except graphview.GraphError as error:
-        raise UsageError(str(error)) from None
+    written."""
+    if path is not None:
+        check_output_path(path)
 
 
-def write_report(report: CompileReport, path: str) -> None:
-    """Writes the page to `path`, whole or not at all. Raises UsageError."""
-    try:
-        page = report.html()
-    except graphview.GraphError as error:
-        raise UsageError(str(error)) from None
+def write_report(report: CompileReport, path: str, prog: str) -> None:
+    """Writes the page to `path`, whole or not at all; says on stderr when
+    the page has no fusion graph because `dot` is missing or failed."""
+    page = report.html()
+    if report.graph_problem:
+        print(f"{prog}: warning: the report has no fusion graph: {report.graph_problem}",
+              file=sys.stderr)
     with atomic_output(path) as out:
         out.write(page)
 
