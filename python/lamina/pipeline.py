@@ -164,8 +164,11 @@ class Pipeline:
         return f"Pipeline({', '.join(self.stages)})"
 
     def copy(self) -> "Pipeline":
-        return Pipeline([Stage(s.name, list(s.passes), s.kind, s.input, s.description,
-                               s.isolated) for s in self._stages], self.target)
+        """A copy whose stages can be edited apart; the observers are kept."""
+        copied = Pipeline([Stage(s.name, list(s.passes), s.kind, s.input, s.description,
+                                 s.isolated) for s in self._stages], self.target)
+        copied.observers = list(self.observers)
+        return copied
 
     # -- editing -------------------------------------------------------------
 
