@@ -615,7 +615,8 @@ def _rms_norm(e, x, normalized_shape, weight=None, eps=None):
     shape = _ints(normalized_shape)
     if eps is None:
         eps = torch.finfo(e.result.dtype).eps
-    weight, _ = _affine_defaults(e, x, shape, weight, None)
+    if weight is None:
+        weight = e.constant(np.ones(shape), type_of(x).dtype)
     return e.rms_norm(x, weight, axis=-len(shape), epsilon=float(eps))
 
 
@@ -847,7 +848,7 @@ class _Importer:
         name = op_name(node.target)
         converter = _CONVERTERS.get(name)
         if converter is None:
-            raise Unsupported("no nn form")
+            raise Unsupported("")
         raw = _RAW_WEIGHTS.get(name, ())
         args = [self.argument(a, raw=i in raw) for i, a in enumerate(node.args)]
         kwargs = {k: self.argument(v) for k, v in node.kwargs.items()
@@ -996,9 +997,7 @@ class _Importer:
             filename, line = found if found else (None, 0)
             what = op_name(node.target) if node.op == "call_function" else node.name
             message = f"{what} is not supported" + (
-                "" if failure.message == "no nn form" else f": {failure.message}")
-            if failure.message == "no nn form":
-                message += " (no nn form)"
+                f": {failure.message}" if failure.message else "")
             diagnostics.append(Diagnostic(filename, line, 0, "error", message))
             ops.append((what, filename, line))
         return UnsupportedOpsError(diagnostics, ops)
