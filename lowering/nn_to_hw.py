@@ -2,15 +2,17 @@
 
 Each `nn.matmul` of two 2-d f16 or bf16 tensors, with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
-N) or a residual (M x N), then an `nn.relu` — becomes a kernel and its
-launch:
+N) or a residual (M x N), then an `nn.relu` or `nn.gelu` — becomes a
+kernel and its launch:
 
 * the kernel computes one BM x BN tile of the result per block: it walks
   K in steps of BK, loading the A and B tiles of each step into shared
   memory and accumulating them on tensor cores in an f32 register tile,
-  then stores the tile through an epilogue function (bias, relu, the
-  conversion to the result's type). The K loop carries an `hw.pipeline`
-  annotation of S stages, which `hw-pipeline` realises;
+  then stores the tile through an epilogue function (bias, activation,
+  the conversion to the result's type), computed in f32 with arith ops
+  only (gelu's erf and tanh as rational approximations, error 3.2e-7),
+  so that the GPU code needs no libdevice. The K loop carries an
+  `hw.pipeline` annotation of S stages, which `hw-pipeline` realises;
 * loads are TMA loads on an mbarrier on sm_90a (global rows of a
   multiple of 16 bytes), cp.async otherwise (rows of a multiple of 4
   bytes), else synchronous copies (no pipelining); tiles past the ends of
@@ -33,6 +35,7 @@ products accumulated in f32 and rounded once, as the nn references do.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -111,7 +114,8 @@ class MatmulChain:
 
     matmul: ir.Operation
     bias: ir.Value | None = None
-    relu: bool = False
+    # "relu", "gelu" (exact, with erf) or "gelu_tanh" (the tanh approximation).
+    activation: str | None = None
     ops: list | None = None
 
     @property
@@ -144,9 +148,72 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
                 chain.ops.append(user)
                 user = _single_user(user.results[0])
     if user is not None and user.name == "nn.relu":
-        chain.relu = True
+        chain.activation = "relu"
+        chain.ops.append(user)
+    elif user is not None and user.name == "nn.gelu":
+        approximate = user.attributes["approximate"] if "approximate" in user.attributes \
+            else None
+        tanh = approximate is not None and ir.StringAttr(approximate).value == "tanh"
+        chain.activation = "gelu_tanh" if tanh else "gelu"
         chain.ops.append(user)
     return chain
+
+
+# ---------------------------------------------------------------------------
+# Epilogue activations on f32 scalars, with arith ops only: the kernels
+# need no libdevice on the GPU, and the emulation computes the same values.
+
+# Odd rational approximations x P(x^2) / Q(x^2) on a clamped range (the
+# classic fits used by Eigen and XLA), coefficients from x^1 and x^0 up;
+# their largest error in f32, measured against math.erf and np.tanh over
+# [-10, 10], is 3.2e-7.
+ERF_RATIONAL = (4.0, (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04,
+                      -5.69250639462346e-05, -2.10102402082508e-06, 2.77068142495902e-08,
+                      -2.72614225801306e-10),
+                (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
+                 -2.13374055278905e-04, -1.45660718464996e-05))
+TANH_RATIONAL = (7.90531110763549805, (4.89352455891786e-03, 6.37261928875436e-04,
+                                       1.48572235717979e-05, 5.12229709037114e-08,
+                                       -8.60467152213735e-11, 2.00018790482477e-13,
+                                       -2.76076847742355e-16),
+                 (4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04,
+                  1.19825839466702e-06))
+
+
+def _f32(value: float) -> ir.Value:
+    return arith.constant(ir.F32Type.get(), value)
+
+
+def odd_rational(x: ir.Value, fit) -> ir.Value:
+    """x P(x^2) / Q(x^2) of a fit (clamp, P, Q), x clamped to [-clamp, clamp]."""
+    clamp, numerator, denominator = fit
+    x = arith.maximumf(arith.minimumf(x, _f32(clamp)), _f32(-clamp))
+    x2 = arith.mulf(x, x)
+
+    def horner(coefficients):
+        value = _f32(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            value = arith.addf(arith.mulf(value, x2), _f32(c))
+        return value
+    return arith.divf(arith.mulf(x, horner(numerator)), horner(denominator))
+
+
+def _gelu(x: ir.Value, tanh: bool) -> ir.Value:
+    if tanh:
+        cube = arith.mulf(arith.mulf(x, x), x)
+        inner = arith.mulf(arith.addf(x, arith.mulf(cube, _f32(0.044715))),
+                           _f32(math.sqrt(2.0 / math.pi)))
+        gate = odd_rational(inner, TANH_RATIONAL)
+    else:
+        gate = odd_rational(arith.mulf(x, _f32(1.0 / math.sqrt(2.0))), ERF_RATIONAL)
+    return arith.mulf(arith.mulf(x, _f32(0.5)), arith.addf(gate, _f32(1.0)))
+
+
+ACTIVATIONS = {
+    "relu": lambda x: arith.maximumf(x, _f32(0.0)),
+    "gelu": lambda x: _gelu(x, tanh=False),
+    "gelu_tanh": lambda x: _gelu(x, tanh=True),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -198,8 +265,8 @@ class KernelBuilder:
                 if self.extra is not None:
                     value = arith.addf(value, arith.extf(ir.F32Type.get(),
                                                          function.arguments[1]))
-                if self.chain.relu:
-                    value = arith.maximumf(value, arith.constant(ir.F32Type.get(), 0.0))
+                if self.chain.activation is not None:
+                    value = ACTIVATIONS[self.chain.activation](value)
                 func.ReturnOp([arith.truncf(output, value)])
         return name
 
@@ -285,7 +352,7 @@ def replace_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers nn matmuls (f16, bf16) and their bias and relu epilogues to hw kernels and launches."""
+    """Lowers nn matmuls (f16, bf16) and their bias, residual, relu and gelu epilogues to hw kernels and launches."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -329,7 +396,7 @@ class ConvertNNToHW(Pass):
         for op in left:
             message = (f"'{op.name}' is not lowered to hw kernels: the cuda targets compile "
                        "2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu "
-                       "consuming it")
+                       "or nn.gelu consuming it")
             if op is left[-1]:
                 raise PassFailure(message, op.location)
             op.location.emit_error(message)
