@@ -75,10 +75,29 @@ func.func @odd(%a: tensor<33x17xbf16>, %b: tensor<17x40xbf16>, %r: tensor<33x40x
 
 // -----
 
+// A gelu is fused too: its erf a rational function of arith ops in the
+// epilogue (no math op, which the GPU would take from libdevice).
+// CHECK-LABEL: func.func @gelu
+// CHECK: "hw.launch"
+// CHECK-NOT: nn.gelu
+// CHECK-LABEL: func.func private @gelu_matmul_0_epilogue(%{{.+}}: f32) -> f16
+// CHECK: arith.minimumf
+// CHECK: arith.maximumf
+// CHECK: arith.divf
+// CHECK-NOT: math.
+// CHECK: arith.truncf
+func.func @gelu(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x64xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<64x32xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>
+  %1 = "nn.gelu"(%0) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  return %1 : tensor<64x64xf16>
+}
+
+// -----
+
 // Not converted: f32 (the tensor cores would round to tf32), batched
 // matmuls; and a matmul whose result has two users keeps them outside.
 // Without keep-unconverted each is an error.
-// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu consuming it
+// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu or nn.gelu consuming it
 // ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
 // ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
 // ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
