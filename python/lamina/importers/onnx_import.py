@@ -193,7 +193,8 @@ class _Node:
     @property
     def label(self) -> str:
         name = f" '{self.proto.name}'" if self.proto.name else ""
-        return f"node #{self.index}{name} ({self.op_type})"
+        domain = f"{self.proto.domain}." if self.proto.domain not in ("", "ai.onnx") else ""
+        return f"node #{self.index}{name} ({domain}{self.op_type})"
 
     def attr(self, name: str, default=None):
         return self.attrs.get(name, default)
@@ -330,9 +331,7 @@ class _Importer:
                                         for a in proto.attribute})
             convert = _CONVERTERS.get(node.op_type)
             if proto.domain not in ("", "ai.onnx") or convert is None:
-                domain = f" (domain '{proto.domain}')" if proto.domain not in ("", "ai.onnx") \
-                    else ""
-                self.problems.append(f"{node.label}: op {node.op_type}{domain} is not supported")
+                self.problems.append(f"{node.label}: not supported")
                 self._poison(node)
                 continue
             if any(self.values.get(name) is _POISONED for name in proto.input if name):
@@ -666,18 +665,23 @@ def _transposed(im, x):
 
 @converts("Gemm")
 def _gemm(im, node):
-    operands = im.operands(node)
-    a, b = operands[0], operands[1]
+    a = im.tensor(node.input(0))
+    dtype = _type_of(a).dtype
     if node.attr("transA", 0):
         a = _transposed(im, a)
-    if node.attr("transB", 0):
-        b = _transposed(im, b)
+    if node.attr("transB", 0) and im.is_static(node.input(1)):
+        # A weight known here is transposed here (params="constants").
+        b = im.constant(im.static(node.input(1)).T, dtype)
+    else:
+        b = im.tensor(node.input(1), dtype)
+        if node.attr("transB", 0):
+            b = _transposed(im, b)
     y = im.op("matmul", a, b)
     alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
     if alpha != 1.0:
         y = im.op("mul", y, im.scalar(alpha, y))
-    if len(operands) > 2 and beta != 0.0:
-        c = operands[2]
+    if node.input(2) and beta != 0.0:
+        c = im.tensor(node.input(2), dtype)
         if beta != 1.0:
             c = im.op("mul", c, im.scalar(beta, c))
         y = im.op("add", y, c)

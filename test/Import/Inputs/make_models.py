@@ -1,0 +1,93 @@
+"""Writes the small ONNX models of the lamina-import tests into a directory
+(argv[1]), built with onnx.helper."""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def tensor(name, shape, elem_type=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem_type, shape)
+
+
+def initializer(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=18):
+    graph = helper.make_graph(nodes, "test", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def weights(*shape):
+    return np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
+MODELS = {
+    # y = relu(x W^T + b): a Linear layer as torch.onnx.export writes it.
+    "gemm": model(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["h"], name="fc", transB=1),
+         helper.make_node("Relu", ["h"], ["y"], name="act")],
+        [tensor("x", [2, 4])], [tensor("y", [2, 3])],
+        [initializer("w", weights(3, 4)), initializer("b", weights(3))]),
+    # conv, inference batch norm, max pool, global average pool, flatten.
+    "conv": model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1],
+                          strides=[2, 2]),
+         helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["n"],
+                          name="bn", epsilon=1e-3),
+         helper.make_node("MaxPool", ["n"], ["p"], name="pool", kernel_shape=[2, 2],
+                          strides=[2, 2]),
+         helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["y"], name="flatten")],
+        [tensor("x", [1, 3, 8, 8])], [tensor("y", [1, 4])],
+        [initializer("w", weights(4, 3, 3, 3)), initializer("scale", weights(4) + 2),
+         initializer("shift", weights(4)), initializer("mean", weights(4) / 2),
+         initializer("var", weights(4) + 1.5)]),
+    # Shape arithmetic on int64 values is evaluated at import: only the
+    # reshape of the tensor remains.
+    "shape": model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+         helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+         helper.make_node("Unsqueeze", ["n", "zero_axis"], ["n1"], name="unsqueeze"),
+         helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="concat", axis=0),
+         helper.make_node("Reshape", ["x", "target"], ["y"], name="flatten")],
+        [tensor("x", [2, 3, 4])], [tensor("y", [2, 12])],
+        [initializer("zero", np.array(0, np.int64)),
+         initializer("zero_axis", np.array([0], np.int64)),
+         initializer("minus_one", np.array([-1], np.int64))]),
+    # A batch dimension left symbolic by the exporter.
+    "dynamic": model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", ["batch", 4])], [tensor("y", ["batch", 4])]),
+    # Ops and attributes that nn cannot express, one after another.
+    "unsupported": model(
+        [helper.make_node("TopK", ["x", "k"], ["values", "indices"], name="topk", axis=-1),
+         helper.make_node("Relu", ["values"], ["r"], name="relu"),
+         helper.make_node("Slice", ["x", "start", "end", "axis", "step"], ["reversed"],
+                          name="reverse"),
+         helper.make_node("Mod", ["x", "x"], ["m"], name="", fmod=1),
+         helper.make_node("Add", ["r", "m"], ["y"], name="sum")],
+        [tensor("x", [2, 4])], [tensor("y", [2, 2]), tensor("reversed", [2, 4])],
+        [initializer("k", np.array([2], np.int64)),
+         initializer("start", np.array([-1], np.int64)),
+         initializer("end", np.array([-5], np.int64)),
+         initializer("axis", np.array([1], np.int64)),
+         initializer("step", np.array([-1], np.int64))]),
+}
+
+
+def main():
+    directory = sys.argv[1]
+    os.makedirs(directory, exist_ok=True)
+    for name, proto in MODELS.items():
+        onnx.save(proto, os.path.join(directory, f"{name}.onnx"))
+    with open(os.path.join(directory, "not-onnx.onnx"), "w") as f:
+        f.write("func.func @main() {\n  return\n}\n")
+
+
+if __name__ == "__main__":
+    main()
