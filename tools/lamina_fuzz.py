@@ -32,6 +32,7 @@ import time
 from collections import Counter
 
 from lamina.diagnostics import UsageError, run_tool
+from lamina.progress import note, progress_bar
 
 KINDS = {"mismatch": "mismatches", "error": "errors", "crash": "crashes", "timeout": "timeouts",
          "invalid": "invalid"}
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = configurations(options.configs.split(",") if options.configs else None)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    say = (lambda text: None) if options.quiet else (lambda text: print(text, flush=True))
+    say = (lambda text: None) if options.quiet else note
     if options.mutate:
         return _mutate(options, say)
     if options.program is not None:
@@ -147,7 +148,7 @@ def _campaign(options, chosen, say) -> int:
 
 
 def _mutate(options, say) -> int:
-    from lamina.fuzz_mutate import check_tool_run, mutate, run_tools
+    from lamina.fuzz_mutate import TOOLS, check_tool_run, mutate, run_tools
     from lamina.fuzz_sandbox import warm_up
     warm_up()
     sources = []
@@ -167,7 +168,9 @@ def _mutate(options, say) -> int:
     start = time.monotonic()
     runs, exits, failures = 0, Counter(), []
     slowest = 0.0
-    for run in run_tools(inputs, jobs=options.jobs, timeout=min(options.timeout, 10.0)):
+    for run in progress_bar(run_tools(inputs, jobs=options.jobs,
+                                      timeout=min(options.timeout, 10.0)),
+                            total=count * len(TOOLS), description="mutations", unit="run"):
         runs += 1
         slowest = max(slowest, run.seconds)
         exits[f"{run.tool} exit {run.exit_code}" if run.signal is None

@@ -23,6 +23,7 @@ from lamina.fuzz_check import Configuration, Verdict, check_program, configurati
 from lamina.fuzz_reduce import case_text, reduce_program, run_line
 from lamina.fuzz_sandbox import (Outcome, exception_of, reports_of, result_of, run_children,
                                   warm_up)
+from lamina.progress import progress_bar
 
 
 def program_seed(seed: int, index: int) -> int:
@@ -111,7 +112,8 @@ def run_campaign(seed: int, count: int | None = None, seconds: float | None = No
             index += 1
 
     failing: dict[tuple, tuple[Program, Finding]] = {}
-    for outcome in run_children(tasks(), jobs, timeout):
+    for outcome in progress_bar(run_children(tasks(), jobs, timeout), total=count,
+                                description="fuzz", unit="program"):
         index, program = outcome.key
         result.programs += 1
         for verdict in verdicts_of(outcome):
