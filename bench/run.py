@@ -29,6 +29,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -303,18 +304,26 @@ def system_environment(system: str, threads: int) -> dict[str, str]:
     return env
 
 
-def run_system(system: str, workloads: list[str], threads: int) -> list[dict]:
+def run_system(system: str, workloads: list[str], threads: int, bar=None) -> list[dict]:
+    """The system's rows, read as its process prints them (`bar`, a
+    progress bar, advances by one per workload)."""
     command = [sys.executable, os.path.abspath(__file__), "--child", system,
                "--workloads", ",".join(workloads), "--threads", str(threads)]
-    process = subprocess.run(command, capture_output=True, text=True,
-                             env=system_environment(system, threads))
     rows = []
-    for line in process.stdout.splitlines():
-        if line.startswith("{"):
-            rows.append(json.loads(line))
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True,
+                                   env=system_environment(system, threads))
+        for line in process.stdout:
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+                if bar is not None:
+                    bar.update(len(workloads) if "missing" in rows[-1] else 1)
+        process.wait()
+        errors.seek(0)
+        stderr = errors.read().strip()
     if process.returncode != 0 and not rows:
         rows.append({"system": system, "missing": f"exit code {process.returncode}: "
-                     + process.stderr.strip().splitlines()[-1][:200] if process.stderr.strip()
+                     + stderr.splitlines()[-1][:200] if stderr
                      else f"exit code {process.returncode}"})
     return rows
 
@@ -393,12 +402,17 @@ def main(argv=None) -> int:
         system_main(options.child, workloads, options.threads)
         return 0
     systems = [s for s in options.systems.split(",") if s]
-    rows = []
     for system in systems:
         if system not in RUNNERS:
             parser.error(f"unknown system '{system}' (systems: {', '.join(SYSTEMS)})")
-        print(f"running {system}...", file=sys.stderr, flush=True)
-        rows.extend(run_system(system, workloads, options.threads))
+    from lamina.progress import note, progress_bar
+    rows = []
+    with progress_bar(total=len(systems) * len(workloads), description="bench",
+                      unit="workload") as bar:
+        for system in systems:
+            note(f"running {system}...", sys.stderr)
+            bar.set_description(system)
+            rows.extend(run_system(system, workloads, options.threads, bar))
     text = table(rows, workloads, systems, options.threads)
     print(text)
     heading = (f"# Lamina benchmarks\n\n{datetime.date.today().isoformat()}, "

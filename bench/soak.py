@@ -56,6 +56,7 @@ def main() -> int:
     options = parser.parse_args()
 
     from lamina.fuzz_mutate import TOOLS, check_tool_run, mutate, run_tools
+    from lamina.progress import note, progress_bar
     from lamina.fuzz_sandbox import warm_up
     warm_up()
     rng = random.Random(options.seed)
@@ -71,7 +72,8 @@ def main() -> int:
     slowest: dict[str, float] = defaultdict(float)
     failures = []
     runs = 0
-    for run in run_tools(inputs, jobs=options.jobs, timeout=options.timeout):
+    for run in progress_bar(run_tools(inputs, jobs=options.jobs, timeout=options.timeout),
+                            total=len(inputs) * len(TOOLS), description="soak", unit="run"):
         runs += 1
         outcome = ("timeout" if run.timed_out else f"signal {run.signal}" if run.signal
                    else f"exit {run.exit_code}")
@@ -80,11 +82,9 @@ def main() -> int:
         problems = check_tool_run(run)
         if problems:
             failures.append((run, problems))
-            print(f"{run.tool} {os.path.basename(run.input_path)}: {'; '.join(problems)}",
-                  flush=True)
+            note(f"{run.tool} {os.path.basename(run.input_path)}: {'; '.join(problems)}")
         if runs % 1500 == 0:
-            print(f"{runs} runs, {len(failures)} failures, {time.monotonic() - start:.0f} s",
-                  flush=True)
+            note(f"{runs} runs, {len(failures)} failures, {time.monotonic() - start:.0f} s")
     seconds = time.monotonic() - start
 
     out = Path(options.out)
