@@ -48,6 +48,12 @@ if _which("nvidia-smi"):
     try:
         if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
             config.available_features.add("cuda-gpu")
+            # Hopper (compute capability 9.0) runs the sm_90a kernels too.
+            capability = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap",
+                                         "--format=csv,noheader"], capture_output=True,
+                                        text=True, timeout=20).stdout.split()
+            if capability and capability[0] == "9.0":
+                config.available_features.add("cuda-sm_90a")
     except (OSError, subprocess.TimeoutExpired):
         pass
 if _which("mpiexec"):
