@@ -1,0 +1,248 @@
+"""PyTorch models through Lamina: `lamina.from_torch` (torch.export) with the
+weights as arguments and as constants, and `torch.compile(backend="lamina")`.
+
+Models are built here with random weights (no downloads): an MLP, a
+transformer encoder block (nn.MultiheadAttention, LayerNorm, a GELU MLP),
+torchvision's resnet18 in eval mode, and a model that touches the other
+mapped ops. Every result is compared with PyTorch eager in float32 at
+rtol = atol = 1e-4. Each model is imported and compiled once per test run (resnet18 takes
+most of the time: about 7 s of Lamina's CPU pipeline and JIT).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+import lamina  # noqa: E402
+from lamina.diagnostics import file_location  # noqa: E402
+from lamina.importers.torch_backend import LaminaFallbackWarning  # noqa: E402
+from lamina.importers.torch_import import UnsupportedOpsError, parameter_names, weights  # noqa: E402
+
+RTOL = ATOL = 1e-4  # float32, against PyTorch eager
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        hidden = F.gelu(self.fc1(x))
+        return F.softmax(self.fc2(hidden), dim=-1)
+
+
+class EncoderBlock(nn.Module):
+    """A pre-norm transformer encoder block."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class ManyOps(nn.Module):
+    """Convolutions (grouped, 1-D, 'same'), batch norm, pooling with
+    ceil_mode and without counting padding, RMSNorm, causal attention with a
+    boolean mask, chunk/cat/slice/view/transpose, reductions, activations,
+    casts."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.depthwise = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8, bias=False)
+        self.conv1d = nn.Conv1d(8, 4, 3, padding="same")
+        self.norm = nn.RMSNorm(16)
+        self.qkv = nn.Linear(16, 48)
+        self.register_buffer("mask", torch.ones(8, 8, dtype=torch.bool).tril())
+
+    def forward(self, x):
+        y = F.hardtanh(self.bn(self.conv(x)))
+        y = F.max_pool2d(y, 3, stride=2, padding=1, ceil_mode=True)
+        pooled = F.avg_pool2d(y, 2, padding=1, count_include_pad=False)
+        z = F.silu(self.depthwise(y))
+        c = self.conv1d(z.flatten(2))
+        t = z.flatten(2)[..., :16]
+        q, k, v = self.qkv(self.norm(t)).chunk(3, dim=-1)
+        q, k, v = (a.view(2, 8, 2, 8).transpose(1, 2) for a in (q, k, v))
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask)
+        o = o.transpose(1, 2).reshape(2, 8, 16)
+        tokens = torch.cat([o, t * 0.5 - 1], dim=-1).log_softmax(-1)
+        channels = (pooled.mean(dim=(2, 3)) + torch.amax(z, dim=(2, 3))).sigmoid()
+        mixed = (F.leaky_relu(c, 0.1) + F.elu(c) + F.hardswish(c) + F.softplus(c)
+                 + torch.where(c > 0, c, -c).tanh().half().float())
+        return tokens, channels, mixed / c.var(dim=-1, keepdim=True).clamp(min=0.5)
+
+
+class Unsupported(nn.Module):
+    def forward(self, x):
+        y = torch.cumsum(x, dim=-1)
+        return torch.sort(y, dim=-1).values * 2
+
+
+def line_of(function, text: str) -> int:
+    """The line of `function`'s source that holds `text`."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def eager(model, *inputs):
+    with torch.no_grad():
+        outputs = model(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    return [o.numpy() for o in outputs]
+
+
+def check(results, expected):
+    results = results if isinstance(results, (tuple, list)) else (results,)
+    assert len(results) == len(expected)
+    for result, reference in zip(results, expected):
+        result = result.numpy() if isinstance(result, torch.Tensor) else result
+        np.testing.assert_allclose(result, reference, rtol=RTOL, atol=ATOL)
+
+
+def seeded(model_class, *args):
+    torch.manual_seed(0)
+    return model_class(*args).eval()
+
+
+MODELS = {
+    "mlp": lambda: (seeded(MLP), (torch.randn(8, 64),)),
+    "encoder_block": lambda: (seeded(EncoderBlock), (torch.randn(2, 8, 32),)),
+    "many_ops": lambda: (seeded(ManyOps), (torch.randn(2, 3, 16, 16),)),
+    "resnet18": lambda: (seeded(torchvision.models.resnet18), (torch.randn(1, 3, 64, 64),)),
+}
+
+
+@functools.cache
+def import_and_compile(name: str, params: str):
+    """(model, inputs, params, module, compiled function), once per case."""
+    model, inputs = MODELS[name]()
+    module = lamina.from_torch(model, inputs, params=params)
+    return model, inputs, params, module, lamina.compile(module)
+
+
+@pytest.fixture(params=[("mlp", "arguments"), ("mlp", "constants"),
+                        ("encoder_block", "arguments"), ("encoder_block", "constants"),
+                        ("many_ops", "arguments"), ("resnet18", "arguments")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def imported(request):
+    return import_and_compile(*request.param)
+
+
+def test_from_torch_matches_eager(imported):
+    model, inputs, params, module, compiled = imported
+    arrays = [x.numpy() for x in inputs]
+    if params == "arguments":
+        arrays = weights(module, model) + arrays
+    check(compiled(*arrays), eager(model, *inputs))
+
+
+def test_weights_are_arguments_or_constants(imported):
+    model, inputs, params, module, compiled = imported
+    names = parameter_names(module)
+    assert len(compiled.inputs) == len(names)
+    assert names[len(names) - len(inputs):] == [None] * len(inputs)
+    if params == "constants":
+        assert len(names) == len(inputs) and "arith.constant" in str(module)
+    else:
+        assert set(names[:-len(inputs)]) <= set(model.state_dict())
+
+
+def test_resnet18_ops_and_weights_in_torch_export_order():
+    model, _, _, module, _ = import_and_compile("resnet18", "arguments")
+    text = str(module)
+    assert text.count('"nn.conv2d"') == 20
+    assert text.count('"nn.max_pool2d"') == 1
+    assert '"nn.reduce_mean"' in text  # adaptive_avg_pool2d to 1x1
+    # Batch norm in eval mode is a per-channel scale and shift; the unused
+    # int64 counters of the BatchNorm layers are no arguments.
+    assert '"nn.rsqrt"' in text and "num_batches_tracked" not in text
+    names = [n for n, _ in model.named_parameters()]
+    assert 'lamina.parameter = "conv1.weight"' in text
+    assert text.index(f'"{names[0]}"') < text.index(f'"{names[-1]}"')
+
+
+def test_locations_point_to_the_model_source():
+    model, inputs = MODELS["mlp"]()
+    module = lamina.from_torch(model, inputs, params="constants")
+    lines = {}
+    for op in module.body.operations[0].regions[0].blocks[0].operations:
+        found = file_location(op.location)
+        if op.name.startswith("nn."):
+            lines.setdefault(op.name, set()).add(found[:2] if found else None)
+    here = os.path.abspath(__file__)
+    assert lines["nn.gelu"] == {(here, line_of(MLP.forward, "F.gelu"))}
+    assert lines["nn.softmax"] == {(here, line_of(MLP.forward, "F.softmax"))}
+    assert f'loc("{here}":{line_of(MLP.forward, "F.gelu")}:0)' in \
+        module.operation.get_asm(enable_debug_info=True, large_elements_limit=16)
+
+
+def test_unsupported_ops_are_listed_together_with_their_lines():
+    with pytest.raises(UnsupportedOpsError) as raised:
+        lamina.from_torch(Unsupported(), (torch.randn(4, 8),))
+    here = os.path.abspath(__file__)
+    cumsum, sort = line_of(Unsupported.forward, "cumsum"), line_of(Unsupported.forward, "sort")
+    assert raised.value.ops == [("aten.cumsum.default", here, cumsum),
+                                ("aten.sort.default", here, sort)]
+    assert str(raised.value) == (f"{here}:{cumsum}: error: aten.cumsum.default is not supported\n"
+                                 f"{here}:{sort}: error: aten.sort.default is not supported")
+    assert isinstance(raised.value, lamina.CompileError)
+
+
+def test_uncapturable_model_and_bad_params_option():
+    class DataDependent(nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+
+    with pytest.raises(lamina.CompileError, match="torch.export cannot capture the model"):
+        lamina.from_torch(DataDependent(), (torch.randn(4),))
+    with pytest.raises(ValueError, match="params must be one of arguments, constants"):
+        lamina.from_torch(MLP(), (torch.randn(2, 64),), params="inline")
+
+
+@pytest.mark.parametrize("name", ["mlp", "encoder_block", "resnet18"])
+def test_torch_compile_backend(name):
+    model, inputs = MODELS[name]()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="lamina")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LaminaFallbackWarning)
+        with torch.no_grad():
+            outputs = compiled(*inputs)
+    assert isinstance(outputs, torch.Tensor)
+    check(outputs, eager(model, *inputs))
+
+
+def test_torch_compile_backend_falls_back_to_eager_naming_the_ops():
+    torch._dynamo.reset()
+    model = Unsupported()
+    x = torch.randn(4, 8)
+    with pytest.warns(LaminaFallbackWarning) as caught:
+        outputs = torch.compile(model, backend="lamina")(x)
+    message = str(caught[0].message)
+    here = os.path.abspath(__file__)
+    assert f"{here}:{line_of(Unsupported.forward, 'cumsum')}: error: aten.cumsum" in message
+    assert f"{here}:{line_of(Unsupported.forward, 'sort')}: error: aten.sort" in message
+    check(outputs, eager(model, x))
