@@ -18,7 +18,7 @@ from lamina.targets import _REGISTRY, available_targets, get_target, register_ta
 from lamina.targets.cpu import CPUTarget
 from lamina.targets.host import _detect_from_cpuinfo, detect_host
 
-CPU_STAGES = ["nn", "fused", "linalg", "schedule", "tiled", "bufferized", "loops", "llvm-mlir",
+CPU_STAGES = ["nn", "partitioned", "fused", "linalg", "schedule", "tiled", "bufferized", "loops", "llvm-mlir",
               "llvm", "asm", "obj"]
 
 LINALG_ADD = """
@@ -52,7 +52,7 @@ def op_names(module) -> set[str]:
 def test_cpu_stages():
     pipe = Pipeline.for_target("cpu")
     assert pipe.stages == CPU_STAGES
-    assert pipe.mlir_stages == CPU_STAGES[:8]
+    assert pipe.mlir_stages == CPU_STAGES[:9]
     assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
     text = str(pipe)
     assert "bufferized:" in text and "\n  one-shot-bufferize{" in text
@@ -374,7 +374,7 @@ def test_isolated_print_after_all_is_the_same():
 
 
 def test_isolated_pass_error_is_located():
-    pipe = Pipeline.for_target("cpu")
+    pipe = Pipeline.for_target("cpu").remove("nn-shard-partition")
     with pytest.raises(CompileError) as info:
         pipe.run(lamina.parse(SHARDED), isolate=True)
     diagnostic = info.value.diagnostics[0]

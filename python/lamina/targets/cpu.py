@@ -5,6 +5,13 @@ The CPU pipeline, stage by stage (the first two are the shared front end,
 lamina.targets.frontend):
 
 * `nn`: operator-level simplification (`nn-canonicalize`);
+* `partitioned`: a program with `shard` annotations becomes one rank's
+  program (`nn-shard-partition`: linalg with shard collectives; see
+  lamina.sharding); others are left as they are. `compile()` runs a
+  sharded program whole in one process (`nn-shard-erase` instead) unless
+  asked for a distributed run. In `bufferized`, collectives become MPI
+  calls (`convert-shard-collectives-to-mpi`, upstream `convert-shard-to-mpi`
+  after deallocation, `shard-finalize-mpi`);
 * `linalg`: `convert-nn-to-linalg`, then upstream cleanup and elementwise
   fusion on tensors;
 * `schedule`: a schedule for each fusion group and linalg op, chosen by
@@ -74,6 +81,10 @@ from lamina.passes.cpu_request_c_interface import CPURequestCInterface
 from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
+from lamina.lowering.shard_collectives_to_mpi import ConvertShardCollectivesToMPI
+from lamina.passes.nn_shard_erase import NNShardErase
+from lamina.passes.nn_shard_partition import NNShardPartition
+from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.schedules import default_threads
@@ -136,7 +147,13 @@ class CPUTarget(Target):
         return 256 if "+avx2" in self.features or "+avx" in self.features else 128
 
     def pipeline(self) -> Pipeline:
-        return Pipeline(frontend_stages() + [
+        front = frontend_stages()
+        return Pipeline(front[:1] + [
+            Stage("partitioned", [
+                NNShardPartition(),
+            ], description="one rank's program of a sharded nn program, in linalg with shard "
+                           "collectives (unchanged without a shard.grid)"),
+        ] + front[1:] + [
             Stage("schedule", [
                 CPUSchedule(threads=self.threads, vector_bits=self.vector_bits),
             ], description="linalg on tensors and the transform script scheduling it"),
@@ -147,6 +164,7 @@ class CPUTarget(Target):
             ], description="loop nests of vector ops on tensors"),
             Stage("bufferized", [
                 CPUProtectInputs(),
+                ConvertShardCollectivesToMPI(),
                 BUFFERIZE,
                 CPUCopyRepeatedResults(),
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
@@ -157,6 +175,8 @@ class CPUTarget(Target):
                 "canonicalize",
                 "buffer-deallocation-simplification",
                 "bufferization-lower-deallocations",
+                "convert-shard-to-mpi",
+                ShardFinalizeMPI(),
                 "cse",
                 "canonicalize",
             ], description="linalg on memrefs; results are out-parameters"),
@@ -201,9 +221,23 @@ class CPUTarget(Target):
         ], target=self)
 
     def compile(self, module: ir.Module, entry: str | None = None,
-                pipeline: Pipeline | None = None) -> CompiledFunction:
-        return jit_compile(module, entry=entry, pipeline=pipeline or self.pipeline(),
-                           shared_libs=self.runtime_libraries(), opt_level=self.opt_level)
+                pipeline: Pipeline | None = None, distributed: bool = False) -> CompiledFunction:
+        """The JIT-compiled function `entry`. A sharded program runs whole
+        in this process (its shardings erased: `nn-shard-erase` replaces
+        `nn-shard-partition`) unless `distributed`, where it is one rank's
+        partition calling MPI (see lamina.sharding)."""
+        pipeline = (pipeline or self.pipeline()).copy()
+        libraries = self.runtime_libraries()
+        if distributed:
+            from lamina.sharding import mpi_library
+            libraries.append(mpi_library())
+        else:
+            for stage in pipeline.stages:
+                passes = pipeline.stage(stage).passes
+                passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
+                             for p in passes]
+        return jit_compile(module, entry=entry, pipeline=pipeline, shared_libs=libraries,
+                           opt_level=self.opt_level)
 
 
 @register_target("cpu")
