@@ -1,4 +1,4 @@
-"""lamina-run: JIT-compiles a `.mlir` file for the CPU and runs one function.
+"""lamina-run: compiles a `.mlir` file for the CPU or a GPU and runs one function.
 
     lamina-run model.mlir --random --check
     lamina-run model.mlir --entry f --inputs in.npz --output out.npz
@@ -7,10 +7,11 @@
     lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
     lamina-run model.mlir --random --check --bench --report=report.html
 
-`--target=cuda:ARCH --emulate` runs the target's hw kernels on the CPU
-through their emulation. Arguments that are memrefs in global memory (an
-hw program's) are written in place: they are printed after the run and
-saved as `arg0`, `arg1`, ... with `--output`.
+`--target=cuda:ARCH` runs the target's hw kernels on this machine's GPU
+through the CUDA driver (an error where there is no driver or GPU);
+with `--emulate`, on the CPU through their emulation. Arguments that are
+memrefs in global memory (an hw program's) are written in place: they are
+printed after the run and saved as `arg0`, `arg1`, ... with `--output`.
 
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
@@ -51,7 +52,7 @@ from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
 def _argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lamina-run", allow_abbrev=False,
-        description="JIT-compile an nn program for the CPU and run it on NumPy arrays.")
+        description="Compile an nn program for the CPU (or a GPU) and run it on NumPy arrays.")
     parser.add_argument("input", help="input .mlir file, '-' for stdin")
     parser.add_argument("--entry", default=None, help="the function to run")
     parser.add_argument("--target", default="cpu",
