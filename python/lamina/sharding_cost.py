@@ -293,6 +293,8 @@ class _Evaluation:
                 else:
                     plan.shardings[access.tensor] = access.dim_of(loop) if loop is not None else None
         self._store_parameters(final=True)
+        for tensor_index in range(len(program.tensors)):
+            plan.shardings.setdefault(tensor_index, None)
         for (index, position), want in plan.uses.items():
             self._use(program.steps[index].operands[position].tensor, want)
         for tensor_index in program.outputs:
@@ -344,7 +346,7 @@ def _seeds(program: Program, strategy: str, grid: int) -> tuple[dict[int, Shardi
         if strategy == "sequence-parallel" and len(tensor.shape) < 3:
             return {}, f"{tensor.name} has rank {len(tensor.shape)}: no sequence axis besides the batch"
         if not tensor.shape:
-            return {}, f"{tensor.name} is a scalar"
+            continue
         dim = 0 if strategy == "data-parallel" else len(tensor.shape) - 2
         what = "batch" if strategy == "data-parallel" else "sequence"
         if tensor.shape[dim] % grid:
@@ -516,6 +518,6 @@ def _mark_parameters(program: Program) -> None:
         return False
 
     for index, tensor in enumerate(program.tensors):
-        if tensor.argument and tensor.shape and not leading(index):
+        if tensor.argument and not leading(index):
             program.tensors[index] = Tensor(tensor.name, tensor.shape, tensor.itemsize,
                                             argument=True, parameter=True)
