@@ -29,12 +29,19 @@ stored or computed), and each use that reads it differently gets
 all-reduce of a matmul's partial sums). A value with partial sums (a
 split contraction) has no result annotation; its users read it whole. The
 function gets `lamina.sharding_strategy` and `lamina.communicated_bytes`
-(per device per step). After `lamina-compile --emit=linalg`, upstream
-`func.func(sharding-propagation), cse, func.func(shard-partition)` turns
-it into per-rank code with exactly the collectives the report counts.
+(per device per step). After Lamina's nn->linalg lowering
+(`convert-nn-to-linalg`), upstream `func.func(sharding-propagation), cse,
+func.func(shard-partition)` turns an MLP or an attention over a batch into
+per-rank code with exactly the collectives the report counts (a matmul of
+a batched operand with a 2-d weight, and a 2-d attention, lower through
+tensor reshapes, which upstream's partitioning has no rule for).
 
 `report` prints the choice and every candidate, with its collectives, its
-bytes per step and its memory per device, as remarks at the function.
+bytes per step and its memory per device, as remarks at the function on
+stderr:
+
+    mlp.mlir:1:1: remark: nn-auto-shard: @mlp on a grid of 2: tensor-parallel, 256 bytes per step
+    mlp.mlir:1:1: remark: candidate data-parallel: 2112 bytes per step (all_gather %arg1 1024, ...); 7360 bytes per device
 
 Expects verified nn IR with static shapes and no shardings (a module with
 a `shard.grid` is an error at that op); run it before `nn-fuse` (a fused
