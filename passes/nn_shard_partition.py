@@ -90,6 +90,11 @@ def _split_axes_attr(split_axes: list[list[int]]) -> ir.Attribute:
                                                for a in axes]) for axes in split_axes])
 
 
+def _defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else getattr(owner, "operation", owner)
+
+
 def _walk(root: ir.Operation, name: str) -> list[ir.Operation]:
     found = []
 
@@ -126,8 +131,8 @@ def _record_boundary(module: ir.Operation, grid_shapes: dict[str, tuple[int, ...
     """Records each public function's argument and result shardings as
     `lamina.split_axes`, and checks every split axis is divisible."""
     for shard in _walk(module, "shard.shard"):
-        sharding = shard.operands[1].owner
-        if not isinstance(sharding, ir.Operation) or sharding.name != "shard.sharding":
+        sharding = _defining_op(shard.operands[1])
+        if sharding is None or sharding.name != "shard.sharding":
             continue
         shape = ir.RankedTensorType(shard.operands[0].type).shape
         grid_shape = grid_shapes.get(grid_of(sharding))
@@ -150,16 +155,16 @@ def _record_boundary(module: ir.Operation, grid_shapes: dict[str, tuple[int, ...
             axes: list[list[int]] = []
             for use in argument.uses:
                 if use.owner.name == "shard.shard":
-                    axes = split_axes_of(use.owner.operands[1].owner)
+                    axes = split_axes_of(_defining_op(use.owner.operands[1]))
                     break
             arguments.append(ir.DictAttr.get({"lamina.split_axes": _split_axes_attr(axes)}))
         results = []
         terminator = block.operations[len(block.operations) - 1]
         for value in terminator.operands:
-            owner = value.owner
+            owner = _defining_op(value)
             axes = []
-            if isinstance(owner, ir.Operation) and owner.name == "shard.shard":
-                axes = split_axes_of(owner.operands[1].owner)
+            if owner is not None and owner.name == "shard.shard":
+                axes = split_axes_of(_defining_op(owner.operands[1]))
             results.append(ir.DictAttr.get({"lamina.split_axes": _split_axes_attr(axes)}))
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(arguments)
         func.attributes["res_attrs"] = ir.ArrayAttr.get(results)

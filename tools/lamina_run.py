@@ -44,6 +44,7 @@ from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.report import CompileReport, check_report_path, write_report
 from lamina.reference import compare, evaluate, random_inputs
+from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
 from lamina.targets import get_target
 from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
@@ -72,6 +73,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the results")
+    parser.add_argument("--distributed", action="store_true",
+                        help="run a sharded program's partitions on the ranks of mpiexec; rank "
+                             "0 gathers the results (--check: against the run in one process)")
     parser.add_argument("--report", default=None, metavar="FILE.html",
                         help="also write an HTML report of the compilation (IR and time of "
                              "every stage, fusion graph, kernels) with the check and "
@@ -213,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
                              "targets")
         target = target.emulation()
     check_inline_assembly(module, target)
+    if options.distributed:
+        return run_distributed(module, target, options)
+    # Without --distributed a sharded program runs whole: its shardings go.
+    NNShardErase().apply(module.operation)
     pipeline = target.pipeline()
     report = None
     if options.report:
@@ -276,6 +284,56 @@ def main(argv: list[str] | None = None) -> int:
         with atomic_output(options.output, binary=True) as out:
             np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},
                      **{f"arg{i}": a for i, a in written.items()})
+    return 0
+
+
+def run_distributed(module, target, options) -> int:
+    """`--distributed`: one partition per MPI rank on the shards of the
+    global inputs; rank 0 gathers, prints, checks and writes the results.
+    Errors are reported by rank 0 only; every rank exits 1."""
+    from lamina import sharding
+    comm = sharding.communicator()
+    try:
+        function = sharding.compile(module, entry=options.entry, target=target, comm=comm)
+        if options.inputs:
+            arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
+                                 function.global_inputs)
+        elif options.random or not function.global_inputs:
+            arrays = random_inputs(function.global_inputs, options.seed)
+        else:
+            raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
+                             "argument(s): give --inputs IN.npz or --random")
+        for index, (array, spec) in enumerate(zip(arrays, function.global_inputs)):
+            if array.shape != spec.shape or array.dtype != np.dtype(numpy_dtype(spec.dtype)):
+                raise UsageError(f"{options.inputs}: @{function.name} argument #{index}: "
+                                 f"expected {spec}, got a {array.dtype.name} array of shape "
+                                 f"{array.shape}")
+    except (CompileError, UsageError):
+        if comm.Get_rank() != 0:
+            return 1
+        raise
+    results = function.run(arrays)
+    if results is None:
+        return 0
+    if not options.quiet:
+        for index, (array, spec) in enumerate(zip(results, function.global_results)):
+            print(f"res{index}: {spec} =\n{_summary(array)}")
+    failed = False
+    if options.check:
+        expected = target.compile(module, entry=options.entry)(*arrays)
+        expected = list(expected) if isinstance(expected, tuple) else [expected]
+        for index, (array, reference, spec) in enumerate(zip(results, expected,
+                                                             function.global_results)):
+            comparison = compare(array, reference, spec.dtype, options.rtol, options.atol)
+            print(f"check res{index} ({spec}): {comparison}")
+            failed |= not comparison.ok
+        print(f"check: {comm.Get_size()} ranks " + (
+            "FAILED" if failed else "match the run in one process"))
+    if failed:
+        return 1
+    if options.output:
+        with atomic_output(options.output, binary=True) as out:
+            np.savez(out, **{f"res{i}": r for i, r in enumerate(results)})
     return 0
 
 
