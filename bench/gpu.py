@@ -1,0 +1,332 @@
+"""Lamina's GPU kernels: every kernel checked against NumPy, then f16 and
+bf16 matmul at 4096^3 and the fused matmul + bias + gelu in TFLOP/s
+against torch.matmul (cuBLAS).
+
+    python bench/gpu.py                 # a GPU if there is one, else the emulation
+    python bench/gpu.py --emulate       # the emulation even with a GPU
+
+With a GPU (an H200 is the reference: the sm_90a kernels need a Hopper
+GPU; the sm_80 kernels run there from their PTX), every kernel of the
+correctness list runs through the CUDA driver (`lamina.compile(...,
+target="cuda:ARCH")`) and is compared with the NumPy reference of its
+program; then each 4096^3 workload is compiled for each architecture, its
+output compared with torch's, and timed with CUDA events (median of 20
+runs after 3 warm-up runs) next to torch.matmul (cuBLAS) and, for the
+fused workload, torch's unfused `gelu(a @ b + bias)`. Without a GPU the
+same kernels run at their small shapes on the CPU through the emulation
+(`--emulate`), ptxas's resources are reported per kernel, and the
+TFLOP/s table says that it needs a GPU. Prints the tables and writes
+bench/results-gpu.md. Runs in well under 8 minutes on an H200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import lamina
+from lamina.cuda_runtime import CUDAError, driver
+from lamina.reference import compare, evaluate, random_inputs
+from lamina.targets import get_target
+from lamina.targets.cuda import find_ptxas
+from lamina.types import numpy_dtype
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPU_TESTS = os.path.join(HERE, os.pardir, "test", "GPU")
+ARCHITECTURES = ("sm_80", "sm_90a")
+
+
+def matmul_program(m: int, n: int, k: int, dtype: str, epilogue: str = "") -> str:
+    """An nn matmul of M x K by K x N with an epilogue: "bias", "relu",
+    "gelu", "gelu_tanh" and "residual", joined by "+"."""
+    t = lambda *shape: f"tensor<{'x'.join(map(str, shape))}x{dtype}>"  # noqa: E731
+    arguments = [f"%a: {t(m, k)}", f"%b: {t(k, n)}"]
+    body = [f'  %0 = "nn.matmul"(%a, %b) : ({t(m, k)}, {t(k, n)}) -> {t(m, n)}']
+    value = "%0"
+    for number, step in enumerate(filter(None, epilogue.split("+")), start=1):
+        if step in ("bias", "residual"):
+            shape = (n,) if step == "bias" else (m, n)
+            arguments.append(f"%{step}: {t(*shape)}")
+            body.append(f'  %{number} = "nn.add"({value}, %{step}) : ({t(m, n)}, {t(*shape)}) '
+                        f'-> {t(m, n)}')
+        else:
+            op, attributes = ("nn.relu", "") if step == "relu" else (
+                "nn.gelu", ' {approximate = "tanh"}' if step == "gelu_tanh" else "")
+            body.append(f'  %{number} = "{op}"({value}){attributes} : ({t(m, n)}) -> {t(m, n)}')
+        value = f"%{number}"
+    return (f"func.func @main({', '.join(arguments)}) -> {t(m, n)} {{\n" + "\n".join(body)
+            + f"\n  return {value} : {t(m, n)}\n}}\n")
+
+
+def correctness_cases() -> list[tuple[str, str]]:
+    """(name, source) of every kernel kind Lamina generates, at small
+    shapes that the tiles do not divide."""
+    with open(os.path.join(GPU_TESTS, "Inputs", "matmul-chain.mlir")) as f:
+        chain = f.read()
+    with open(os.path.join(GPU_TESTS, "emulate-pipelined.mlir")) as f:
+        pipelined = f.read()
+    return [
+        ("f16 200x136x200 +bias +relu", matmul_program(200, 136, 200, "f16", "bias+relu")),
+        ("f16 96x200x136 +bias +gelu", matmul_program(96, 200, 136, "f16", "bias+gelu")),
+        ("bf16 72x136x64 +residual +gelu(tanh)",
+         matmul_program(72, 136, 64, "bf16", "residual+gelu_tanh")),
+        ("f16 130x72x200 plain", matmul_program(130, 72, 200, "f16")),
+        ("bf16 33x40x17 +residual (sync copies)",
+         matmul_program(33, 40, 17, "bf16", "residual")),
+        ("two kernels sharing a buffer", chain),
+        ("hand-written hw: 3-stage cp.async", pipelined),
+    ]
+
+
+def check_kernel(source: str, runner) -> str:
+    """Runs a program with `runner` (a target) and compares it with
+    NumPy: the nn reference, or for the hand-written hw kernel (its
+    arguments written in place) relu(A @ B + bias)."""
+    module = lamina.parse(source)
+    function = runner.compile(module)
+    if function.results:
+        arrays = random_inputs(function.inputs, seed=1)
+        got = function(*arrays)
+        got = list(got) if isinstance(got, tuple) else [got]
+        expected = evaluate(module, arrays, function.name)
+        comparisons = [compare(g, e, spec.dtype)
+                       for g, e, spec in zip(got, expected, function.results)]
+        worst = max(c.worst_ratio for c in comparisons)
+        ok = all(c.ok for c in comparisons)
+        return f"{'ok' if ok else 'MISMATCH'} (worst error/tolerance {worst:.2f})"
+    rng = np.random.default_rng(1)
+    a, b, bias, c = (rng.uniform(-1, 1, spec.shape).astype(np.float16)
+                     for spec in function.inputs)
+    c[...] = 0
+    function(a, b, bias, c)
+    f = lambda x: x.astype(np.float32)  # noqa: E731
+    want = np.maximum(f(a) @ f(b) + f(bias), 0)
+    error = float(np.abs(f(c) - want).max())
+    ok = np.allclose(f(c), want, rtol=1e-2, atol=2e-2)
+    return f"{'ok' if ok else 'MISMATCH'} (max abs error {error:.3g} vs NumPy)"
+
+
+def resources(source: str, arch: str) -> str:
+    """ptxas's registers, spills and shared memory of a program's kernels."""
+    if find_ptxas() is None:
+        return "no ptxas"
+    manifest = json.loads(get_target(f"cuda:{arch}").emit(lamina.parse(source), "manifest"))
+    dynamic = {launch["kernel"]: launch["dynamic_shared_memory"]
+               for launch in manifest["launches"]}
+    parts = []
+    for name, r in sorted(manifest["kernels"].items()):
+        spills = r["spill_stores"] + r["spill_loads"]
+        parts.append(f"{r['registers']} regs, {'no' if not spills else spills} spill bytes, "
+                     f"{dynamic[name] // 1024} KiB dyn + {r['static_shared_memory']} B smem")
+    return "; ".join(parts)
+
+
+def correctness(gpu, emulate: bool) -> list[dict]:
+    rows = []
+    for name, source in correctness_cases():
+        for arch in ARCHITECTURES:
+            target = get_target(f"cuda:{arch}")
+            row = {"kernel": name, "arch": arch, "resources": resources(source, arch)}
+            if emulate:
+                row["where"] = "CPU emulation"
+                runner = target.emulation()
+            elif arch == "sm_90a" and gpu.capability != (9, 0):
+                row.update(where="-", result="needs a Hopper GPU")
+                rows.append(row)
+                continue
+            else:
+                row["where"] = gpu.name
+                runner = target
+            start = time.perf_counter()
+            try:
+                row["result"] = check_kernel(source, runner)
+            except lamina.CompileError as error:
+                row["result"] = f"FAILED: {str(error).splitlines()[0]}"
+            row["seconds"] = time.perf_counter() - start
+            print(f"  {name} [{arch}]: {row['result']}", flush=True)
+            rows.append(row)
+    return rows
+
+
+PERFORMANCE = [
+    ("f16 matmul", "f16", ""),
+    ("bf16 matmul", "bf16", ""),
+    ("f16 matmul+bias+gelu", "f16", "bias+gelu"),
+]
+
+
+def performance(gpu, size: int, runs: int) -> list[dict]:
+    import torch
+    flops = 2.0 * size ** 3
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, dtype, epilogue in PERFORMANCE:
+        source = matmul_program(size, size, size, dtype, epilogue)
+        torch_dtype = torch.float16 if dtype == "f16" else torch.bfloat16
+        # The same float32 values rounded to the element type for both.
+        host = [rng.standard_normal(shape, dtype=np.float32) * 0.1
+                for shape in ((size, size), (size, size), (size,))]
+        a, b, bias = (torch.from_numpy(x).to("cuda", torch_dtype) for x in host)
+        arrays = [x.astype(numpy_dtype(dtype)) for x in host]
+        matmul = lambda: torch.matmul(a, b)  # noqa: E731
+        unfused = lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias)  # noqa: E731
+        torch_seconds = {"torch.matmul": time_torch(torch, matmul, runs)}
+        if epilogue:
+            torch_seconds["torch gelu(a@b+bias)"] = time_torch(torch, unfused, runs)
+        expected = (unfused if epilogue else matmul)().float()
+        for arch in ARCHITECTURES:
+            row = {"workload": name, "arch": arch, "torch": torch_seconds,
+                   "resources": resources(source, arch)}
+            if arch == "sm_90a" and gpu.capability != (9, 0):
+                row["result"] = "needs a Hopper GPU"
+                rows.append(row)
+                continue
+            try:
+                function = lamina.compile(source, target=f"cuda:{arch}")
+                results = function.allocate_results()
+                with function.bind(arrays[:len(function.inputs)], results) as call:
+                    seconds = statistics.median(call.time(runs))
+                    call.read_back()
+                got = torch.from_numpy(results[0].astype(np.float32)).to("cuda")
+                error = float((got - expected).abs().max() / expected.abs().max())
+                row.update(seconds=seconds, tflops=flops / seconds / 1e12,
+                           relative_error=error, image=function.image_kind,
+                           result="ok" if error < 2e-2 else "MISMATCH")
+            except CUDAError as error:
+                row["result"] = f"FAILED: {str(error).splitlines()[0]}"
+            print(f"  {name} [{arch}]: {row.get('tflops', 0):.1f} TFLOP/s, {row['result']}",
+                  flush=True)
+            rows.append(row)
+    return rows
+
+
+def time_torch(torch, call, runs: int) -> float:
+    for _ in range(3):
+        call()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(runs):
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def correctness_table(rows: list[dict]) -> str:
+    lines = ["| kernel | arch | ran on | result | ptxas resources |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['arch']} | {r['where']} | {r['result']} | "
+                     f"{r['resources']} |")
+    return "\n".join(lines)
+
+
+def performance_table(rows: list[dict] | None, size: int, reason: str = "") -> str:
+    header = ["| workload | arch | Lamina ms | Lamina TFLOP/s | torch.matmul TFLOP/s | "
+              "Lamina / torch.matmul | torch gelu(a@b+bias) TFLOP/s | check | ptxas resources |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    if rows is None:
+        return "\n".join(header + [
+            f"| {name} {size}^3 | {arch} | - | - | - | - | - | {reason} | "
+            f"{resources(matmul_program(size, size, size, dtype, epilogue), arch)} |"
+            for name, dtype, epilogue in PERFORMANCE for arch in ARCHITECTURES])
+    flops = 2.0 * size ** 3
+    lines = []
+    for r in rows:
+        cublas = flops / r["torch"]["torch.matmul"] / 1e12
+        unfused = r["torch"].get("torch gelu(a@b+bias)")
+        unfused = f"{flops / unfused / 1e12:.1f}" if unfused else "-"
+        if "tflops" in r:
+            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} ({r['image']}) | "
+                         f"{r['seconds'] * 1e3:.3f} | {r['tflops']:.1f} | {cublas:.1f} | "
+                         f"{r['tflops'] / cublas:.2f} | {unfused} | {r['result']} (rel. error "
+                         f"{r['relative_error']:.1e}) | {r['resources']} |")
+        else:
+            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} | - | - | {cublas:.1f} | - "
+                         f"| {unfused} | {r['result']} | {r['resources']} |")
+    return "\n".join(header + lines)
+
+
+def epilogue_cost(rows: list[dict] | None) -> str:
+    if not rows:
+        return ""
+    lines = []
+    for arch in ARCHITECTURES:
+        found = {r["workload"]: r for r in rows if r["arch"] == arch and "seconds" in r}
+        if "f16 matmul" in found and "f16 matmul+bias+gelu" in found:
+            cost = found["f16 matmul+bias+gelu"]["seconds"] / found["f16 matmul"]["seconds"] - 1
+            lines.append(f"* {arch}: the fused bias + gelu epilogue costs {cost * 100:+.1f}% "
+                         "over the plain f16 matmul.")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--emulate", action="store_true",
+                        help="run the kernels on the CPU through the emulation, even with a GPU")
+    parser.add_argument("--size", type=int, default=4096, help="M = N = K of the timed matmuls")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per workload")
+    parser.add_argument("--output", default=os.path.join(HERE, "results-gpu.md"))
+    parser.add_argument("--note", default="", help="a line written under the heading")
+    options = parser.parse_args(argv)
+    started = time.perf_counter()
+
+    gpu, reason = None, "--emulate was given"
+    if not options.emulate:
+        try:
+            gpu = driver()
+        except CUDAError as error:
+            reason = str(error).splitlines()[0].removeprefix("error: ")
+    emulate = gpu is None
+    where = f"{gpu.name} (compute capability {gpu.capability[0]}.{gpu.capability[1]})" \
+        if gpu else "no GPU: kernels run through the CPU emulation"
+    print(f"GPU: {where}" + (f" [{reason}]" if reason else ""), flush=True)
+
+    print("correctness:", flush=True)
+    checked = correctness(gpu, emulate)
+    timed = None
+    if not emulate:
+        print(f"performance ({options.size}^3):", flush=True)
+        timed = performance(gpu, options.size, options.runs)
+    needs = "needs a GPU (none here)" if emulate else ""
+
+    command = "python bench/gpu.py" + (" --emulate" if options.emulate else "")
+    report = [
+        "# Lamina GPU kernels",
+        "",
+        f"{datetime.date.today().isoformat()}, {platform.node() or 'unknown host'} "
+        f"({platform.machine()}), `{command}`, {time.perf_counter() - started:.0f} s.",
+        "",
+        f"GPU: {where}." + (f" No GPU was used in this run ({reason}): the "
+                            "kernels ran on the CPU through the emulation, and the TFLOP/s "
+                            "columns need a GPU (an H200 is the reference)." if emulate else ""),
+        *([options.note, ""] if options.note else [""]),
+        "## Correctness against NumPy",
+        "",
+        correctness_table(checked),
+        "",
+        f"## TFLOP/s at {options.size}^3 against torch.matmul (cuBLAS)",
+        "",
+        performance_table(timed, options.size, needs),
+        "",
+        epilogue_cost(timed),
+    ]
+    text = "\n".join(report).rstrip() + "\n"
+    print(text)
+    with open(options.output, "w") as f:
+        f.write(text)
+    failed = any(not r["result"].startswith(("ok", "needs")) for r in checked + (timed or []))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
