@@ -73,7 +73,12 @@ def verdicts_of(outcome: Outcome) -> list[Verdict]:
 def _crash_summary(stderr: str) -> str:
     """The line of a crash's stderr that says what went wrong."""
     text = stderr.split("PLEASE submit a bug report")[0].split("Stack dump:")[0]
+    # A fault handler's report (Python's, under pytest) follows what the
+    # process printed; only its first line says anything.
+    text, fatal, fault = text.partition("Fatal Python error:")
     lines = [line for line in text.strip().splitlines() if line.strip()]
+    if fatal and not lines:
+        lines = [fatal + fault.splitlines()[0]]
     for line in lines:
         if "Assertion" in line or "UNREACHABLE" in line or "LLVM ERROR" in line:
             return re.sub(r"^\S+: ", "", line.strip())[:400]

@@ -285,6 +285,9 @@ def test_a_crashing_child_reports_its_fault_in_its_own_stderr(tmp_path):
         assert parent_stderr.read() == ""
     assert outcome.signal == signal.SIGSEGV
     assert "Fatal Python error: Segmentation fault" in outcome.stderr_tail
+    from lamina.fuzz_campaign import verdicts_of
+    (verdict,) = verdicts_of(outcome)
+    assert verdict.kind == "crash" and verdict.detail.endswith("Segmentation fault")
 
 
 def test_a_crash_is_a_verdict():
