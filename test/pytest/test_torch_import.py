@@ -62,10 +62,10 @@ class EncoderBlock(nn.Module):
 
 
 class ManyOps(nn.Module):
-    """Convolutions (grouped, 1-D, 'same'), batch norm, pooling with
+    """Convolutions (grouped, 1-D, 'same'), batch and group norm, pooling with
     ceil_mode and without counting padding, RMSNorm, causal attention with a
-    boolean mask, chunk/cat/slice/view/transpose, reductions, activations,
-    casts."""
+    boolean mask, chunk/cat/slice/view/transpose, reductions, activations
+    (mish through PyTorch's decomposition), casts."""
 
     def __init__(self):
         super().__init__()
@@ -79,6 +79,7 @@ class ManyOps(nn.Module):
 
     def forward(self, x):
         y = F.hardtanh(self.bn(self.conv(x)))
+        y = y + F.group_norm(y, 2)
         y = F.max_pool2d(y, 3, stride=2, padding=1, ceil_mode=True)
         pooled = F.avg_pool2d(y, 2, padding=1, count_include_pad=False)
         z = F.silu(self.depthwise(y))
@@ -90,7 +91,7 @@ class ManyOps(nn.Module):
         o = o.transpose(1, 2).reshape(2, 8, 16)
         tokens = torch.cat([o, t * 0.5 - 1], dim=-1).log_softmax(-1)
         channels = (pooled.mean(dim=(2, 3)) + torch.amax(z, dim=(2, 3))).sigmoid()
-        mixed = (F.leaky_relu(c, 0.1) + F.elu(c) + F.hardswish(c) + F.softplus(c)
+        mixed = (F.leaky_relu(c, 0.1) + F.elu(c) + F.hardswish(c) + F.softplus(c) + F.mish(c)
                  + torch.where(c > 0, c, -c).tanh().half().float())
         return tokens, channels, mixed / c.var(dim=-1, keepdim=True).clamp(min=0.5)
 

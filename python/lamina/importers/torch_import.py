@@ -610,6 +610,39 @@ def _layer_norm(e, x, normalized_shape, weight=None, bias=None, eps=1e-5, *rest)
     return y if e.node.target == torch.ops.aten.layer_norm.default else (y, None, None)
 
 
+def _grouped_norm(e, x, groups, weight, bias, eps):
+    """A layer norm over each group's channels and positions, then the
+    per-channel affine transform."""
+    shape = type_of(x).shape
+    grouped = e.reshape(x, (shape[0], groups, math.prod(shape[1:]) // groups))
+    gamma, beta = _affine_defaults(e, x, type_of(grouped).shape[-1:], None, None)
+    y = e.reshape(e.layer_norm(grouped, gamma, beta, epsilon=float(eps)), shape)
+    if weight is not None:
+        y = e.mul(y, _per_channel(e, weight, len(shape)))
+    if bias is not None:
+        y = e.add(y, _per_channel(e, bias, len(shape)))
+    return y
+
+
+@converts("aten.group_norm.default")
+def _group_norm(e, x, groups, weight=None, bias=None, eps=1e-5, *rest):
+    return _grouped_norm(e, x, int(groups), weight, bias, eps)
+
+
+@converts("aten.native_group_norm.default")
+def _native_group_norm(e, x, weight, bias, batch, channels, positions, groups, eps):
+    return (_grouped_norm(e, x, int(groups), weight, bias, eps), None, None)
+
+
+@converts("aten.instance_norm.default")
+def _instance_norm(e, x, weight, bias, mean, var, use_input_stats, momentum, eps, *rest):
+    """A group norm with one channel per group; with running statistics,
+    batch norm in eval mode."""
+    if not use_input_stats:
+        return _batch_norm_eval(e, x, weight, bias, mean, var, eps)
+    return _grouped_norm(e, x, type_of(x).shape[1], weight, bias, eps)
+
+
 @converts("aten.rms_norm.default")
 def _rms_norm(e, x, normalized_shape, weight=None, eps=None):
     shape = _ints(normalized_shape)
@@ -1035,7 +1068,36 @@ def export(model: "torch.nn.Module", example_inputs: Sequence) -> "torch.export.
         raise CompileError([Diagnostic(None, 0, 0, "error",
                                        f"torch.export cannot capture the model: {first}")]) \
             from None
-    return program.run_decompositions({})
+    return _decomposed(program.run_decompositions({}))
+
+
+def _unmapped(program) -> set:
+    return {n.target for n in program.graph.nodes
+            if n.op == "call_function" and op_name(n.target) not in _CONVERTERS}
+
+
+def _decomposed(program: "torch.export.ExportedProgram") -> "torch.export.ExportedProgram":
+    """`program` with the ops that have no converter decomposed by
+    PyTorch's core ATen decompositions, where every op of the decomposition
+    has one (so that an error names the model's op, not its pieces)."""
+    from torch._decomp import core_aten_decompositions
+    table = core_aten_decompositions()
+    for _ in range(3):
+        unmapped = _unmapped(program)
+        candidates = {op: table[op] for op in unmapped if op in table}
+        if not candidates:
+            break
+        decomposed = program.run_decompositions(candidates)
+        if _unmapped(decomposed) - unmapped:
+            # Some decomposition brought in unmapped ops: keep only those
+            # that do not, one by one.
+            candidates = {op: d for op, d in candidates.items()
+                          if not _unmapped(program.run_decompositions({op: d})) - unmapped}
+            if not candidates:
+                break
+            decomposed = program.run_decompositions(candidates)
+        program = decomposed
+    return program
 
 
 def from_exported_program(program: "torch.export.ExportedProgram", params: str = "arguments",
