@@ -285,10 +285,10 @@ def main(argv=None) -> int:
         try:
             gpu = driver()
         except CUDAError as error:
-            reason = str(error).splitlines()[0].removeprefix("error: ")
+            reason = str(error).splitlines()[0].removeprefix("error: ").split("; run")[0]
     emulate = gpu is None
     where = f"{gpu.name} (compute capability {gpu.capability[0]}.{gpu.capability[1]})" \
-        if gpu else "no GPU: kernels run through the CPU emulation"
+        if gpu else "none"
     print(f"GPU: {where}" + (f" [{reason}]" if reason else ""), flush=True)
 
     print("correctness:", flush=True)
@@ -306,9 +306,9 @@ def main(argv=None) -> int:
         f"{datetime.date.today().isoformat()}, {platform.node() or 'unknown host'} "
         f"({platform.machine()}), `{command}`, {time.perf_counter() - started:.0f} s.",
         "",
-        f"GPU: {where}." + (f" No GPU was used in this run ({reason}): the "
-                            "kernels ran on the CPU through the emulation, and the TFLOP/s "
-                            "columns need a GPU (an H200 is the reference)." if emulate else ""),
+        f"GPU: {where}." + (f" No H200 (or other GPU) was used in this run ({reason}): "
+                            "the kernels ran on the CPU through the emulation, and the TFLOP/s "
+                            "columns need a GPU." if emulate else ""),
         *([options.note, ""] if options.note else [""]),
         "## Correctness against NumPy",
         "",
