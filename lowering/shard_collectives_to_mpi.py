@@ -19,7 +19,10 @@ MPI implementation (MPICH: its handles are integers).
   collective gathers, splits or scatters is first moved to the front
   (`tensor.expand_shape` + `linalg.transpose`) and back after.
 
-It makes these four ops illegal and leaves all other ops alone. Element
+`shard.all_slice` (a replicated value split: no communication) becomes a
+`tensor.extract_slice` at the rank's offset (`shard.process_linear_index`,
+which upstream's conversion lowers). It makes these five ops illegal and
+leaves all other ops alone. Element
 types: f32, f64, i32, i64 (and any type for the collectives that only move
 data); other reductions are reported at the op.
 """
@@ -191,6 +194,21 @@ def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[
         op.results[0].replace_all_uses_with(_as_tensor(reduced.results[0]))
         return
     ranks = _check_axes(op, grid_shapes)
+    if op.name == "shard.all_slice":
+        # Local: this rank's block, at its index in the grid.
+        axis = _attribute_int(op, "slice_axis")
+        index = ir.Operation.create("shard.process_linear_index",
+                                    results=[ir.IndexType.get()],
+                                    attributes={"grid": op.attributes["grid"]}).results[0]
+        length = result_type.shape[axis]
+        start = arith.muli(index, arith.constant(ir.IndexType.get(), length))
+        rank = len(result_type.shape)
+        dynamic = ir.ShapedType.get_dynamic_size()
+        offsets = [dynamic if d == axis else 0 for d in range(rank)]
+        result = tensor.extract_slice(result_type, source, [start], [], [], offsets,
+                                      list(result_type.shape), [1] * rank)
+        op.results[0].replace_all_uses_with(result)
+        return
     comm = _i32(MPI_COMM_WORLD)
     if op.name == "shard.all_gather":
         axis = _attribute_int(op, "gather_axis")
@@ -225,7 +243,8 @@ def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[
     op.results[0].replace_all_uses_with(result)
 
 
-COLLECTIVES = ("shard.all_reduce", "shard.all_gather", "shard.all_to_all", "shard.reduce_scatter")
+COLLECTIVES = ("shard.all_reduce", "shard.all_gather", "shard.all_to_all", "shard.reduce_scatter",
+               "shard.all_slice")
 
 
 @register_pass

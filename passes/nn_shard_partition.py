@@ -28,7 +28,10 @@ them:
 * `shard-partition`, `canonicalize`, `cse` (upstream): functions take and
   return their local shards, and resharding between producers and
   consumers is the collectives `shard.all_reduce`, `shard.all_gather`,
-  `shard.all_to_all` and `shard.reduce_scatter`;
+  `shard.all_to_all`, and `shard.all_slice` (no communication);
+* an `all_slice` of an `all_reduce` over the same grid axes (a partial sum
+  wanted split, which upstream reduces whole and then slices) becomes one
+  `shard.reduce_scatter`, which communicates half as much on two ranks;
 * the module is marked `dlti.map = #dlti.map<"MPI:Implementation" =
   "MPICH">`, which the lowering of the `mpi` dialect to calls needs.
 
@@ -40,8 +43,9 @@ slices) are reported at the op.
 
 Guarantees: no nn op and no `shard.shard`/`shard.sharding` op remain; the
 `shard.grid` stays (the collectives refer to it); every collective left is
-one of the four above or `shard.process_multi_index` /
-`shard.process_linear_index`.
+`shard.all_reduce`, `shard.all_gather`, `shard.all_to_all`,
+`shard.reduce_scatter` or `shard.all_slice`, and ranks are read with
+`shard.process_multi_index` / `shard.process_linear_index`.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from lamina.pass_registry import Pass, PassFailure, register_pass
 MPI_IMPLEMENTATION = '#dlti.map<"MPI:Implementation" = "MPICH">'
 
 LOWERING = ["convert-nn-to-linalg", "canonicalize", "cse"]
-PROPAGATION = ["func.func(sharding-propagation{traversal=forward-backward})", "cse"]
+PROPAGATION = ["func.func(sharding-propagation{traversal=forward-backward})"]
 PARTITION = ["func.func(shard-partition)", "canonicalize", "cse"]
 
 
@@ -170,6 +174,32 @@ def _record_boundary(module: ir.Operation, grid_shapes: dict[str, tuple[int, ...
         func.attributes["res_attrs"] = ir.ArrayAttr.get(results)
 
 
+def _fold_reduce_scatters(module: ir.Operation) -> None:
+    """`all_slice(all_reduce(x))` over the same grid axes is
+    `reduce_scatter(x)`: each rank receives only its slice of the sum, half
+    the bytes of an all-reduce on two ranks."""
+    for all_slice in _walk(module, "shard.all_slice"):
+        reduced = _defining_op(all_slice.operands[0])
+        if (reduced is None or reduced.name != "shard.all_reduce"
+                or len(list(reduced.results[0].uses)) != 1
+                or str(reduced.attributes["grid"]) != str(all_slice.attributes["grid"])
+                or str(reduced.attributes["grid_axes"]) != str(all_slice.attributes["grid_axes"])):
+            continue
+        attributes = {"grid": reduced.attributes["grid"],
+                      "grid_axes": reduced.attributes["grid_axes"],
+                      "scatter_axis": all_slice.attributes["slice_axis"]}
+        if "reduction" in reduced.attributes:
+            attributes["reduction"] = reduced.attributes["reduction"]
+        with ir.InsertionPoint(all_slice), all_slice.location:
+            scattered = ir.Operation.create("shard.reduce_scatter",
+                                            results=[all_slice.results[0].type],
+                                            operands=[reduced.operands[0]],
+                                            attributes=attributes)
+        all_slice.results[0].replace_all_uses_with(scattered.results[0])
+        all_slice.erase()
+        reduced.erase()
+
+
 @register_pass
 @dataclass
 class NNShardPartition(Pass):
@@ -186,4 +216,5 @@ class NNShardPartition(Pass):
         _run_upstream(op, PROPAGATION, "sharding propagation")
         _record_boundary(op, grid_shapes)
         _run_upstream(op, PARTITION, "partition")
+        _fold_reduce_scatters(op)
         op.attributes["dlti.map"] = ir.Attribute.parse(MPI_IMPLEMENTATION)
