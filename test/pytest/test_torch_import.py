@@ -28,7 +28,8 @@ from torch.nn import functional as F  # noqa: E402
 import lamina  # noqa: E402
 from lamina.diagnostics import file_location  # noqa: E402
 from lamina.importers.torch_backend import LaminaFallbackWarning  # noqa: E402
-from lamina.importers.torch_import import UnsupportedOpsError, parameter_names, weights  # noqa: E402
+from lamina.importers.torch_import import (  # noqa: E402
+    UnsupportedOpsError, parameter_names, weights)
 
 RTOL = ATOL = 1e-4  # float32, against PyTorch eager
 

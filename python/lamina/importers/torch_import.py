@@ -77,8 +77,8 @@ def element_type(dtype: torch.dtype) -> str:
     try:
         return _ELEMENT_TYPES[dtype]
     except KeyError:
-        raise Unsupported(f"tensors of {str(dtype).removeprefix('torch.')} are not supported "
-                          "(nn ops take float32, float16, bfloat16 and bool)") from None
+        raise Unsupported(f"element type {str(dtype).removeprefix('torch.')} (nn ops take "
+                          "float32, float16, bfloat16 and bool)") from None
 
 
 def source_line(node: torch.fx.Node) -> tuple[str, int] | None:
@@ -147,6 +147,7 @@ class Emitter:
 
     def __getattr__(self, name: str) -> Callable[..., ir.Value]:
         # `e.matmul(a, b)`: the nn builder of that op, at the node's line.
+        # (`cast`, `reshape` and `constant` below skip identities.)
         build = builder(name)
         return lambda *args, **kwargs: build(*args, _location=self.location, **kwargs)
 
@@ -235,9 +236,9 @@ def _reciprocal(e, x):
 
 def _clamped(e, x, low, high):
     if low is not None:
-        x = e.maximum(x, e.tensor(low) if isinstance(low, Weight) else low)
+        x = e.maximum(x, low)
     if high is not None:
-        x = e.minimum(x, e.tensor(high) if isinstance(high, Weight) else high)
+        x = e.minimum(x, high)
     return x
 
 
@@ -825,6 +826,7 @@ def _getitem(e, values, index):
 class _Failure:
     node: torch.fx.Node
     message: str
+    what: str | None = None  # default: the node's op, or the input's name
 
 
 class _Importer:
@@ -856,8 +858,6 @@ class _Importer:
             return value if raw else self.materialize(value)
         if isinstance(arg, (list, tuple)):
             return type(arg)(self.argument(a) for a in arg)
-        if isinstance(arg, torch.dtype):
-            return arg
         return arg
 
     def stand_in(self, node: torch.fx.Node, fake=None):
@@ -905,9 +905,11 @@ class _Importer:
                 self.values[node] = self.stand_in(node)
             self.stand_ins.add(node)
 
-    def parameters(self) -> dict[str, tuple[str, np.ndarray | None]]:
-        """Placeholder name -> (kind, array) for the exported program's
-        inputs that are not the user's."""
+    def parameters(self) -> dict[str, tuple[str, str, torch.Tensor | None]]:
+        """Placeholder name -> (kind, target, tensor) for the exported
+        program's inputs that are not the user's: kind `parameter` (a
+        parameter or buffer), `constant` (a lifted tensor constant) or
+        `opaque` (not a tensor)."""
         from torch.export.graph_signature import InputKind
         found = {}
         for spec in self.program.graph_signature.input_specs:
@@ -922,8 +924,7 @@ class _Importer:
                 tensor_value = self.program.constants.get(spec.target)
                 kind = "constant"
             if not isinstance(tensor_value, torch.Tensor):
-                found[spec.arg.name] = ("opaque", None)
-                continue
+                kind, tensor_value = "opaque", None
             found[spec.arg.name] = (kind, spec.target, tensor_value)
         return found
 
@@ -939,8 +940,8 @@ class _Importer:
                 arguments.append((node, None))
             elif spec[0] == "opaque":
                 if node.users:
-                    self.failures.append(_Failure(node, "a non-tensor constant is not "
-                                                        "supported"))
+                    self.failures.append(_Failure(node, "it is not a tensor",
+                                                  f"constant '{spec[1]}'"))
             elif not node.users:
                 continue
             elif spec[0] == "parameter" and self.params == "arguments":
@@ -949,7 +950,7 @@ class _Importer:
                 constants[node] = (spec[1], spec[2])
 
         input_types = []
-        for node, _ in arguments:
+        for node, parameter in arguments:
             fake = node.meta.get("val")
             try:
                 if not isinstance(fake, torch.Tensor):
@@ -957,7 +958,10 @@ class _Importer:
                                       "supported")
                 input_types.append(TensorType(static_shape(fake), element_type(fake.dtype)))
             except Unsupported as error:
-                self.failures.append(_Failure(node, f"input '{node.name}': {error}"))
+                self.failures.append(_Failure(node, str(error),
+                                              f"parameter '{parameter}'" if parameter
+                                              else f"input '{node.name}'"))
+                self.stand_ins.add(node)
                 input_types.append(TensorType((0,), "f32"))
 
         module_location = self.module_location()
@@ -966,15 +970,15 @@ class _Importer:
             function = func.FuncOp(self.name, ir.FunctionType.get(
                 [t.to_mlir() for t in input_types], []))
             block = function.add_entry_block()
-            for (node, parameter), value in zip(arguments, block.arguments):
-                self.values[node] = value
             with ir.InsertionPoint(block):
+                for (node, _), value in zip(arguments, block.arguments):
+                    self.values[node] = self.stand_in(node) if node in self.stand_ins else value
                 for node, (target, tensor_value) in constants.items():
                     try:
                         self.values[node] = Weight(target, _array(tensor_value),
                                                    element_type(tensor_value.dtype))
                     except Unsupported as error:
-                        self.failures.append(_Failure(node, f"'{target}': {error}"))
+                        self.failures.append(_Failure(node, str(error), f"constant '{target}'"))
                         self.values[node] = self.stand_in(node)
                         self.stand_ins.add(node)
                 output = None
@@ -1028,7 +1032,8 @@ class _Importer:
             node = failure.node
             found = source_line(node)
             filename, line = found if found else (None, 0)
-            what = op_name(node.target) if node.op == "call_function" else node.name
+            what = failure.what or (op_name(node.target) if node.op == "call_function"
+                                    else repr(node.name))
             message = f"{what} is not supported" + (
                 f": {failure.message}" if failure.message else "")
             diagnostics.append(Diagnostic(filename, line, 0, "error", message))
