@@ -1208,3 +1208,21 @@ def _fold_elementwise(im, node):
         return np.arange(start, limit, delta, dtype=dtype)
     result = _NUMPY[node.op_type](*arrays)
     return result if result.dtype == np.bool_ else result.astype(dtype)
+
+
+@folds("Mod")
+def _fold_mod(im, node):
+    a, b = im.static(node.input(0)), im.static(node.input(1))
+    return (np.fmod if node.attr("fmod", 0) else np.mod)(a, b).astype(a.dtype)
+
+
+@folds("Trilu")
+def _fold_trilu(im, node):
+    x = im.static(node.input(0))
+    k = int(im.static(node.input(1))) if node.input(1) else 0
+    return np.triu(x, k) if node.attr("upper", 1) else np.tril(x, k)
+
+
+@folds("Tile")
+def _fold_tile(im, node):
+    return np.tile(im.static(node.input(0)), [int(r) for r in im.static(node.input(1))])
