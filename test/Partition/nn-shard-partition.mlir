@@ -97,3 +97,56 @@ func.func @unsharded(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32
   %h = "nn.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %h : tensor<4x8xf32>
 }
+
+// -----
+
+// Explicit reshardings take one collective each: rows -> columns is an
+// all-to-all, columns -> replicated an all-gather, and a partial product
+// wanted by rows a reduce-scatter (not an all-reduce and a slice).
+// CHECK-LABEL: func.func @reshardings
+// CHECK: shard.all_to_all %{{.+}} on @g grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK: shard.all_gather %{{.+}} on @g grid_axes = [0] gather_axis = 1 : tensor<8x4xf32> -> tensor<8x8xf32>
+// CHECK: shard.reduce_scatter %{{.+}} on @g grid_axes = [0] scatter_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK-NOT: shard.all_slice
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @reshardings(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %cols = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %whole = shard.sharding @g split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %rows annotate_for_users : tensor<8x8xf32>
+  %e = "nn.exp"(%xs) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %e_rows = shard.shard %e to %rows : tensor<8x8xf32>
+  %e_cols = shard.shard %e_rows to %cols annotate_for_users : tensor<8x8xf32>
+  %t = "nn.tanh"(%e_cols) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t_cols = shard.shard %t to %cols : tensor<8x8xf32>
+  %t_whole = shard.shard %t_cols to %whole annotate_for_users : tensor<8x8xf32>
+  %r = "nn.relu"(%t_whole) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t_k = shard.shard %t_cols to %cols annotate_for_users : tensor<8x8xf32>
+  %ws = shard.shard %w to %rows annotate_for_users : tensor<8x8xf32>
+  %m = "nn.matmul"(%t_k, %ws) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m_rows = shard.shard %m to %rows annotate_for_users : tensor<8x8xf32>
+  %s = "nn.sigmoid"(%m_rows) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %r, %s : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// A replicated value wanted split is sliced locally: no communication.
+// CHECK-LABEL: func.func @slice_locally
+// CHECK: shard.all_slice %{{.+}} on @g grid_axes = [0] slice_axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK-NOT: shard.all_gather
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @slice_locally(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = shard.sharding @g split_axes = [[]] : !shard.sharding
+  %s1 = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %a = shard.shard %x to %r annotate_for_users : tensor<4x8xf32>
+  %e = "nn.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e0 = shard.shard %e to %r : tensor<4x8xf32>
+  %e1 = shard.shard %e0 to %s1 annotate_for_users : tensor<4x8xf32>
+  %t = "nn.tanh"(%e1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
