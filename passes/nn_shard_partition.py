@@ -10,7 +10,9 @@ run in one process.
 With a grid, the pass runs these steps, upstream's wherever upstream has
 them:
 
-* `convert-nn-to-linalg`, `canonicalize`, `cse`: every nn op lowers
+* `convert-nn-to-linalg`, `canonicalize`, `linalg-inline-scalar-operands`
+  (rank-0 operands, which upstream's sharding attributes cannot print,
+  become scalars in the bodies), `cse`: every nn op lowers
   straight to linalg (composite ops to their fused generics, not through
   `nn-decompose`, whose reshapes upstream cannot partition), so that
   upstream's sharding rules for linalg apply: contractions and
@@ -60,7 +62,7 @@ from lamina.pass_registry import Pass, PassFailure, register_pass
 
 MPI_IMPLEMENTATION = '#dlti.map<"MPI:Implementation" = "MPICH">'
 
-LOWERING = ["convert-nn-to-linalg", "canonicalize", "cse"]
+LOWERING = ["convert-nn-to-linalg", "canonicalize", "func.func(linalg-inline-scalar-operands)", "cse"]
 PROPAGATION = ["func.func(sharding-propagation{traversal=forward-backward})"]
 PARTITION = ["func.func(shard-partition)", "canonicalize", "cse"]
 

@@ -13,6 +13,9 @@
 
     pipe = lamina.Pipeline.for_target("cpu")       # editable named stages
     lamina.load_plugin("my_ops.py")                # ops, lowerings, passes of a user's file
+
+    g = lamina.grid("g", 2)                        # sharded programs (lamina.sharding):
+    h = x @ lamina.shard(w1, g, [[], [0]])         #   W1 split by columns, in a traced function
     sharded, report = lamina.auto_shard(module, grid=2)   # shardings chosen by communicated bytes
 """
 
@@ -23,6 +26,7 @@ from lamina.nn import jit
 from lamina.parsing import parse
 from lamina.pipeline import Pipeline, Stage
 from lamina.plugins import load_plugin
+from lamina.sharding import Grid, grid, shard
 from lamina.passes.nn_auto_shard import auto_shard
 from lamina.targets import Target, get_target
 
@@ -38,5 +42,6 @@ def compile(module, target="cpu", entry=None, pipeline=None):
     return get_target(target).compile(module, entry=entry, pipeline=pipeline)
 
 
-__all__ = ["CompileError", "Pipeline", "Stage", "Target", "auto_shard", "compile", "get_target",
-           "jit", "from_onnx", "from_torch", "load_plugin", "nn", "parse"]
+__all__ = ["CompileError", "Grid", "Pipeline", "Stage", "Target", "auto_shard", "compile",
+           "get_target", "grid", "jit", "from_onnx", "from_torch", "load_plugin", "nn", "parse",
+           "shard"]

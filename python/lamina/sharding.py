@@ -113,10 +113,9 @@ def shard(x, on: Grid, split_axes: Sequence[Sequence[int]]):
         raise CompileError.at(location, f"grid @{on.name} is declared twice, with shapes "
                                         f"{list(existing[on.name])} and {list(on.shape)}")
     with location:
-        sharding = ir.Operation.parse(
-            f'%0 = shard.sharding @{on.name} split_axes = {axes} : !shard.sharding')
-        ir.InsertionPoint.current.insert(sharding)
-        annotated = shard_dialect.ShardOp(x, sharding.results[0], annotate_for_users=True)
+        sharding = shard_dialect.ShardingOp(ir.FlatSymbolRefAttr.get(on.name),
+                                            ir.Attribute.parse(f"#shard<axisarray{axes}>"), [], [])
+        annotated = shard_dialect.ShardOp(x, sharding.result, annotate_for_users=True)
     return Tensor(annotated.result)
 
 
