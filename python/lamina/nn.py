@@ -42,7 +42,9 @@ from lamina.dialects.nn import NN
 from lamina.dialects.opdef import I64ArrayAttr
 from lamina.types import NUMPY_DTYPES, TensorType, VerifyError, element_type_name, numpy_dtype
 
-_THIS_FILE = os.path.abspath(__file__)
+# Modules whose frames a builder's location skips: this one, and API
+# modules that build ops on a user's behalf (lamina.sharding).
+API_FILES = {os.path.abspath(__file__)}
 
 
 def element_type_of(dtype) -> str:
@@ -124,7 +126,7 @@ class Tensor(ir.Value):
 def _caller_location() -> ir.Location:
     """The file:line:col of the first caller outside this module."""
     frame = inspect.currentframe()
-    while frame is not None and os.path.abspath(frame.f_code.co_filename) == _THIS_FILE:
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) in API_FILES:
         frame = frame.f_back
     if frame is None:
         return ir.Location.unknown()

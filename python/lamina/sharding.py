@@ -91,7 +91,8 @@ def shard(x, on: Grid, split_axes: Sequence[Sequence[int]]):
     """`x` annotated for its users as split over the grid `on`:
     `split_axes[d]` are the grid axes tensor axis `d` is split over. For
     use inside a function traced by `lamina.jit`."""
-    from lamina.nn import Tensor, _caller_location
+    from lamina.nn import API_FILES, Tensor, _caller_location
+    API_FILES.add(os.path.abspath(__file__))
     location = _caller_location()
     axes = [[int(a) for a in group] for group in split_axes]
     rank = len(ir.RankedTensorType(x.type).shape)
