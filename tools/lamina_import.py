@@ -4,10 +4,10 @@
     lamina-import model.onnx --params=constants -o model.mlir
     lamina-import model.onnx --mlir-print-debuginfo
 
-The model's graph becomes `func.func @main`: its inputs, then its float
-initializers (with `--params=arguments`, the default), are the arguments,
-each with its ONNX name as `lamina.name`; with `--params=constants` the
-initializers are constants. A model that cannot be imported is reported as
+The model's graph becomes `func.func @main`: its float initializers (with
+`--params=arguments`, the default), each named in `lamina.parameter`, then
+its inputs, each named in `lamina.input`, are the arguments; with
+`--params=constants` the initializers are constants. A model that cannot be imported is reported as
 `model.onnx: error: ...`, listing every node that cannot become nn ops
 with its index, name and op type; the exit code is 1 and the `-o` file is
 left untouched. With `--mlir-print-debuginfo` every op carries the
@@ -18,6 +18,7 @@ line), so that later tools report errors at the node.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 
 from lamina.diagnostics import UsageError, atomic_output, check_output_path, run_tool
@@ -31,7 +32,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", nargs="?", help="input .onnx file, '-' for stdin")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     parser.add_argument("--params", choices=("arguments", "constants"), default="arguments",
-                        help="initializers as arguments of @main after the inputs (default) "
+                        help="initializers as arguments of @main before the inputs (default) "
                              "or as constants")
     parser.add_argument("--mlir-print-debuginfo", action="store_true",
                         help="print locations (each op's ONNX node)")
@@ -47,11 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     load_plugins(options.plugins)
     if options.input is None:
         raise UsageError("no input file")
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("onnx") is None:
         raise UsageError("importing ONNX models needs the onnx package: "
-                         "pip install 'lamina[onnx]'") from None
+                         "pip install 'lamina[onnx]'")
     from lamina.importers.onnx_import import from_onnx
 
     if options.input == "-":

@@ -96,7 +96,7 @@ def lamina_outputs(path, inputs, params="arguments"):
     start = time.perf_counter()
     main = lamina.compile(module)
     compile_seconds = time.perf_counter() - start
-    outputs = main(*inputs, *(parameters(path) if params == "arguments" else []))
+    outputs = main(*(parameters(module, path) if params == "arguments" else []), *inputs)
     print(f"{path}: compiled in {compile_seconds:.2f} s ({params})")
     return list(outputs) if isinstance(outputs, tuple) else [outputs]
 
@@ -133,15 +133,13 @@ def test_resnet18_matches_onnxruntime_and_eager(resnet18):
 def test_resnet18_weights_as_arguments_or_constants(resnet18):
     model, inputs, path, _ = resnet18
     module = lamina.from_onnx(path)
-    as_arguments = module.body.operations[0]
-    names = [str(attributes["lamina.name"]).strip('"') for attributes in
-             as_arguments.attributes["arg_attrs"]]
-    weights = parameters(path)
-    assert len(names) == 1 + len(weights) and len(weights) > 20
-    assert [tuple(ir_type.shape) for ir_type in as_arguments.type.inputs[1:]] == \
-        [w.shape for w in weights]
+    main = module.body.operations[0]
+    weights = parameters(module, path)
+    assert len(weights) > 20
+    assert [tuple(ir_type.shape) for ir_type in main.type.inputs] == \
+        [w.shape for w in weights] + [(1, 3, 64, 64)]
     text = str(lamina.from_onnx(path, params="constants"))
-    assert text.count("lamina.name") == 1
+    assert "lamina.parameter" not in text and text.count("lamina.input") == 1
     assert text.count('"nn.conv2d"') == 20 and "nn.max_pool2d" in text
 
 

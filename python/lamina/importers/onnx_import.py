@@ -1,15 +1,18 @@
 """ONNX models to Lamina modules of nn ops.
 
     module = lamina.from_onnx("model.onnx")                       # weights as arguments
+    y = lamina.compile(module)(*parameters(module, "model.onnx"), x)
     module = lamina.from_onnx("model.onnx", params="constants")   # weights as constants
-    main = lamina.compile(module)
-    y = main(x, *onnx_import.parameters("model.onnx"))
+    y = lamina.compile(module)(x)
 
 The model is checked (`onnx.checker`), shapes are inferred (ONNX shape
-inference), and the graph becomes one public `func.func @main` whose
-arguments are the graph's inputs, in order, then (with
-`params="arguments"`) its float initializers in the order the model lists
-them; each argument carries its ONNX name as `lamina.name`. Initializers of
+inference), and the graph becomes one public `func.func @main`. With
+`params="arguments"` (the default) its arguments are the float
+initializers the graph uses, in the order the model lists them, each
+naming its initializer in a `lamina.parameter` attribute (`parameters`
+gives their arrays), then the graph's inputs, in order, each naming its
+input in `lamina.input`; with `params="constants"` the initializers are
+`arith.constant`s and the function takes the inputs only. Initializers of
 integer type, `Constant` nodes and every computation on them alone (shape
 arithmetic: `Shape`, `Gather`, `Concat`, ...) are evaluated here with NumPy,
 so the nn program holds only the tensors that exist at run time.
@@ -34,7 +37,7 @@ from typing import Callable
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, func
+from mlir.dialects import func
 
 from lamina import nn as builders
 from lamina.context import make_context, verify
@@ -127,20 +130,32 @@ def _used_float_initializers(model) -> list:
     return [t for t in model.graph.initializer if t.name in used and t.data_type in floats]
 
 
-def parameters(path) -> list[np.ndarray]:
-    """The arrays of the arguments `from_onnx(path)` adds for the model's
-    initializers, in argument order."""
+def parameters(module: ir.Module, model, name: str = "main") -> list[np.ndarray]:
+    """The arrays of the initializers that function `name` of a module
+    imported with `params="arguments"` takes before the inputs, from the
+    ONNX model (a path or an `onnx.ModelProto`)."""
     onnx = _onnx()
-    model, _ = load_model(path)
-    return [onnx.numpy_helper.to_array(t) for t in _used_float_initializers(model)]
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(model)
+    function = next(op for op in module.body.operations if op.operation.name == "func.func"
+                    and ir.StringAttr(op.attributes["sym_name"]).value == name)
+    arrays = {t.name: t for t in model.graph.initializer}
+    names = []
+    if "arg_attrs" in function.attributes:
+        for attributes in ir.ArrayAttr(function.attributes["arg_attrs"]):
+            attributes = ir.DictAttr(attributes)
+            if "lamina.parameter" in attributes:
+                names.append(ir.StringAttr(attributes["lamina.parameter"]).value)
+    return [onnx.numpy_helper.to_array(arrays[n]) for n in names]
 
 
 def from_onnx(path, params: str = "arguments", context: ir.Context | None = None,
               source_name: str | None = None) -> ir.Module:
     """A verified Lamina module of nn ops from the ONNX model at `path` (or
-    an `onnx.ModelProto`). `params="arguments"` makes float initializers
-    arguments of `@main` after the graph's inputs (`parameters(path)` are
-    their arrays); `params="constants"` makes them constants. Raises OSError
+    an `onnx.ModelProto`, or its bytes). `params="arguments"` makes the
+    float initializers arguments of `@main` before the graph's inputs
+    (`parameters(module, path)` are their arrays); `params="constants"`
+    makes them constants. Raises OSError
     when the file cannot be read and CompileError, listing every problem,
     when the model cannot be imported."""
     if params not in PARAMS:
@@ -297,15 +312,14 @@ class _Importer:
         with self.context, DiagnosticCollector(self.context, self.source_name) as diagnostics, \
                 ir.Location.file(self.source_name, 1, 1) as top:
             module = ir.Module.create(loc=top)
-            argument_types = [t.to_mlir() for _, t in input_types]
-            for name in arguments:
-                dtype = _nn_dtype_of_array(arrays[name])
-                argument_types.append(TensorType(arrays[name].shape, dtype).to_mlir())
-            names = [n for n, _ in input_types] + arguments
+            argument_types = [TensorType(arrays[n].shape, _nn_dtype_of_array(arrays[n])).to_mlir()
+                              for n in arguments] + [t.to_mlir() for _, t in input_types]
+            names = arguments + [n for n, _ in input_types]
             with ir.InsertionPoint(module.body):
                 function = func.FuncOp("main", ir.FunctionType.get(argument_types, []))
-                function.arg_attrs = ir.ArrayAttr.get([
-                    ir.DictAttr.get({"lamina.name": ir.StringAttr.get(n)}) for n in names])
+                function.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(
+                    {"lamina.parameter" if n in arrays else "lamina.input": ir.StringAttr.get(n)})
+                    for n in names])
                 block = function.add_entry_block(
                     [ir.Location.name(n, childLoc=top) for n in names])
                 for name, argument in zip(names, block.arguments):
