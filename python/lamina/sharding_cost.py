@@ -21,10 +21,11 @@ What the bytes count (inference, per device per step, ring algorithms):
 
 Where values live at the function boundary:
 
-* activations (arguments read along a step's leading loop, the batch or
-  rows) arrive whole on every device: a strategy's seed shard is a slice;
-* parameters (arguments no step reads along its leading loop, looking
-  through transposes: weights, biases, scales) are stored split across the
+* activations (arguments with a dim that becomes the leading dim of a
+  result, the batch or the tokens, through the loops the steps share)
+  arrive whole on every device: a strategy's seed shard is a slice;
+* parameters (the other arguments: weights, biases, scales, whatever
+  their rank) are stored split across the
   grid, each device holding `1/n` (`weights=sharded`, the default: the
   model outgrows one device): a strategy that splits a parameter the way
   it is used stores it that way, one that needs it whole all-gathers it
@@ -84,7 +85,6 @@ class Access:
 
     tensor: int
     loops: Optional[tuple[Optional[int], ...]]
-    leading: bool = True
 
     def dim_of(self, loop: int) -> Optional[int]:
         if self.loops is None:
@@ -111,12 +111,14 @@ class Step:
 
 @dataclass
 class Program:
-    """The tensors and steps of one function, and the tensors it returns."""
+    """The tensors and steps of one function, the tensors it returns, and
+    the batch dim of each activation (default: its first)."""
 
     name: str
     tensors: list[Tensor]
     steps: list[Step]
     outputs: list[int]
+    batch_dims: dict[int, int] = field(default_factory=dict)
 
     @property
     def activations(self) -> list[int]:
@@ -347,7 +349,8 @@ def _seeds(program: Program, strategy: str, grid: int) -> tuple[dict[int, Shardi
             return {}, f"{tensor.name} has rank {len(tensor.shape)}: no sequence axis besides the batch"
         if not tensor.shape:
             continue
-        dim = 0 if strategy == "data-parallel" else len(tensor.shape) - 2
+        dim = (program.batch_dims.get(index, 0) if strategy == "data-parallel"
+               else len(tensor.shape) - 2)
         what = "batch" if strategy == "data-parallel" else "sequence"
         if tensor.shape[dim] % grid:
             return {}, (f"the {what} axis of {tensor.name} ({tensor.shape[dim]}) is not "
@@ -482,10 +485,7 @@ def program_of(function) -> Program:
                               tuple(Access(index_of[r], None) for r in results)))
             continue
         sizes, splittable, reductions, operand_loops, result_loops = structure
-        accesses = tuple(Access(index_of[v], loops, leading=loops is not None and 0 in loops)
-                         for v, loops in zip(operands, operand_loops))
-        if _is_attention(view):
-            accesses = tuple(Access(a.tensor, a.loops, True) for a in accesses)
+        accesses = tuple(Access(index_of[v], loops) for v, loops in zip(operands, operand_loops))
         steps.append(Step(operation.name, tuple(sizes), splittable, reductions, accesses,
                           (Access(index_of[results[0]], result_loops[0]),),
                           contraction=getattr(view, "fusion_kind", None) == "contraction"))
@@ -494,30 +494,32 @@ def program_of(function) -> Program:
     return program
 
 
-def _is_attention(view) -> bool:
-    from lamina.dialects import nn
-    return isinstance(view, nn.AttentionOp)
-
-
 def _mark_parameters(program: Program) -> None:
-    """Arguments no step reads along its leading loop (looking through
-    single-operand data movement, such as a transpose) are parameters."""
-    readers: dict[int, list[tuple[Step, Access]]] = {}
-    for step in program.steps:
-        for access in step.operands:
-            readers.setdefault(access.tensor, []).append((step, access))
+    """Arguments none of whose dims become the leading dim of a result
+    (through the loops the steps share) are parameters; an activation's
+    dim that does is its batch dim."""
+    parent: dict = {}
 
-    def leading(tensor_index: int, depth: int = 0) -> bool:
-        for step, access in readers.get(tensor_index, []):
-            if access.leading and len(step.operands) == 1 and step.results and depth < 8 \
-                    and not step.reductions:
-                if leading(step.results[0].tensor, depth + 1):
-                    return True
-            elif access.leading or access.loops is None:
-                return True
-        return False
+    def find(key):
+        parent.setdefault(key, key)
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
 
+    for index, step in enumerate(program.steps):
+        for access in step.operands + step.results:
+            for dim, loop in enumerate(access.loops or ()):
+                if loop is not None:
+                    parent[find(("tensor", access.tensor, dim))] = find(("loop", index, loop))
+    leading = {find(("tensor", output, 0)) for output in program.outputs
+               if program.tensors[output].shape}
     for index, tensor in enumerate(program.tensors):
-        if tensor.argument and not leading(index):
+        if not tensor.argument:
+            continue
+        batch = [d for d in range(len(tensor.shape)) if find(("tensor", index, d)) in leading]
+        if batch:
+            program.batch_dims[index] = batch[0]
+        else:
             program.tensors[index] = Tensor(tensor.name, tensor.shape, tensor.itemsize,
                                             argument=True, parameter=True)

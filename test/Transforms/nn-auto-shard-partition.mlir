@@ -54,3 +54,29 @@ func.func @attention(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: tensor<
   %o = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
   return %o : tensor<4x8x16xf32>
 }
+
+// -----
+
+// Multi-head attention by heads: each rank's head of every weight, the
+// layer_norm's scale and shift gathered, one all-reduce of the sum over
+// heads.
+
+// CHECK-LABEL: func.func @attention_block
+// CHECK-SAME: (%{{.+}}: tensor<8x16xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[B:[^:]+]]: tensor<8xf32>, %{{.+}}: tensor<1x16x8xf32>, %{{.+}}: tensor<1x16x8xf32>, %{{.+}}: tensor<1x16x8xf32>, %{{.+}}: tensor<1x8x16xf32>) -> tensor<8x16xf32>
+// CHECK-DAG: shard.all_gather %[[G]] on @grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+// CHECK-DAG: shard.all_gather %[[B]] on @grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+// CHECK: shard.all_reduce %{{.+}} on @grid grid_axes = [0] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NOT: shard.all_
+// CHECK: return
+func.func @attention_block(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %wq: tensor<2x16x8xf32>, %wk: tensor<2x16x8xf32>, %wv: tensor<2x16x8xf32>, %wo: tensor<2x8x16xf32>) -> tensor<8x16xf32> {
+  %n = "nn.layer_norm"(%x, %g, %b) : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %q = "nn.matmul"(%n, %wq) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %k = "nn.matmul"(%n, %wk) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %v = "nn.matmul"(%n, %wv) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %a = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = "nn.matmul"(%a, %wo) : (tensor<2x8x8xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %s = "nn.reduce_sum"(%o) {axes = array<i64: 0>} : (tensor<2x8x16xf32>) -> tensor<8x16xf32>
+  %y = "nn.add"(%x, %s) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+

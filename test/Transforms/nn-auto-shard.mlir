@@ -95,32 +95,39 @@ func.func @attention(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: tensor<
 
 // -----
 
-// An attention block (layer_norm, projections, attention, output
-// projection, residual) with one sequence of 8 tokens: splitting the
-// projections by columns gathers q and k for the single head (its
-// contracted dim is split) and all-reduces the output projection (1088
-// bytes); splitting the tokens gathers every weight and the keys and
-// values (2624 bytes).
+// A multi-head attention block (layer_norm, per-head projections with the
+// heads as the weights' batch dim, attention over the heads, the output
+// projection and the sum over heads, a residual) with one sequence of 8
+// tokens. Megatron by heads: each device computes one head, the weights
+// stored by heads are read where they are, and the sum over heads is one
+// all-reduce of the 8x16 result (512 bytes), besides gathering the
+// layer_norm's scale and shift (32 bytes each). Splitting the tokens
+// instead gathers every weight and the keys and values (2624 bytes).
 
 // CHECK-LABEL: func.func @attention_block
-// CHECK-SAME: lamina.communicated_bytes = 1088 : i64, lamina.sharding_strategy = "tensor-parallel"
-// CHECK-DAG: %[[COLUMNS:.+]] = shard.sharding @grid split_axes = {{\[\[}}], [0]] : !shard.sharding
+// CHECK-SAME: lamina.communicated_bytes = 576 : i64, lamina.sharding_strategy = "tensor-parallel"
+// CHECK-DAG: %[[HEADS:.+]] = shard.sharding @grid split_axes = {{\[\[}}0]] : !shard.sharding
 // CHECK-DAG: %[[WHOLE:.+]] = shard.sharding @grid split_axes = {{\[\[}}]] : !shard.sharding
 // CHECK: %[[Q:.+]] = "nn.matmul"
-// CHECK: %[[QS:.+]] = shard.shard %[[Q]] to %[[COLUMNS]] : tensor<8x16xf32>
-// CHECK: %[[QG:.+]] = shard.shard %[[QS]] to %[[WHOLE]] annotate_for_users : tensor<8x16xf32>
-// CHECK: "nn.attention"(%[[QG]],
-// REPORT: remark: nn-auto-shard: @attention_block on a grid of 2: tensor-parallel, 1088 bytes per step
+// CHECK: %[[QS:.+]] = shard.shard %[[Q]] to %[[HEADS]] : tensor<2x8x8xf32>
+// CHECK: %[[A:.+]] = "nn.attention"(%[[QS]],
+// CHECK: shard.shard %[[A]] to %[[HEADS]] : tensor<2x8x8xf32>
+// CHECK: %[[S:.+]] = "nn.reduce_sum"
+// CHECK-NOT: shard.shard %[[S]] to %{{.+}} : tensor
+// CHECK: %[[SW:.+]] = shard.shard %[[S]] to %[[WHOLE]] annotate_for_users : tensor<8x16xf32>
+// CHECK: "nn.add"(%{{.+}}, %[[SW]])
+// REPORT: remark: nn-auto-shard: @attention_block on a grid of 2: tensor-parallel, 576 bytes per step
 // REPORT: remark: candidate data-parallel: 2624 bytes per step
-// REPORT: remark: candidate tensor-parallel: 1088 bytes per step (all_gather %arg1 32, all_gather %arg2 32, all_gather %1 256, all_gather %2 256, all_reduce %5 512)
-func.func @attention_block(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<16x16xf32>, %wv: tensor<16x16xf32>, %wo: tensor<16x16xf32>) -> tensor<8x16xf32> {
+// REPORT: remark: candidate tensor-parallel: 576 bytes per step (all_gather %arg1 32, all_gather %arg2 32, all_reduce %6 512)
+func.func @attention_block(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %wq: tensor<2x16x8xf32>, %wk: tensor<2x16x8xf32>, %wv: tensor<2x16x8xf32>, %wo: tensor<2x8x16xf32>) -> tensor<8x16xf32> {
   %n = "nn.layer_norm"(%x, %g, %b) : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-  %q = "nn.matmul"(%n, %wq) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
-  %k = "nn.matmul"(%n, %wk) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
-  %v = "nn.matmul"(%n, %wv) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
-  %a = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
-  %o = "nn.matmul"(%a, %wo) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
-  %y = "nn.add"(%x, %o) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %q = "nn.matmul"(%n, %wq) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %k = "nn.matmul"(%n, %wk) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %v = "nn.matmul"(%n, %wv) : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %a = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = "nn.matmul"(%a, %wo) : (tensor<2x8x8xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %s = "nn.reduce_sum"(%o) {axes = array<i64: 0>} : (tensor<2x8x16xf32>) -> tensor<8x16xf32>
+  %y = "nn.add"(%x, %s) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
 

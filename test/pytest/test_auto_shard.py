@@ -114,9 +114,9 @@ def test_model_without_mlir():
                Tensor("w2", (6, 4), F32, argument=True, parameter=True),
                Tensor("h", (8, 6), F32), Tensor("y", (8, 4), F32)]
     matmul = dict(splittable=frozenset({0, 1, 2}), reductions=frozenset({2}), contraction=True)
-    steps = [Step("matmul", (8, 6, 4), operands=(Access(0, (0, 2)), Access(1, (2, 1), False)),
+    steps = [Step("matmul", (8, 6, 4), operands=(Access(0, (0, 2)), Access(1, (2, 1))),
                   results=(Access(3, (0, 1)),), **matmul),
-             Step("matmul", (8, 4, 6), operands=(Access(3, (0, 2)), Access(2, (2, 1), False)),
+             Step("matmul", (8, 4, 6), operands=(Access(3, (0, 2)), Access(2, (2, 1))),
                   results=(Access(4, (0, 1)),), **matmul)]
     program = Program("pair", tensors, steps, outputs=[4])
     plan = evaluate(program, "tensor-parallel", 2)
