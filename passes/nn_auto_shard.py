@@ -5,14 +5,16 @@ For each function of nn ops, `lamina.sharding_cost` evaluates the
 candidate strategies on a 1-D grid of `grid` devices — `replicated`,
 `data-parallel` (activations split on their batch axis),
 `sequence-parallel` (activations of rank >= 3 split on axis -2) and
-`tensor-parallel` (Megatron: matmul parameters split by columns, then by
-rows, so that a pair communicates one all-reduce) — counts the bytes per
+`tensor-parallel` (Megatron: matmul parameters split by columns, or by
+heads where a weight has a heads dim, then by rows, so that a pair
+communicates one all-reduce) — counts the bytes per
 step of the collectives partitioning will insert (ring all-reduce
 `2(n-1)/n * size`, all-gather `(n-1)/n * size`, all-to-all
 `(n-1)/n^2 * size`; a shard of a whole tensor is a local slice), and
 keeps the cheapest, ties going to less memory per device. Parameters
-(arguments no op reads along its leading loop: weights, biases, scales)
-are stored split across the grid with `weights=sharded` (the default: a
+(arguments none of whose dims becomes the leading dim of a result, through
+the loops the ops share: weights, biases, scales) are stored split across
+the grid with `weights=sharded` (the default: a
 strategy that needs one whole gathers it every step) or whole on every
 device with `weights=replicated`. Activations arrive whole on every
 device; results stay where they are computed. `strategy=NAME` annotates
@@ -31,9 +33,10 @@ split contraction) has no result annotation; its users read it whole. The
 function gets `lamina.sharding_strategy` and `lamina.communicated_bytes`
 (per device per step). After Lamina's nn->linalg lowering
 (`convert-nn-to-linalg`), upstream `func.func(sharding-propagation), cse,
-func.func(shard-partition)` turns an MLP or an attention over a batch into
-per-rank code with exactly the collectives the report counts (a matmul of
-a batched operand with a 2-d weight, and a 2-d attention, lower through
+func.func(shard-partition)` turns an MLP, an attention over a batch or a
+multi-head attention block whose weights carry the heads into per-rank
+code with exactly the collectives the report counts (a matmul of a
+batched operand with a 2-d weight, and a 2-d attention, lower through
 tensor reshapes, which upstream's partitioning has no rule for).
 
 `report` prints the choice and every candidate, with its collectives, its
