@@ -512,6 +512,14 @@ def _mark_parameters(program: Program) -> None:
             for dim, loop in enumerate(access.loops or ()):
                 if loop is not None:
                     parent[find(("tensor", access.tensor, dim))] = find(("loop", index, loop))
+        if len(step.operands) == 1 and len(step.results) == 1 and step.operands[0].loops is None:
+            # A reshape keeps the leading dims its operand and result share.
+            source, target = step.operands[0].tensor, step.results[0].tensor
+            for dim, (a, b) in enumerate(zip(program.tensors[source].shape,
+                                             program.tensors[target].shape)):
+                if a != b:
+                    break
+                parent[find(("tensor", source, dim))] = find(("tensor", target, dim))
     leading = {find(("tensor", output, 0)) for output in program.outputs
                if program.tensors[output].shape}
     for index, tensor in enumerate(program.tensors):
