@@ -65,7 +65,7 @@ from mlir.dialects import shard
 
 from lamina.diagnostics import Diagnostic, file_location
 from lamina.pass_registry import OptionError, Pass, PassFailure, register_pass
-from lamina.sharding_cost import PARTIAL, STRATEGIES, Plan, choose, evaluate, program_of
+from lamina.sharding_cost import PARTIAL, STRATEGIES, Plan, choose, program_of
 
 GRID = "grid"
 
@@ -101,25 +101,27 @@ def _whole(value: Fraction) -> int:
     return round(value)
 
 
-def _split_axes(rank: int, sharding) -> str:
+def _split_axes(sharding) -> str:
+    """Upstream's `split_axes` for a tensor whole or split along one dim
+    over the grid's axis 0."""
     if sharding is None or sharding == PARTIAL:
         return "[[]]"
     return "[" + ", ".join("[0]" if d == sharding else "[]" for d in range(sharding + 1)) + "]"
 
 
 class _Annotator:
-    """Writes one plan's shardings into one function."""
+    """Writes one plan's shardings into one function: `shard.sharding`
+    values at the top, a `shard.shard` after each value (how it is stored
+    or computed), and one `annotate_for_users` per other way it is read."""
 
-    def __init__(self, function: ir.Operation, plan: Plan, values: list[ir.Value]):
+    def __init__(self, function: ir.Operation, plan: Plan):
         self.function = function
         self.plan = plan
-        self.values = values
-        entry = function.regions[0].blocks[0]
-        self.top = ir.InsertionPoint.at_block_begin(entry)
+        self.top = ir.InsertionPoint.at_block_begin(function.regions[0].blocks[0])
         self.shardings: dict[str, ir.Value] = {}
 
-    def _sharding(self, rank: int, sharding) -> ir.Value:
-        axes = _split_axes(rank, sharding)
+    def _sharding(self, sharding) -> ir.Value:
+        axes = _split_axes(sharding)
         if axes not in self.shardings:
             with self.top, self.function.location:
                 self.shardings[axes] = shard.sharding(
@@ -128,44 +130,45 @@ class _Annotator:
         return self.shardings[axes]
 
     def annotate(self, program) -> None:
-        plan = self.plan
-        wants: dict[int, dict[object, list[tuple[ir.Operation, int]]]] = {}
-        steps = [op for op in self._ops() if op.name != "func.return"]
-        for index, operation in enumerate(steps):
-            for position, access in enumerate(program.steps[index].operands):
-                operand = _tensor_operands(operation)[position]
-                wants.setdefault(access.tensor, {}).setdefault(
-                    plan.uses[(index, position)], []).append((operation, operand))
-        ret = next(op for op in self._ops() if op.name == "func.return")
-        for position, tensor_index in enumerate(program.outputs):
-            operand = [i for i, v in enumerate(ret.operands) if v == self.values[tensor_index]]
-            wants.setdefault(tensor_index, {}).setdefault(
-                plan.outputs[position], []).extend((ret, i) for i in operand[:1])
-        for tensor_index, value in enumerate(self.values):
-            self._annotate_value(value, plan.shardings.get(tensor_index), wants.get(tensor_index, {}))
+        """Annotates the function `program` was read from (before any
+        annotation: its ops are the program's steps, in order)."""
+        entry = self.function.regions[0].blocks[0]
+        operations = [op.operation for op in entry.operations]
+        values = _values(self.function)
+        reads: dict[int, dict[object, list[tuple[ir.Operation, int]]]] = {}
 
-    def _ops(self) -> list[ir.Operation]:
-        return [op.operation for op in self.function.regions[0].blocks[0].operations
-                if op.operation.name not in ("shard.sharding", "shard.shard")]
+        def read(tensor_index, sharding, operation, position):
+            reads.setdefault(tensor_index, {}).setdefault(sharding, []).append(
+                (operation, position))
 
-    def _annotate_value(self, value: ir.Value, have, uses) -> None:
-        rank = len(ir.RankedTensorType(value.type).shape)
+        for index, (operation, step) in enumerate(zip(operations[:-1], program.steps)):
+            for position, (access, operand) in enumerate(
+                    zip(step.operands, _tensor_operands(operation))):
+                read(access.tensor, self.plan.uses[(index, position)], operation, operand)
+        ret = operations[-1]
+        for tensor_index, want, operand in zip(program.outputs, self.plan.outputs,
+                                               _tensor_operands(ret)):
+            read(tensor_index, want, ret, operand)
+        for tensor_index, value in enumerate(values):
+            self._annotate_value(value, self.plan.shardings[tensor_index],
+                                 reads.get(tensor_index, {}))
+
+    def _annotate_value(self, value: ir.Value, have, reads) -> None:
         if isinstance(value, ir.BlockArgument):
-            point = self.top
+            point, location = self.top, self.function.location
         else:
-            point = ir.InsertionPoint.after(value.owner)
-        location = self.function.location if isinstance(value, ir.BlockArgument) else value.owner.location
+            point, location = ir.InsertionPoint.after(value.owner), value.owner.location
         source = value
         if have != PARTIAL:
             with point, location:
-                source = shard.shard(value, self._sharding(rank, have))
-        for want, readers in uses.items():
-            read = source
+                source = shard.shard(value, self._sharding(have))
+        for want, readers in reads.items():
+            annotated = source
             if want != have:
                 with ir.InsertionPoint.after(source.owner), location:
-                    read = shard.shard(source, self._sharding(rank, want), annotate_for_users=True)
+                    annotated = shard.shard(source, self._sharding(want), annotate_for_users=True)
             for reader, position in readers:
-                reader.operands[position] = read
+                reader.operands[position] = annotated
 
 
 def _tensor_operands(operation: ir.Operation) -> list[int]:
@@ -186,7 +189,7 @@ def _values(function: ir.Operation) -> list[ir.Value]:
 @register_pass
 @dataclass
 class NNAutoShard(Pass):
-    """Chooses the sharding of each function on a device grid (data, sequence or tensor parallel) by the bytes it communicates, and writes it as upstream shard annotations."""
+    """Chooses each function's sharding on a device grid (data, sequence or tensor parallel) by the bytes it communicates; writes upstream shard annotations."""
 
     argument = "nn-auto-shard"
     anchor = "builtin.module"
@@ -248,7 +251,7 @@ class NNAutoShard(Pass):
         elif chosen.strategy == "replicated" and len(
                 [p for p in plans if p.applicable]) == 1 and self.grid > 1:
             fallback = "no other strategy applies"
-        _Annotator(function, chosen, _values(function)).annotate(program)
+        _Annotator(function, chosen).annotate(program)
         function.attributes["lamina.sharding_strategy"] = ir.StringAttr.get(chosen.strategy)
         function.attributes["lamina.communicated_bytes"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), _whole(chosen.bytes))

@@ -3,10 +3,11 @@
 A function of nn ops is seen as a `Program`: its tensors (arguments, op
 results) and its steps (ops), each step with its loops and, for each
 operand and result, which loop each dim reads (from the op category's
-indexing maps). A `Strategy` decides, op by op, which loop of each step is
-split across a 1-D device grid of `n` devices; the split follows from the
-operands (the largest split operand leads), and seeds say where the
-activations arrive split. `evaluate` returns the `Plan`: the sharding of
+indexing maps). A strategy (one of `STRATEGIES`) decides, op by op, which
+loop of each step is split across a 1-D device grid of `n` devices: the
+split follows from the operands (the largest split operand leads), seeds
+say where the activations arrive split, and tensor parallelism chooses the
+split of a matmul with a parameter. `evaluate` returns the `Plan`: the sharding of
 every tensor and operand, the collectives partitioning inserts, and their
 bytes per step.
 
@@ -25,19 +26,20 @@ Where values live at the function boundary:
   result, the batch or the tokens, through the loops the steps share)
   arrive whole on every device: a strategy's seed shard is a slice;
 * parameters (the other arguments: weights, biases, scales, whatever
-  their rank) are stored split across the
-  grid, each device holding `1/n` (`weights=sharded`, the default: the
-  model outgrows one device): a strategy that splits a parameter the way
-  it is used stores it that way, one that needs it whole all-gathers it
-  every step. With `weights=replicated` every device holds every
-  parameter and taking a shard is free;
+  their rank) are stored split across the grid, each device holding `1/n`
+  (`weights=sharded`, the default: the model outgrows one device): a
+  strategy that splits a parameter the way it is used stores it that way,
+  one that needs it whole all-gathers it every step. With
+  `weights=replicated` every device holds every parameter and taking a
+  shard is free;
 * results stay where they are computed (split results are not gathered).
 
 Candidates: `replicated` (no split), `data-parallel` (activations split on
-axis 0), `sequence-parallel` (activations of rank >= 3 split on axis -2,
-their sequence), `tensor-parallel` (Megatron: a matmul with a parameter
-splits the parameter by columns when its other operand is whole, by rows
-when that operand arrives split along the contracted dim, so that a
+their batch dim), `sequence-parallel` (activations of rank >= 3 split on
+axis -2, their sequence), `tensor-parallel` (Megatron: a matmul with a
+parameter splits the parameter along a loop the other operand does not
+read, its columns or its heads, when that operand is whole, and along the
+contracted dim when that operand arrives split along it, so that a
 column-then-row pair communicates one all-reduce). The plan with the
 fewest bytes wins; ties go to the one with less memory per device, then
 to the earlier candidate. A candidate whose seeds the grid does not divide
@@ -48,6 +50,7 @@ This module needs MLIR only in `program_of`, which reads a `func.func`.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -72,10 +75,7 @@ class Tensor:
 
     @property
     def bytes(self) -> int:
-        size = self.itemsize
-        for dim in self.shape:
-            size *= dim
-        return size
+        return self.itemsize * math.prod(self.shape)
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,6 @@ class _Evaluation:
 
     def run(self) -> Plan:
         program, plan = self.program, self.plan
-        self._store_parameters()
         for index, step in enumerate(program.steps):
             loop = self._megatron_loop(step) if (
                 plan.strategy == "tensor-parallel" and step.contraction) else None
@@ -286,15 +285,15 @@ class _Evaluation:
                 loop = max(suggestions, key=lambda s: s[0])[1] if suggestions else None
             for position, access in enumerate(step.operands):
                 want = access.dim_of(loop) if loop is not None else None
-                if want is not None and not self._divides(program.tensors[access.tensor].shape[want]):
-                    want = None
-                plan.uses[(index, position)] = want
+                shape = program.tensors[access.tensor].shape
+                plan.uses[(index, position)] = (
+                    want if want is not None and self._divides(shape[want]) else None)
             for access in step.results:
                 if loop is not None and loop in step.reductions:
                     plan.shardings[access.tensor] = PARTIAL
                 else:
-                    plan.shardings[access.tensor] = access.dim_of(loop) if loop is not None else None
-        self._store_parameters(final=True)
+                    plan.shardings[access.tensor] = None if loop is None else access.dim_of(loop)
+        self._store_parameters()
         for tensor_index in range(len(program.tensors)):
             plan.shardings.setdefault(tensor_index, None)
         for (index, position), want in plan.uses.items():
@@ -309,21 +308,18 @@ class _Evaluation:
             plan.memory += tensor.bytes // self.n if isinstance(have, int) else tensor.bytes
         return plan
 
-    def _store_parameters(self, final: bool = False) -> None:
-        """Where each parameter is stored: split as its first split use
-        reads it, else along its first dim the grid divides (whole with
-        `weights=replicated`, or where no dim divides)."""
+    def _store_parameters(self) -> None:
+        """Where each parameter is stored: whole with `weights=replicated`;
+        else split as its first split use reads it, else along its first
+        dim the grid divides (whole where none does)."""
         for tensor_index in self.program.parameters:
-            if not final:
-                self.plan.shardings[tensor_index] = None
-                continue
-            wants = [w for (s, k), w in self.plan.uses.items()
-                     if self.program.steps[s].operands[k].tensor == tensor_index]
-            split = [w for w in wants if w is not None]
-            if split:
-                stored = split[0]
-            elif self.weights == "replicated":
+            split = [w for (s, k), w in self.plan.uses.items()
+                     if self.program.steps[s].operands[k].tensor == tensor_index
+                     and w is not None]
+            if self.weights == "replicated":
                 stored = None
+            elif split:
+                stored = split[0]
             else:
                 shape = self.program.tensors[tensor_index].shape
                 stored = next((d for d, size in enumerate(shape) if self._divides(size)), None)
@@ -346,7 +342,8 @@ def _seeds(program: Program, strategy: str, grid: int) -> tuple[dict[int, Shardi
     for index in activations:
         tensor = program.tensors[index]
         if strategy == "sequence-parallel" and len(tensor.shape) < 3:
-            return {}, f"{tensor.name} has rank {len(tensor.shape)}: no sequence axis besides the batch"
+            return {}, (f"{tensor.name} has rank {len(tensor.shape)}: "
+                        "no sequence axis besides the batch")
         if not tensor.shape:
             continue
         dim = (program.batch_dims.get(index, 0) if strategy == "data-parallel"
