@@ -73,6 +73,8 @@ def correctness_cases() -> list[tuple[str, str]]:
         chain = f.read()
     with open(os.path.join(GPU_TESTS, "emulate-pipelined.mlir")) as f:
         pipelined = f.read()
+    with open(os.path.join(GPU_TESTS, "nn-batched-matmul.mlir")) as f:
+        batched = f.read()
     return [
         ("f16 200x136x200 +bias +relu", matmul_program(200, 136, 200, "f16", "bias+relu")),
         ("f16 96x200x136 +bias +gelu", matmul_program(96, 200, 136, "f16", "bias+gelu")),
@@ -81,6 +83,7 @@ def correctness_cases() -> list[tuple[str, str]]:
         ("f16 130x72x200 plain", matmul_program(130, 72, 200, "f16")),
         ("bf16 33x40x17 +residual (sync copies)",
          matmul_program(33, 40, 17, "bf16", "residual")),
+        ("batched f16 3x72x136x40 +bias +gelu", batched),
         ("two kernels sharing a buffer", chain),
         ("hand-written hw: 3-stage cp.async", pipelined),
     ]

@@ -1,6 +1,8 @@
 """--convert-nn-to-hw: nn matmuls as hw kernels for an NVIDIA architecture.
 
-Each `nn.matmul` of two 2-d f16 or bf16 tensors, with the chain of ops
+Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
+batch dim of the same size in both; the batch runs along the grid's third
+dim, its loads by cp.async), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then an `nn.relu` or `nn.gelu` — becomes a
 kernel and its launch:
@@ -67,9 +69,10 @@ class TileConfig:
         return self.stages * (self.block_m + self.block_n) * self.block_k * element_bytes
 
 
-def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False) -> TileConfig:
-    """The tiling of an M x N x K f16/bf16 matmul with the least estimated
-    time on `chip`.
+def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
+                 batch: int = 1) -> TileConfig:
+    """The tiling of an M x N x K f16/bf16 matmul (`batch` of them) with the
+    least estimated time on `chip`.
 
     The model: a block's time is its tile's work (BM * BN * K, K rounded up
     to BK) divided by how well the tile feeds the tensor cores (its
@@ -87,7 +90,7 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False) -> TileCo
         for block_n in (128, 64):
             if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
                 continue
-            blocks = -(-m // block_m) * -(-n // block_n)
+            blocks = -(-m // block_m) * -(-n // block_n) * batch
             waves = -(-blocks // ARCHITECTURES[chip].sms)
             intensity = block_m * block_n / (block_m + block_n)
             time = waves * block_m * block_n * k_steps * block_k / intensity
@@ -134,7 +137,8 @@ def _single_user(value: ir.Value) -> ir.Operation | None:
 def find_chain(matmul: ir.Operation) -> MatmulChain | None:
     """The chain a matmul starts, or None when it does not fit a kernel."""
     a, b = (type_view(v.type) for v in matmul.operands)
-    if a.rank != 2 or b.rank != 2 or a.dtype not in ("f16", "bf16"):
+    if a.dtype not in ("f16", "bf16") or a.rank != b.rank or a.rank not in (2, 3) \
+            or a.shape[:-2] != b.shape[:-2]:
         return None
     result = type_view(matmul.results[0].type)
     chain = MatmulChain(matmul, ops=[matmul])
@@ -143,7 +147,7 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
         other = [v for v in user.operands if v != chain.last.results[0]]
         if len(other) == 1 and type_view(user.results[0].type) == result:
             extra = type_view(other[0].type)
-            if extra.shape in ((result.shape[1],), (1, result.shape[1]), result.shape):
+            if extra.shape in ((result.shape[-1],), (1, result.shape[-1]), result.shape):
                 chain.bias = other[0]
                 chain.ops.append(user)
                 user = _single_user(user.results[0])
@@ -228,25 +232,32 @@ class KernelBuilder:
         self.name = name
         self.chip = chip
         a, b = (type_view(v.type) for v in chain.matmul.operands)
-        self.m, self.k = a.shape
-        self.n = b.shape[1]
+        # A batched matmul runs its batch along the grid's third dim.
+        self.batch = a.shape[0] if a.rank == 3 else None
+        self.m, self.k = a.shape[-2:]
+        self.n = b.shape[-1]
         self.dtype = a.dtype
         self.element = ir.Type.parse(self.dtype)
         self.out = type_view(chain.last.results[0].type)
         self.extra = type_view(chain.bias.type) if chain.bias is not None else None
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
+        # TMA descriptors here are 2-d: batched matmuls load with cp.async.
+        self.tma = chip == "sm_90a" and self.batch is None and all(b % 16 == 0
+                                                                   for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
-        self.tiles = choose_tiles(self.m, self.n, self.k, chip, self.tma)
+        self.tiles = choose_tiles(self.m, self.n, self.k, chip, self.tma, self.batch or 1)
 
     @property
-    def grid(self) -> tuple[int, int]:
-        return (-(-self.m // self.tiles.block_m), -(-self.n // self.tiles.block_n))
+    def grid(self) -> tuple[int, ...]:
+        grid = (-(-self.m // self.tiles.block_m), -(-self.n // self.tiles.block_n))
+        return grid + (self.batch,) if self.batch else grid
 
     def argument_types(self) -> list[ir.Type]:
-        types = [MemRefType((self.m, self.k), self.dtype), MemRefType((self.k, self.n), self.dtype)]
+        batch = (self.batch,) if self.batch else ()
+        types = [MemRefType(batch + (self.m, self.k), self.dtype),
+                 MemRefType(batch + (self.k, self.n), self.dtype)]
         if self.extra is not None:
-            shape = self.extra.shape if self.extra.rank == 2 and self.extra.shape[0] != 1 \
+            shape = self.extra.shape if self.extra.rank >= 2 and self.extra.shape[0] != 1 \
                 else (self.n,)
             types.append(MemRefType(shape, self.extra.dtype))
         types.append(MemRefType(self.out.shape, self.out.dtype))
@@ -283,6 +294,7 @@ class KernelBuilder:
                 extras = args[2:-1]
                 row = arith.muli(hw.BlockIdOp.build(dim=0), index(t.block_m))
                 col = arith.muli(hw.BlockIdOp.build(dim=1), index(t.block_n))
+                batch = [hw.BlockIdOp.build(dim=2)] if self.batch else []
                 barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
                 a_tile = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_k),
                                                                  self.dtype, "workgroup"))
@@ -305,18 +317,18 @@ class KernelBuilder:
                         parity = arith.remui(step, index(2))
                         hw.MBarrierWaitOp.build(barrier, zero, parity)
                     elif self.asynchronous:
-                        tokens = [hw.AsyncCopyOp.build(a, a_tile, [row, k]),
-                                  hw.AsyncCopyOp.build(b, b_tile, [k, col])]
+                        tokens = [hw.AsyncCopyOp.build(a, a_tile, batch + [row, k]),
+                                  hw.AsyncCopyOp.build(b, b_tile, batch + [k, col])]
                         hw.CommitOp.build(tokens)
                         hw.WaitOp.build(pending=0)
                     else:
-                        hw.CopyOp.build(a, a_tile, [row, k])
-                        hw.CopyOp.build(b, b_tile, [k, col])
+                        hw.CopyOp.build(a, a_tile, batch + [row, k])
+                        hw.CopyOp.build(b, b_tile, batch + [k, col])
                         hw.BarrierOp.build()
                     hw.MmaOp.build(a_tile, b_tile, acc, [])
                     hw.BarrierOp.build()
                     scf.YieldOp([])
-                hw.StoreOp.build(acc, c, extras, [row, col], epilogue=epilogue)
+                hw.StoreOp.build(acc, c, extras, batch + [row, col], epilogue=epilogue)
                 func.ReturnOp([])
 
 
@@ -395,7 +407,7 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             message = (f"'{op.name}' is not lowered to hw kernels: the cuda targets compile "
-                       "2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu "
+                       "2-d and batched f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu "
                        "or nn.gelu consuming it")
             if op is left[-1]:
                 raise PassFailure(message, op.location)

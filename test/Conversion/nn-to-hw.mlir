@@ -94,10 +94,31 @@ func.func @gelu(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x64xf1
 
 // -----
 
+// A batched matmul: the batch runs along the grid's z (block_id dim 2), its
+// loads asynchronous (cp.async: TMA descriptors here are 2-d), with a
+// residual of the result's shape.
+// CHECK-LABEL: func.func @batched
+// CHECK: "hw.launch"({{.+}}) {block = array<i64: 128>, grid = array<i64: 2, 2, 3>, kernel = @batched_matmul_0}
+// CHECK-LABEL: func.func private @batched_matmul_0
+// CHECK-DAG: %[[BATCH:.+]] = "hw.block_id"() {dim = 2 : i64}
+// CHECK: "hw.async_copy"(%{{.+}}, %{{.+}}, %[[BATCH]], %{{.+}}, %{{.+}}) : (memref<3x72x40xbf16>
+// CHECK: "hw.store"(%{{.+}}, %{{.+}}, %{{.+}}, %[[BATCH]], %{{.+}}, %{{.+}})
+// SM90-LABEL: func.func private @batched_matmul_0
+// SM90-NOT: hw.tma_load
+// SM90: "hw.async_copy"
+func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tensor<3x72x100xbf16>) -> tensor<3x72x100xbf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<3x72x40xbf16>, tensor<3x40x100xbf16>) -> tensor<3x72x100xbf16>
+  %1 = "nn.add"(%0, %r) : (tensor<3x72x100xbf16>, tensor<3x72x100xbf16>) -> tensor<3x72x100xbf16>
+  return %1 : tensor<3x72x100xbf16>
+}
+
+// -----
+
 // Not converted: f32 (the tensor cores would round to tf32), batched
-// matmuls; and a matmul whose result has two users keeps them outside.
+// matmuls whose batch dims differ (broadcasting); and a matmul whose result
+// has two users keeps them outside.
 // Without keep-unconverted each is an error.
-// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu or nn.gelu consuming it
+// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d and batched f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu or nn.gelu consuming it
 // ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
 // ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
 // ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
@@ -109,7 +130,7 @@ func.func @gelu(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x64xf1
 // CHECK: "nn.add"
 func.func @left_alone(%x: tensor<16x16xf32>, %y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>) -> (tensor<16x16xf32>, tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>) {
   %0 = "nn.matmul"(%x, %x) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
-  %1 = "nn.matmul"(%y, %y) : (tensor<2x16x16xf16>, tensor<2x16x16xf16>) -> tensor<2x16x16xf16>
+  %1 = "nn.matmul"(%y, %h) : (tensor<2x16x16xf16>, tensor<16x16xf16>) -> tensor<2x16x16xf16>
   %2 = "nn.matmul"(%h, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
   %3 = "nn.relu"(%2) : (tensor<16x16xf16>) -> tensor<16x16xf16>
   %4 = "nn.add"(%2, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>

@@ -8,6 +8,7 @@
 # block-collective ops (chunks, predication, stages, fragments, epilogues)
 # without a GPU.
 
+import math
 import os
 import sys
 
@@ -73,6 +74,32 @@ def matmul_bias_relu(m, n, k, t):
 def nn_matmul():
     matmul_bias_relu(200, 136, 200, "f16")
     matmul_bias_relu(70, 40, 17, "bf16")
+
+
+BATCHED_GELU = """
+func.func @main(%a: tensor<2x40x48xf16>, %b: tensor<2x48x72xf16>, %bias: tensor<72xf16>) -> tensor<2x40x72xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<2x40x48xf16>, tensor<2x48x72xf16>) -> tensor<2x40x72xf16>
+  %1 = "nn.add"(%0, %bias) : (tensor<2x40x72xf16>, tensor<72xf16>) -> tensor<2x40x72xf16>
+  %2 = "nn.gelu"(%1) : (tensor<2x40x72xf16>) -> tensor<2x40x72xf16>
+  return %2 : tensor<2x40x72xf16>
+}
+"""
+
+
+# A batched matmul (the batch along the grid's z) with a bias and the exact
+# gelu, whose erf the epilogue computes as a rational function.
+# CHECK-LABEL: TEST: batched_gelu
+# CHECK-NEXT: matches
+@run
+def batched_gelu():
+    a, b = RNG.uniform(-1, 1, (2, 40, 48)).astype(np.float16), RNG.uniform(
+        -1, 1, (2, 48, 72)).astype(np.float16)
+    bias = RNG.uniform(-1, 1, 72).astype(np.float16)
+    out = np.zeros((2, 40, 72), np.float16)
+    simt.launch(gpu_stage(BATCHED_GELU), [a, b, bias, out])
+    z = a.astype(np.float64) @ b.astype(np.float64) + bias.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    compare(out, (0.5 * z * (1 + erf(z / math.sqrt(2)))).astype(np.float16), 1e-2)
 
 
 HAND_WRITTEN = open(os.path.join(os.path.dirname(__file__), "ptx-sm80.mlir")).read()

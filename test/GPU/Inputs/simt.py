@@ -64,7 +64,7 @@ _INT = {
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
 }
 _FLOAT = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
-          "arith.maximumf": np.maximum, "arith.minimumf": np.minimum}
+          "arith.divf": np.divide, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum}
 _COMPARE = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
             np.less, np.less_equal, np.greater, np.greater_equal]
 
