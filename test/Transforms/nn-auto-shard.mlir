@@ -1,6 +1,5 @@
 // RUN: lamina-opt %s --split-input-file --nn-auto-shard='grid=2' | FileCheck %s
 // RUN: lamina-opt %s --split-input-file --nn-auto-shard='grid=2 report=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: lamina-opt %s --split-input-file --nn-auto-shard='grid=2 weights=replicated' | FileCheck %s --check-prefix=HELD
 
 // A small batch and large weights: Megatron's column-then-row split
 // communicates one all-reduce of the 4x16 result (2 (n-1)/n * 256 bytes),
@@ -26,13 +25,11 @@
 // CHECK-NOT: shard.shard %[[Y]] to %{{.+}} : tensor
 // CHECK: %[[YS:.+]] = shard.shard %[[Y]] to %[[WHOLE]] annotate_for_users : tensor<4x16xf32>
 // CHECK: return %[[YS]]
-// REPORT: nn-auto-shard.mlir:[[@LINE+7]]:1: remark: nn-auto-shard: @mlp_small_batch on a grid of 2: tensor-parallel, 256 bytes per step
+// REPORT: nn-auto-shard.mlir:[[@LINE+5]]:1: remark: nn-auto-shard: @mlp_small_batch on a grid of 2: tensor-parallel, 256 bytes per step
 // REPORT-NEXT: remark: candidate replicated: 2112 bytes per step (all_gather %arg1 1024, all_gather %arg2 64, all_gather %arg3 1024)
 // REPORT-NEXT: remark: candidate data-parallel: 2112 bytes per step
 // REPORT-NEXT: remark: candidate sequence-parallel: not applicable: %arg0 has rank 2: no sequence axis besides the batch
 // REPORT-NEXT: remark: candidate tensor-parallel: 256 bytes per step (all_reduce %3 256)
-// HELD-LABEL: func.func @mlp_small_batch
-// HELD-SAME: lamina.communicated_bytes = 0 : i64, lamina.sharding_strategy = "data-parallel"
 func.func @mlp_small_batch(%x: tensor<4x16xf32>, %w1: tensor<16x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x16xf32>) -> tensor<4x16xf32> {
   %h = "nn.matmul"(%x, %w1) : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
   %hb = "nn.add"(%h, %b1) : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
@@ -58,11 +55,9 @@ func.func @mlp_small_batch(%x: tensor<4x16xf32>, %w1: tensor<16x32xf32>, %b1: te
 // CHECK: "nn.matmul"(%[[XS]], %[[W1G]])
 // CHECK-NOT: annotate_for_users : tensor<64x
 // CHECK: return
-// REPORT: nn-auto-shard.mlir:[[@LINE+5]]:1: remark: nn-auto-shard: @mlp_large_batch on a grid of 2: data-parallel, 2112 bytes per step
+// REPORT: nn-auto-shard.mlir:[[@LINE+3]]:1: remark: nn-auto-shard: @mlp_large_batch on a grid of 2: data-parallel, 2112 bytes per step
 // REPORT: remark: candidate data-parallel: 2112 bytes per step (all_gather %arg1 1024, all_gather %arg2 64, all_gather %arg3 1024)
 // REPORT: remark: candidate tensor-parallel: 4096 bytes per step (all_reduce %3 4096)
-// HELD-LABEL: func.func @mlp_large_batch
-// HELD-SAME: lamina.communicated_bytes = 0 : i64, lamina.sharding_strategy = "data-parallel"
 func.func @mlp_large_batch(%x: tensor<64x16xf32>, %w1: tensor<16x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x16xf32>) -> tensor<64x16xf32> {
   %h = "nn.matmul"(%x, %w1) : (tensor<64x16xf32>, tensor<16x32xf32>) -> tensor<64x32xf32>
   %hb = "nn.add"(%h, %b1) : (tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32>
