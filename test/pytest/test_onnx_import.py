@@ -10,7 +10,8 @@ Concat, ...). The models are an MLP, a transformer encoder block
 eval mode on a 1x3x64x64 input; two models built with onnx.helper touch the
 other mapped ops (batch normalization, grouped and 1-D convolutions,
 pooling with ceil mode and without counting padding, reductions with axes
-as inputs, gathers, slices, casts, ...). Every result is compared in
+as inputs, gathers, slices, casts, attention with a boolean mask and causal
+attention, ...). Every result is compared in
 float32 with onnxruntime, and the exported PyTorch models also with
 PyTorch eager, at rtol = atol = 1e-4. Each model is exported, imported and
 compiled once per module.
@@ -267,7 +268,8 @@ def windows_model(path):
 
 
 def elementwise_model(path):
-    """Broadcasting arithmetic, activations, reductions and data movement."""
+    """Broadcasting arithmetic, activations, reductions, data movement and
+    attention (opset 23)."""
     nodes = [
         node("Sub", ["x", "y"], ["diff"]),
         node("Abs", ["diff"], ["abs"]),
@@ -311,6 +313,10 @@ def elementwise_model(path):
         node("Squeeze", ["max_all", "axes02"], ["squeezed"]),
         node("MatMul", ["squeezed", "vector"], ["matvec"]),
         node("ReduceMax", ["joined", "axis1"], ["joined_max"], keepdims=0),
+        node("Attention", ["x", "x", "norm", "key_mask"], ["attended"], q_num_heads=2,
+             kv_num_heads=2, scale=0.7),
+        node("Unsqueeze", ["joined", "axis1"], ["heads"]),
+        node("Attention", ["heads", "heads", "heads"], ["causal"], is_causal=1),
     ]
     initializers = [
         constant("one", 1.0), constant("two", 2.0), constant("half", 0.5),
@@ -323,12 +329,12 @@ def elementwise_model(path):
         constant("expanded_shape", [2, 1, 1], np.int64),
         constant("pads", [0, 0, 1, 0, 0, 1], np.int64), constant("pad_value", 0.25),
         constant("vector", weights(3, 2, seed=12)),
+        constant("key_mask", [[1, 0, 1], [1, 1, 0], [0, 1, 1]], np.bool_),
     ]
     outputs = ["elementwise", "softmax", "row_sums", "mean", "sliced", "joined", "left",
-               "right", "matvec", "joined_max", "scattered_picks"]
+               "right", "matvec", "joined_max", "scattered_picks", "attended", "causal"]
     return make_model(path, nodes, [tensor_info("x", [2, 3, 4]), tensor_info("y", [3, 4])],
-                      outputs,
-                      initializers)
+                      outputs, initializers, opset=23)
 
 
 @pytest.mark.parametrize("build", [windows_model, elementwise_model])

@@ -290,7 +290,9 @@ class _Importer:
                        if not d.HasField("dim_value")]
             if dynamic:
                 dims = ", ".join(f"{i}" + (f" ('{p}')" if p else "") for i, p in dynamic)
-                problems.append(f"input '{graph_input.name}' has a dynamic dimension {dims}; "
+                plural = "s" if len(dynamic) > 1 else ""
+                problems.append(f"input '{graph_input.name}' has a dynamic dimension{plural} "
+                                f"{dims}; "
                                 "Lamina needs static shapes (export the model with fixed "
                                 "input shapes)")
                 continue
@@ -365,6 +367,12 @@ class _Importer:
                     self._bind(node, outputs)
             except _NodeProblem as problem:
                 self.problems.append(f"{node.label}: {problem}")
+                self._poison(node)
+            except Exception as error:  # a Lamina bug: say so at the node, go on
+                if os.environ.get("LAMINA_DEBUG"):
+                    raise
+                self.problems.append(f"{node.label}: internal error: "
+                                     f"{type(error).__name__}: {error}")
                 self._poison(node)
         if self.problems:
             count = len(self.problems)
@@ -531,6 +539,13 @@ def _fold_only(im: _Importer, node: _Node):
                        "is imported")
 
 
+def _item(array: np.ndarray) -> float:
+    """The value of a one-element array (a scalar input)."""
+    if array.size != 1:
+        raise _NodeProblem(f"expected one value, got an array of shape {list(array.shape)}")
+    return float(array.reshape(-1)[0])
+
+
 def _axis(axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise _NodeProblem(f"axis {axis} is out of range for rank {rank}")
@@ -548,8 +563,7 @@ def _unary(im, node):
 
 @converts("Identity", "Dropout")
 def _identity(im, node):
-    if node.op_type == "Dropout" and node.attr("training_mode") or (
-            node.op_type == "Dropout" and node.input(2) and im.static(node.input(2)).any()):
+    if node.op_type == "Dropout" and node.input(2) and im.static(node.input(2)).any():
         raise _NodeProblem("dropout in training mode is not supported")
     return im.values[node.input(0)]
 
@@ -579,7 +593,7 @@ def _clip(im, node):
     if im.opset < 11:
         low, high = node.attr("min"), node.attr("max")
     else:
-        low, high = [None if node.input(i) is None else float(im.static(node.input(i)))
+        low, high = [None if node.input(i) is None else _item(im.static(node.input(i)))
                      for i in (1, 2)]
     if low is not None:
         x = im.op("maximum", x, im.scalar(low, x))
@@ -886,6 +900,47 @@ def _softmax(im, node):
     return im.reshape(im.op(name, flat, axis=1), shape)
 
 
+@converts("Attention")
+def _attention(im, node):
+    if node.input(4) or node.input(5):
+        raise _NodeProblem("attention with a key/value cache (past_key, past_value) is not "
+                           "supported")
+    if node.attr("softcap", 0.0):
+        raise _NodeProblem("attention with softcap is not supported")
+    q, k, v = (im.tensor(node.input(i)) for i in range(3))
+    rank = _type_of(q).rank
+    if rank == 3:
+        # [batch, sequence, heads * head_size] -> [batch, heads, sequence, head_size]
+        q, k, v = (_split_heads(im, t, node.attr(heads)) for t, heads in (
+            (q, "q_num_heads"), (k, "kv_num_heads"), (v, "kv_num_heads")))
+    elif rank != 4:
+        raise _NodeProblem(f"attention inputs must have rank 3 or 4, got rank {rank}")
+    if _type_of(q).shape[1] != _type_of(k).shape[1]:
+        raise _NodeProblem("grouped-query attention (fewer key/value heads than query heads) "
+                           "is not supported")
+    mask = None
+    if node.input(3):
+        static = im.is_static(node.input(3)) and im.static(node.input(3)).dtype == np.bool_
+        mask = im.tensor(node.input(3), None if static else _type_of(q).dtype)
+        if _type_of(mask).dtype == "i1":
+            # A boolean mask says which keys take part: the others get -inf.
+            mask = im.op("select", mask, im.scalar(0.0, q), im.scalar(float("-inf"), q))
+    y = im.op("attention", q, k, v, mask, causal=bool(node.attr("is_causal", 0)),
+              scale=node.attr("scale"))
+    if rank == 3:
+        batch, heads, sequence, size = _type_of(y).shape
+        y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, sequence, heads * size))
+    return y
+
+
+def _split_heads(im, x, heads):
+    if not heads:
+        raise _NodeProblem("attention on rank-3 inputs needs q_num_heads and kv_num_heads")
+    batch, sequence, hidden = _type_of(x).shape
+    x = im.reshape(x, (batch, sequence, heads, hidden // heads))
+    return im.op("transpose", x, perm=(0, 2, 1, 3))
+
+
 # -- reductions ---------------------------------------------------------------
 
 _REDUCE = {"ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max",
@@ -1143,7 +1198,7 @@ def _pad(im, node):
         pads, value, axes = node.attr("pads"), node.attr("value", 0.0), None
     else:
         pads = im.static(node.input(1), "pads")
-        value = float(im.static(node.input(2))) if node.input(2) else 0.0
+        value = _item(im.static(node.input(2))) if node.input(2) else 0.0
         axes = im.static(node.input(3), "axes") if node.input(3) else None
     axes = range(len(shape)) if axes is None else [_axis(int(a), len(shape)) for a in axes]
     low, high = [0] * len(shape), [0] * len(shape)
@@ -1233,7 +1288,7 @@ def _fold_mod(im, node):
 @folds("Trilu")
 def _fold_trilu(im, node):
     x = im.static(node.input(0))
-    k = int(im.static(node.input(1))) if node.input(1) else 0
+    k = int(_item(im.static(node.input(1)))) if node.input(1) else 0
     return np.triu(x, k) if node.attr("upper", 1) else np.tril(x, k)
 
 
