@@ -83,6 +83,12 @@ class Architecture:
     sms: int
     # Architecture-specific features (sm_90a: wgmma).
     specific: bool = False
+    # What one SM holds at once: shared memory (bytes), 32-bit registers,
+    # threads and blocks.
+    shared_memory_per_sm: int = 164 * 1024
+    registers_per_sm: int = 65536
+    threads_per_sm: int = 2048
+    blocks_per_sm: int = 32
 
     @property
     def ptx(self) -> str:
@@ -91,7 +97,8 @@ class Architecture:
 
 ARCHITECTURES = {
     "sm_80": Architecture("sm_80", 80, (7, 0), 163 * 1024, 108),
-    "sm_90a": Architecture("sm_90a", 90, (8, 0), 227 * 1024, 132, specific=True),
+    "sm_90a": Architecture("sm_90a", 90, (8, 0), 227 * 1024, 132, specific=True,
+                           shared_memory_per_sm=228 * 1024),
 }
 
 

@@ -524,6 +524,12 @@ class LoadedKernel:
             raise CUDAError(f"kernel {spec.name} needs {static + spec.dynamic_shared_memory} "
                             f"bytes of shared memory; the GPU ({gpu.name}) gives a block at "
                             f"most {gpu.shared_memory_optin}")
+        threads = math.prod(spec.block)
+        most = gpu.call("cuFuncGetAttribute", attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                        self.function)
+        if threads > most:
+            raise CUDAError(f"kernel {spec.name} cannot launch blocks of {threads} threads on "
+                            f"the GPU ({gpu.name}): with its registers, at most {most}")
         # Above 48 KiB, dynamic shared memory must be asked for.
         gpu.call("cuFuncSetAttribute", self.function,
                  attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -11,7 +11,9 @@ import lamina
 from lamina.cuda_runtime import (Constant, CUDAError, HostProgram, Launch, PackedParameters,
                                  TensorMapSpec, View, choose_image, entry_parameter_counts,
                                  launch_parameters, parse_manifest, tensor_map_parameters)
+from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
 from lamina.targets import get_target
+from lamina.targets.cuda import occupancy
 from lamina.types import MemRefType
 
 # Two matmuls, the second reading the first's result: a [1, N] bias seen
@@ -154,3 +156,16 @@ func.func @main(%a: memref<4xf32>) {
 }""")
     with pytest.raises(lamina.CompileError, match="'memref.store' cannot run in the host code"):
         HostProgram.from_module(module, "main")
+
+
+@pytest.mark.parametrize("arch, registers, threads, shared, blocks, limit", [
+    # 231 registers: 29 units of 256 per warp, 8 warps of 65536 registers.
+    ("sm_80", 231, 128, 64 * 1024 + 1, 2, "registers"),
+    ("sm_90a", 154, 128, 128 * 1024 + 40, 1, "shared memory"),
+    ("sm_80", 16, 128, 0, 16, "threads"),
+    ("sm_90a", 16, 32, 0, 32, "blocks"),
+    ("sm_80", 255, 1024, 0, 0, "registers"),
+])
+def test_occupancy(arch, registers, threads, shared, blocks, limit):
+    assert occupancy(ARCHITECTURES[arch], registers, threads, shared) == {
+        "blocks_per_sm": blocks, "limited_by": limit}

@@ -23,10 +23,13 @@ stage:
 * `ptx`: the GPU module's PTX (`gpu-module-to-binary`, no CUDA toolkit
   needed);
 * `manifest`: a JSON description of the kernels: each launch's grid,
-  block, dynamic shared memory and argument layout, and where ptxas is
-  present, each kernel's registers, spills, stack frame and static shared
-  memory (`ptxas -v`), so that resource contracts (no spills) are
-  checkable without a GPU;
+  block, dynamic shared memory, argument layout and TMA descriptors, and
+  where ptxas is present, each kernel's registers, spills, stack frame
+  and static shared memory (`ptxas -v`) with the blocks an SM holds at
+  once and what limits them (registers, shared memory, threads), so that
+  resource contracts (no spills, occupancy) are checkable without a GPU;
+  a kernel no SM can hold (too many registers for its block) is an
+  error;
 * `cubin` (the default output): the PTX assembled by `ptxas` (the
   optional extra `cuda`, PyPI `nvidia-cuda-nvcc`).
 
@@ -206,6 +209,31 @@ def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
     return resources
 
 
+# Registers are allocated to warps in units of 256, shared memory to blocks
+# with 1 KiB reserved for the system.
+REGISTER_UNIT = 256
+RESERVED_SHARED_BYTES = 1024
+
+
+def occupancy(arch, registers: int, threads: int, shared_bytes: int) -> dict:
+    """How many blocks of a kernel an SM of `arch` holds at once, and what
+    limits it ("registers", "shared memory", "threads" or "blocks"):
+    `registers` per thread (ptxas), `threads` per block, `shared_bytes`
+    of static and dynamic shared memory per block. 0 blocks: it cannot
+    launch."""
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
+    limits = {
+        "registers": (arch.registers_per_sm // per_warp) // warps if per_warp else
+        arch.blocks_per_sm,
+        "shared memory": arch.shared_memory_per_sm // (shared_bytes + RESERVED_SHARED_BYTES),
+        "threads": arch.threads_per_sm // (warps * 32),
+        "blocks": arch.blocks_per_sm,
+    }
+    limit = min(limits, key=lambda name: limits[name])
+    return {"blocks_per_sm": limits[limit], "limited_by": limit}
+
+
 class KernelManifest:
     """The kernel manifest (JSON) of a lowered module: its launches and,
     where ptxas is present, each kernel's resources."""
@@ -237,6 +265,20 @@ class KernelManifest:
             })
         chip = self.target.arch.name
         resources = ptxas_resources(SerializeToPTX()(module), chip)
+        for launch in launches:
+            found = (resources or {}).get(launch["kernel"])
+            if found is None or "registers" not in found:
+                continue
+            threads = launch["block"][0] * launch["block"][1] * launch["block"][2]
+            found.update(occupancy(self.target.arch, found["registers"], threads,
+                                   found["static_shared_memory"]
+                                   + launch["dynamic_shared_memory"]))
+            if found["blocks_per_sm"] == 0:
+                raise CompileError([Diagnostic(None, 0, 0, "error", (
+                    f"kernel {launch['kernel']} cannot launch on {chip}: a block of "
+                    f"{threads} threads with {found['registers']} registers each and "
+                    f"{found['static_shared_memory'] + launch['dynamic_shared_memory']} bytes "
+                    f"of shared memory exceeds an SM's {found['limited_by']}"))])
         manifest = {"target": self.target.name, "ptx_version": self.target.arch.ptx,
                     "launches": launches,
                     "kernels": {name: resources.get(name) if resources is not None else None
