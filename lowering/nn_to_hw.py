@@ -4,8 +4,8 @@ Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
 batch dim of the same size in both; the batch runs along the grid's third
 dim, its loads by cp.async), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
-N) or a residual (M x N), then an `nn.relu` or `nn.gelu` — becomes a
-kernel and its launch:
+N) or a residual (M x N), then an `nn.relu` or `nn.gelu`, then an
+`nn.cast` to f16, bf16 or f32 — becomes a kernel and its launch:
 
 * the kernel computes one BM x BN tile of the result per block: it walks
   K in steps of BK, loading the A and B tiles of each step into shared
@@ -151,14 +151,15 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
                 chain.bias = other[0]
                 chain.ops.append(user)
                 user = _single_user(user.results[0])
-    if user is not None and user.name == "nn.relu":
-        chain.activation = "relu"
-        chain.ops.append(user)
-    elif user is not None and user.name == "nn.gelu":
+    if user is not None and user.name in ("nn.relu", "nn.gelu"):
         approximate = user.attributes["approximate"] if "approximate" in user.attributes \
             else None
         tanh = approximate is not None and ir.StringAttr(approximate).value == "tanh"
-        chain.activation = "gelu_tanh" if tanh else "gelu"
+        chain.activation = "relu" if user.name == "nn.relu" else "gelu_tanh" if tanh else "gelu"
+        chain.ops.append(user)
+        user = _single_user(user.results[0])
+    if user is not None and user.name == "nn.cast" \
+            and type_view(user.results[0].type).dtype in ("f16", "bf16", "f32"):
         chain.ops.append(user)
     return chain
 
@@ -278,7 +279,14 @@ class KernelBuilder:
                                                          function.arguments[1]))
                 if self.chain.activation is not None:
                     value = ACTIVATIONS[self.chain.activation](value)
-                func.ReturnOp([arith.truncf(output, value)])
+                # Rounded to the matmul's type once, as the nn ops' results
+                # are, then cast (nn.cast) to the output's.
+                value = arith.truncf(self.element, value)
+                if self.out.dtype != self.dtype:
+                    value = arith.extf(ir.F32Type.get(), value)
+                    if self.out.dtype != "f32":
+                        value = arith.truncf(output, value)
+                func.ReturnOp([value])
         return name
 
     def build(self, body: ir.Block, location: ir.Location) -> None:
@@ -364,7 +372,7 @@ def replace_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers nn matmuls (f16, bf16) and their bias, residual, relu and gelu epilogues to hw kernels and launches."""
+    """Lowers nn matmuls (f16, bf16) and their bias, residual, relu, gelu and cast epilogues to hw kernels and launches."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
