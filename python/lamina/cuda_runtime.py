@@ -580,7 +580,14 @@ class CUDAFunction(ArrayFunction):
         self.program = host
         self.gpu = driver()
         self.image_kind, image = program.image(self.gpu.capability, self.gpu.name)
-        self.cu_module = self.gpu.call("cuModuleLoadData", image)
+        try:
+            self.cu_module = self.gpu.call("cuModuleLoadData", image)
+        except CUDAError:
+            if self.image_kind != "cubin":
+                raise
+            # A driver older than ptxas may refuse its cubin; it compiles the PTX.
+            self.image_kind = "ptx"
+            self.cu_module = self.gpu.call("cuModuleLoadData", program.ptx.encode() + b"\0")
         counts = entry_parameter_counts(program.ptx)
         self.kernels = {}
         for launch in host.launches:
