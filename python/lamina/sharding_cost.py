@@ -435,9 +435,9 @@ def _structure(view, operand_types) -> Optional[tuple]:
 
 
 def program_of(function) -> Program:
-    """The program of a `func.func` (an `ir.Operation`): every op with
-    tensor results is a step; ops the nn categories do not describe are
-    computed whole on every device."""
+    """The program of a `func.func` (an `ir.Operation`): every op but the
+    return is a step; ops the nn categories do not describe are computed
+    whole on every device."""
     from mlir import ir
 
     from lamina.dialects.opdef import lookup_op
