@@ -11,7 +11,8 @@ the bodies of `nn.fused` ops are drawn inside their callers, not alone):
 * one box per op at the function's top level, with the op's name and its
   result types (`8x128xf32`); its location and attributes are its tooltip.
   Constants are small grey boxes. An op with regions is one box;
-* the function's arguments (ovals) and results (houses);
+* the function's arguments (ovals, named as in the source file when it can
+  be read) and results (houses);
 * one edge per operand, labelled with the value's shape and element type;
 * fusion groups as clusters coloured by their kind and labelled with their
   name and kind: an `nn.fused` op is drawn as its body's ops, its operands
@@ -26,6 +27,7 @@ calls of fusion bodies drawn in place.
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
@@ -107,6 +109,29 @@ def op_location(op: ir.Operation) -> str:
     return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else text
 
 
+@functools.lru_cache(maxsize=16)
+def _source_lines(path: str) -> list[str]:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def argument_name(argument: ir.Value) -> str:
+    """An argument's name in the source (`%x`) where its location points at
+    it in a readable file, else the name MLIR prints (`%arg0`)."""
+    found = re.search(r'"([^"]*)":(\d+):(\d+)', str(argument.location))
+    if found:
+        lines = _source_lines(found.group(1))
+        line, column = int(found.group(2)), int(found.group(3))
+        if 0 < line <= len(lines):
+            name = re.match(r"%[\w.$-]+", lines[line - 1][column - 1:])
+            if name:
+                return name.group(0)
+    return argument.get_name()
+
+
 def _string(attribute: ir.Attribute) -> str:
     return ir.StringAttr(attribute).value if isinstance(attribute, ir.StringAttr) else str(
         attribute).strip('"')
@@ -156,7 +181,7 @@ class _Drawing:
         producers: dict[ir.Value, str] = {}
         for argument in block.arguments:
             node = self.new_id("arg")
-            label = f"<{html.escape(argument.get_name())}<br/>" \
+            label = f"<{html.escape(argument_name(argument))}<br/>" \
                     f"<font point-size=\"10\">{html.escape(short_type(argument.type))}</font>>"
             self.emit(depth + 1, f"{node} [shape=oval, style=filled, fillcolor=\"#f2f2f2\", "
                                  f"label={label}];")
