@@ -29,7 +29,7 @@ from typing import Any
 from mlir import ir
 
 from lamina import graphview
-from lamina.diagnostics import atomic_output, check_output_path
+from lamina.diagnostics import UsageError, atomic_output, check_output_path
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE
 
 
@@ -236,6 +236,8 @@ class CompileReport:
 def check_report_path(path: str | None) -> None:
     """Raises UsageError, before any work, when a --report file cannot be
     written."""
+    if path == "-":
+        raise UsageError("--report needs a file name (the product goes to stdout)")
     if path is not None:
         check_output_path(path)
 

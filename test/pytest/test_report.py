@@ -48,6 +48,10 @@ def test_unwritable_report_is_a_usage_error(tmp_path):
     assert done.stderr == (f"lamina-compile: error: cannot write output file '{missing}': "
                            f"directory '{missing.parent}' does not exist\n")
     assert os.listdir(tmp_path) == []
+    done = tool("lamina-compile", MLP, "--emit=nn", "--report=-")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == ("lamina-compile: error: --report needs a file name (the product "
+                           "goes to stdout)\n")
 
 
 def test_failing_program_writes_no_report(tmp_path):
