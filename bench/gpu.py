@@ -203,7 +203,7 @@ def performance(gpu, size: int, runs: int) -> list[dict]:
                 row.update(seconds=seconds, tflops=flops / seconds / 1e12,
                            relative_error=error, image=function.image_kind,
                            result="ok" if error < 2e-2 else "MISMATCH")
-            except CUDAError as error:
+            except lamina.CompileError as error:  # CUDAError included
                 row["result"] = f"FAILED: {str(error).splitlines()[0]}"
             print(f"  {name} [{arch}]: {row.get('tflops', 0):.1f} TFLOP/s, {row['result']}",
                   flush=True)

@@ -65,7 +65,8 @@ class EncoderBlock(nn.Module):
 class ManyOps(nn.Module):
     """Convolutions (grouped, 1-D, 'same'), batch and group norm, pooling with
     ceil_mode and without counting padding, RMSNorm, causal attention with a
-    boolean mask, chunk/cat/slice/view/transpose, reductions, activations
+    boolean mask, matmul/bmm/t, chunk/cat/slice/view/transpose/expand,
+    reductions, activations
     (mish through PyTorch's decomposition), casts."""
 
     def __init__(self):
@@ -76,6 +77,7 @@ class ManyOps(nn.Module):
         self.conv1d = nn.Conv1d(8, 4, 3, padding="same")
         self.norm = nn.RMSNorm(16)
         self.qkv = nn.Linear(16, 48)
+        self.mix = nn.Parameter(torch.randn(16, 16) / 4)
         self.register_buffer("mask", torch.ones(8, 8, dtype=torch.bool).tril())
 
     def forward(self, x):
@@ -90,8 +92,10 @@ class ManyOps(nn.Module):
         q, k, v = (a.view(2, 8, 2, 8).transpose(1, 2) for a in (q, k, v))
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask)
         o = o.transpose(1, 2).reshape(2, 8, 16)
+        o = o + torch.matmul(t, self.mix.t()) + torch.bmm(o, o.transpose(1, 2)) @ t / 64
         tokens = torch.cat([o, t * 0.5 - 1], dim=-1).log_softmax(-1)
         channels = (pooled.mean(dim=(2, 3)) + torch.amax(z, dim=(2, 3))).sigmoid()
+        channels = channels.unsqueeze(-1).expand(2, 8, 3)
         mixed = (F.leaky_relu(c, 0.1) + F.elu(c) + F.hardswish(c) + F.softplus(c) + F.mish(c)
                  + torch.where(c > 0, c, -c).tanh().half().float())
         return tokens, channels, mixed / c.var(dim=-1, keepdim=True).clamp(min=0.5)
