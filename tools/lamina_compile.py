@@ -24,7 +24,6 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.report import CompileReport, check_report_path, write_report
 from lamina.targets import available_targets, get_target
 
 
@@ -58,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     check_output_path(options.output)
-    check_report_path(options.report)
+    if options.report is not None:
+        # Imported only here: the report's modules would slow every start.
+        from lamina.report import check_report_path
+        check_report_path(options.report)
     load_plugins(options.plugins)
     try:
         target = get_target(options.target)
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     module = parse_source(text, source_name)
     report = None
     if options.report:
+        from lamina.report import CompileReport
         report = CompileReport(source_name, target.name)
         pipeline.observers.append(report)
     try:
@@ -91,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         # place, still knows where each op came from.
         raise locate_in_module(error, module) from None
     if report is not None:
+        from lamina.report import write_report
         write_report(report, options.report, "lamina-compile")
     binary = isinstance(product, bytes)
     with atomic_output(options.output, binary=binary) as out:

@@ -42,7 +42,6 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.report import CompileReport, check_report_path, write_report
 from lamina.reference import compare, evaluate, random_inputs
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
@@ -200,7 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     if options.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {options.seed}")
     check_output_path(options.output)
-    check_report_path(options.report)
+    if options.report is not None:
+        # Imported only here: the report's modules would slow every start.
+        from lamina.report import check_report_path
+        check_report_path(options.report)
     load_plugins(options.plugins)
 
     source_name, text = read_source(options.input)
@@ -224,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     pipeline = target.pipeline()
     report = None
     if options.report:
+        from lamina.report import CompileReport
         report = CompileReport(source_name, target.name)
         pipeline.observers.append(report)
     function = target.compile(module, entry=options.entry, pipeline=pipeline)
@@ -279,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         return 1
     if report is not None:
+        from lamina.report import write_report
         write_report(report, options.report, "lamina-run")
     if options.output:
         with atomic_output(options.output, binary=True) as out:

@@ -30,7 +30,6 @@ from mlir import ir
 
 from lamina import graphview
 from lamina.diagnostics import UsageError, atomic_output, check_output_path
-from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE
 
 
 @dataclass
@@ -331,6 +330,7 @@ def functions(module: ir.Module) -> list[Function]:
 
 def module_launches(module: ir.Module) -> list[dict[str, Any]]:
     """The launches convert-hw-to-nvgpu records on a module, if any."""
+    from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE  # only cuda targets need it
     attributes = module.operation.attributes
     if LAUNCHES_ATTRIBUTE not in attributes:
         return []
