@@ -3,7 +3,7 @@ arguments and as constants, compiled for the CPU.
 
 PyTorch models are built here with random weights (no downloads) and
 exported with `torch.onnx.export`: by default its dynamo exporter
-(onnxscript, opset 18 and later), and once with the TorchScript exporter
+(onnxscript; opset 20 in torch 2.14), and once with the TorchScript exporter
 (opset 17), whose graphs compute shapes at run time (Shape, Gather,
 Concat, ...). The models are an MLP, a transformer encoder block
 (multi-head attention, LayerNorm, a GELU MLP) and torchvision's resnet18 in
