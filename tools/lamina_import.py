@@ -36,6 +36,8 @@ def _argument_parser() -> argparse.ArgumentParser:
                              "or as constants")
     parser.add_argument("--mlir-print-debuginfo", action="store_true",
                         help="print locations (each op's ONNX node)")
+    parser.add_argument("--mlir-print-op-generic", action="store_true",
+                        help="print ops in the generic form")
     add_plugin_arguments(parser)
     return parser
 
@@ -64,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
                              f"{error.strerror}") from None
         model, source_name = options.input, options.input
     module = from_onnx(model, params=options.params, source_name=source_name)
-    text = module.operation.get_asm(enable_debug_info=options.mlir_print_debuginfo)
+    text = module.operation.get_asm(enable_debug_info=options.mlir_print_debuginfo,
+                                    print_generic_op_form=options.mlir_print_op_generic)
     with atomic_output(options.output) as out:
         out.write(text.rstrip("\n") + "\n")
     return 0

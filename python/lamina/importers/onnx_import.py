@@ -408,8 +408,8 @@ class _Importer:
             shape = value.shape if isinstance(value, np.ndarray) else _type_of(value).shape
             expected = self.inferred.get(name)
             if expected is not None and tuple(shape) != expected:
-                raise _NodeProblem(f"output '{name}' would have shape {list(shape)}, ONNX "
-                                   f"infers {list(expected)}")
+                raise _NodeProblem(f"output '{name}' would have shape {list(shape)}; the "
+                                   f"model (or ONNX shape inference) says {list(expected)}")
             self.values[name] = value
 
     def _results(self) -> list[ir.Value]:
