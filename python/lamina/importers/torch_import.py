@@ -13,9 +13,12 @@ functional forms, `batch_norm` in eval mode becomes
 `_native_batch_norm_legit_no_training`, `flatten` a `view`; composite ops
 that the nn dialect holds whole (`linear`, `conv2d`, `layer_norm`,
 `scaled_dot_product_attention`, `gelu`, ...) are kept, so that nothing is
-decomposed further than nn needs. Each aten op then becomes nn ops located
-at the line of the model's Python source that called it (the innermost
-frame of the node's stack trace outside torch itself).
+decomposed further than nn needs. An op with no converter is then
+decomposed by PyTorch's core ATen decompositions where every op of its
+decomposition has one (mish, baddbmm, addcmul, normalize). Each aten op
+becomes nn ops located at the line of the model's Python source that
+called it (the innermost frame of the node's stack trace outside torch
+itself).
 
 With `params="arguments"` the function takes the parameters and buffers the
 graph uses first (each argument carries its name in `lamina.parameter`,
