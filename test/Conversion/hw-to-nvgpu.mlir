@@ -5,7 +5,7 @@
 // is distributed over the block's threads.
 
 // The launches are recorded for the kernel manifest.
-// CHECK: module attributes {gpu.container_module, hw.launches = [{arguments = ["memref<100x64xf16>", "memref<64x72xf16>", "memref<72xf16>", "memref<100x72xf16>"], block = array<i64: 128, 1, 1>, dynamic_shared_memory = 16384 : i64, grid = array<i64: 2, 2, 1>, kernel = "matmul"}]}
+// CHECK: module attributes {gpu.container_module, hw.launches = [{arguments = ["memref<100x64xf16>", "memref<64x72xf16>", "memref<72xf16>", "memref<100x72xf16>"], block = array<i64: 128, 1, 1>, dynamic_shared_memory = 16384 : i64, grid = array<i64: 2, 2, 1>, kernel = "matmul", tma_descriptors = []}]}
 // CHECK-LABEL: func.func @main
 // CHECK: %[[SMEM:.+]] = arith.constant 16384 : i32
 // CHECK: gpu.launch_func @hw_kernels::@matmul blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %[[SMEM]] args(%{{.+}} : memref<100x64xf16>, %{{.+}} : memref<64x72xf16>, %{{.+}} : memref<72xf16>, %{{.+}} : memref<100x72xf16>)
