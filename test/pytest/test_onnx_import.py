@@ -236,7 +236,7 @@ def weights(*shape, seed=1):
 
 
 def windows_model(path):
-    """Convolutions, batch normalization and pooling."""
+    """Convolutions, batch normalization, pooling and hard activations."""
     nodes = [
         node("Conv", ["x", "w1", "b1"], ["conv"], pads=[1, 1, 1, 1]),
         node("BatchNormalization", ["conv", "scale", "shift", "mean", "var"], ["bn"],
@@ -255,6 +255,8 @@ def windows_model(path):
         node("Conv", ["sequence", "w1d"], ["conv1d"], pads=[2, 2], dilations=[2]),
         node("AveragePool", ["conv1d"], ["pool1d"], kernel_shape=[2], strides=[2],
              count_include_pad=1, pads=[1, 0]),
+        node("HardSwish", ["pooled"], ["hard_swish"]),
+        node("HardSigmoid", ["dense"], ["hard_sigmoid"], alpha=0.3, beta=0.4),
     ]
     initializers = [
         constant("w1", weights(6, 3, 3, 3)), constant("b1", weights(6, seed=2)),
@@ -267,7 +269,8 @@ def windows_model(path):
     ]
     return make_model(path, nodes, [tensor_info("x", [1, 3, 9, 9])],
                       [tensor_info("clipped", [1, 6, 3, 3]), tensor_info("dense", [1, 5]),
-                       tensor_info("pool1d", [1, 4, 41])], initializers)
+                       tensor_info("pool1d", [1, 4, 41]), "hard_swish", "hard_sigmoid"],
+                      initializers)
 
 
 def elementwise_model(path):

@@ -580,6 +580,16 @@ def _gelu(im, node):
                  approximate=node.attr("approximate", b"none").decode())
 
 
+@converts("HardSigmoid", "HardSwish")
+def _hard_sigmoid(im, node):
+    x = im.tensor(node.input(0))
+    alpha, beta = (1 / 6, 0.5) if node.op_type == "HardSwish" else (
+        node.attr("alpha", 0.2), node.attr("beta", 0.5))
+    y = im.op("add", im.op("mul", x, im.scalar(alpha, x)), im.scalar(beta, x))
+    y = im.op("maximum", im.op("minimum", y, im.scalar(1.0, x)), im.scalar(0.0, x))
+    return im.op("mul", x, y) if node.op_type == "HardSwish" else y
+
+
 @converts("LeakyRelu")
 def _leaky_relu(im, node):
     x = im.tensor(node.input(0))
