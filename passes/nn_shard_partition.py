@@ -37,11 +37,21 @@ them:
 * the module is marked `dlti.map = #dlti.map<"MPI:Implementation" =
   "MPICH">`, which the lowering of the `mpi` dialect to calls needs.
 
+Ops upstream has no sharding rule for (the tensor reshapes of
+`nn.reshape`, pads, slices and concats, convolutions and pooling, whose
+indexing maps are not projected permutations) follow Lamina's rules
+(`local_rule`): such an op runs unchanged on local values where its
+operands are split on axes it treats independently (the batch or the
+output channels of a convolution, unpadded axes of a pad, untouched axes
+of a slice or concat, the leading axis of a reshape's group); otherwise its
+operands are gathered whole first. Upstream never sees these ops: they
+leave the function while upstream propagates and partitions (their results
+as arguments, their operands as results, annotated with the rule's
+shardings) and come back on the local values.
+
 Upstream's propagation and partitioning run in `mlir-opt` (the wheels are
 built with assertions, and some unsupported inputs abort them), so a
-failure is a located error. Ops upstream has no sharding rule for (the
-tensor reshapes of `nn.reshape`, the padding of `nn.conv2d`, concat and
-slices) are reported at the op.
+failure is a located error.
 
 Guarantees: no nn op and no `shard.shard`/`shard.sharding` op remain; the
 `shard.grid` stays (the collectives refer to it); every collective left is
@@ -56,6 +66,8 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import func as func_dialect
+from mlir.dialects import shard as shard_dialect
 
 from lamina.diagnostics import CompileError
 from lamina.pass_registry import Pass, PassFailure, register_pass
@@ -202,6 +214,307 @@ def _fold_reduce_scatters(module: ir.Operation) -> None:
         reduced.erase()
 
 
+# ---------------------------------------------------------------------------
+# Ops upstream has no sharding rule for.
+#
+# Upstream's propagation stops at an op without its sharding interface
+# (tensor reshapes, pads, slices and concats; convolutions and pooling,
+# whose indexing maps are not projected permutations). Lamina takes such an
+# op out of the function while upstream propagates and partitions the rest:
+# its results become extra arguments and its operands extra results, each
+# annotated with the sharding Lamina's rule for the op chooses from the
+# shardings its operands arrive with. The op then comes back, on the local
+# values, with local result types.
+
+
+def _has_no_upstream_rule(op: ir.Operation) -> bool:
+    return ((op.name.startswith("tensor.") and op.name != "tensor.empty")
+            or op.name.startswith(("linalg.conv_", "linalg.pooling_", "linalg.depthwise_")))
+
+
+Axes = list[list[int]]
+
+
+def _pad_axes(axes: Axes, rank: int) -> Axes:
+    return [list(a) for a in axes] + [[] for _ in range(rank - len(axes))]
+
+
+def _static(op: ir.Operation, name: str) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _reassociation(op: ir.Operation) -> list[list[int]]:
+    return [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _rank(value: ir.Value) -> int:
+    return ir.RankedTensorType(value.type).rank
+
+
+def _shape(value: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def _parts(axes: list[int], grid_shape: tuple[int, ...]) -> int:
+    return math.prod(grid_shape[a] for a in axes)
+
+
+def local_rule(op: ir.Operation, operand_axes: list[Axes],
+               grid_shape: tuple[int, ...]) -> tuple[list[Axes], list[Axes]]:
+    """Lamina's sharding rule for an op upstream has none for: from the
+    shardings its operands arrive with, the shardings it needs them in and
+    those of its results, chosen so that the op runs on local values
+    unchanged (a split batch or output-channel axis of a convolution, an
+    unpadded axis of a pad, an untouched axis of a slice or concat, the
+    leading axis of a reshape's group). Anything else is gathered: whole
+    operands and whole results."""
+    tensors = [i for i, v in enumerate(op.operands) if isinstance(v.type, ir.RankedTensorType)]
+    axes = {i: _pad_axes(operand_axes[i], _rank(op.operands[i])) for i in tensors}
+    replicated = ([[] for _ in op.operands], [[] for _ in op.results])
+    if op.name in ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"):
+        image, filters = axes[0], axes[1]
+        batch = image[0]
+        channel = filters[0] if op.name.endswith("fchw") else filters[3]
+        if any(image[1:]) or any(a for i, a in enumerate(filters)
+                                 if i != (0 if op.name.endswith("fchw") else 3)):
+            return replicated
+        if set(batch) & set(channel):
+            channel = []
+        if op.name.endswith("fchw"):
+            result = [batch, channel, [], []]
+            need_filters = [channel, [], [], []]
+        else:
+            result = [batch, [], [], channel]
+            need_filters = [[], [], [], channel]
+        return [[batch], need_filters, result], [result]
+    if op.name.startswith("linalg.pooling_nchw"):
+        image = axes[0]
+        result = [image[0], image[1], [], []]
+        return [result[:2], [], result], [result]
+    if op.name == "tensor.pad":
+        low, high = _static(op, "static_low"), _static(op, "static_high")
+        kept = [a if low[d] == 0 and high[d] == 0 else [] for d, a in enumerate(axes[0])]
+        return [kept] + [[] for _ in op.operands[1:]], [kept]
+    if op.name == "tensor.extract_slice" and _rank(op.results[0]) == _rank(op.operands[0]):
+        offsets, sizes = _static(op, "static_offsets"), _static(op, "static_sizes")
+        strides = _static(op, "static_strides")
+        shape = _shape(op.operands[0])
+        kept = [a if (offsets[d], sizes[d], strides[d]) == (0, shape[d], 1) else []
+                for d, a in enumerate(axes[0])]
+        return [kept] + [[] for _ in op.operands[1:]], [kept]
+    if op.name == "tensor.concat":
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        kept = [a if d != dim else [] for d, a in enumerate(axes[0])]
+        return [kept for _ in op.operands], [kept]
+    if op.name == "tensor.collapse_shape":
+        result = []
+        needed = [[] for _ in axes[0]]
+        for group in _reassociation(op):
+            leading = axes[0][group[0]]
+            if leading and not any(axes[0][d] for d in group[1:]):
+                needed[group[0]] = leading
+                result.append(leading)
+            else:
+                result.append([])
+        return [needed], [result]
+    if op.name == "tensor.expand_shape":
+        result_shape = _shape(op.results[0])
+        result = [[] for _ in result_shape]
+        needed = [[] for _ in axes[0]]
+        for d, group in enumerate(_reassociation(op)):
+            split = axes[0][d]
+            if split and result_shape[group[0]] % _parts(split, grid_shape) == 0:
+                needed[d] = split
+                result[group[0]] = split
+        return [needed] + [[] for _ in op.operands[1:]], [result]
+    return replicated
+
+
+@dataclass
+class _Hidden:
+    op: ir.Operation
+    function: str
+    arguments: list[int]
+    returns: list[int]
+    placeholders: list[ir.Operation]
+
+
+def _functions(module: ir.Operation) -> list[ir.Operation]:
+    return [f.operation for f in module.regions[0].blocks[0].operations
+            if f.operation.name == "func.func" and f.operation.regions[0].blocks]
+
+
+def _symbol(func: ir.Operation) -> str:
+    return ir.StringAttr(func.attributes["sym_name"]).value
+
+
+def _set_signature(func: ir.Operation) -> None:
+    block = func.regions[0].blocks[0]
+    terminator = block.operations[len(block.operations) - 1]
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in terminator.operands]))
+
+
+def _replace_return(block: ir.Block, operands: list[ir.Value]) -> None:
+    terminator = block.operations[len(block.operations) - 1]
+    with ir.InsertionPoint(terminator), terminator.location:
+        func_dialect.ReturnOp(operands)
+    terminator.erase()
+
+
+def _localize_captures(op: ir.Operation) -> None:
+    """Constants an op's regions use from outside are cloned into them, so
+    that the op can leave its function and come back."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for index, operand in enumerate(inner.operands):
+                    owner = _defining_op(operand)
+                    if owner is None or owner.parent == inner.parent or owner.name != "arith.constant":
+                        continue
+                    if _is_inside(owner, op):
+                        continue
+                    with ir.InsertionPoint.at_block_begin(block):
+                        copy = owner.clone()
+                    inner.operands[index] = copy.results[0]
+
+
+def _is_inside(inner: ir.Operation, outer: ir.Operation) -> bool:
+    parent = inner.parent
+    while parent is not None:
+        if parent == outer:
+            return True
+        parent = parent.parent if parent.name != "builtin.module" else None
+    return False
+
+
+def _hide(module: ir.Operation, grid: str | None = None,
+          decisions: list[tuple[list[Axes], list[Axes]]] | None = None) -> list[_Hidden]:
+    """Takes every op without an upstream rule out of its function (see
+    above); with `decisions`, annotates its operands and results with them."""
+    hidden: list[_Hidden] = []
+    for func in _functions(module):
+        block = func.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        terminator = ops[-1]
+        first_extra = len(terminator.operands)
+        extras: list[ir.Value] = []
+        for op in ops[:-1]:
+            if not _has_no_upstream_rule(op):
+                continue
+            decision = (decisions[len(hidden)] if decisions is not None
+                        and len(hidden) < len(decisions) else None)
+            _localize_captures(op)
+            arguments = []
+            for index, result in enumerate(op.results):
+                argument = block.add_argument(result.type, op.location)
+                result.replace_all_uses_with(argument)
+                if decision is not None:
+                    with ir.InsertionPoint(op), op.location:
+                        annotated = _annotate(argument, grid, decision[1][index], True)
+                    for use in list(argument.uses):
+                        if use.owner != _defining_op(annotated):
+                            use.owner.operands[use.operand_number] = annotated
+                arguments.append(len(block.arguments) - 1)
+            returns = []
+            for index, operand in enumerate(op.operands):
+                value = operand
+                if decision is not None and isinstance(operand.type, ir.RankedTensorType):
+                    with ir.InsertionPoint(op), op.location:
+                        value = _annotate(operand, grid, decision[0][index], True)
+                returns.append(first_extra + len(extras))
+                extras.append(value)
+            op.detach_from_parent()
+            # The op leaves the module's values: upstream's passes replace
+            # them (the module travels to mlir-opt as text and back).
+            placeholders = []
+            for index, operand in enumerate(op.operands):
+                with ir.Location.unknown():
+                    placeholder = ir.Operation.create("ub.poison", results=[operand.type],
+                                                      attributes={"value": ir.Attribute.parse(
+                                                          "#ub.poison")})
+                placeholders.append(placeholder)
+                op.operands[index] = placeholder.results[0]
+            hidden.append(_Hidden(op, _symbol(func), arguments, returns, placeholders))
+        if extras:
+            _replace_return(block, list(terminator.operands) + extras)
+            _set_signature(func)
+    return hidden
+
+
+def _annotate(value: ir.Value, grid: str, axes: Axes, for_users: bool) -> ir.Value:
+    sharding = shard_dialect.ShardingOp(ir.FlatSymbolRefAttr.get(grid),
+                                        ir.Attribute.parse(f"#shard<axisarray{axes}>"), [], [])
+    return shard_dialect.ShardOp(value, sharding.result, annotate_for_users=for_users).result
+
+
+def _arriving_axes(value: ir.Value) -> Axes:
+    """The sharding a value has after propagation (replicated if none)."""
+    owner = _defining_op(value)
+    if owner is not None and owner.name == "shard.shard":
+        return split_axes_of(_defining_op(owner.operands[1]))
+    for use in value.uses:
+        if use.owner.name == "shard.shard":
+            return split_axes_of(_defining_op(use.owner.operands[1]))
+    return []
+
+
+def _discard(hidden: list[_Hidden]) -> None:
+    """Erases hidden ops that will not come back (before their placeholders)."""
+    for entry in hidden:
+        entry.op.erase()
+    hidden.clear()
+
+
+def _restore(module: ir.Operation, hidden: list[_Hidden]) -> None:
+    """Puts the hidden ops back, on the partitioned (local) values."""
+    by_function: dict[str, list[_Hidden]] = {}
+    for entry in hidden:
+        by_function.setdefault(entry.function, []).append(entry)
+    for func in _functions(module):
+        entries = by_function.get(_symbol(func), [])
+        if not entries:
+            continue
+        block = func.regions[0].blocks[0]
+        for entry in entries:
+            op = entry.op
+            # Read afresh: an earlier op's result may have replaced an argument.
+            terminator = block.operations[len(block.operations) - 1]
+            for index, position in enumerate(entry.returns):
+                op.operands[index] = terminator.operands[position]
+            arguments = [block.arguments[i] for i in entry.arguments]
+            # Right after its last operand: the operands' resharding stands
+            # where the op stood, before every user of its results.
+            definitions = {_defining_op(v) for v in op.operands} - {None}
+            ops = [o.operation for o in block.operations]
+            last = max((i for i, o in enumerate(ops) if o in definitions), default=-1)
+            ir.InsertionPoint(ops[last + 1]).insert(op)
+            for result, argument in zip(op.results, arguments):
+                result.set_type(argument.type)
+                argument.replace_all_uses_with(result)
+            _fix_static_shapes(op)
+        removed_returns = {p for e in entries for p in e.returns}
+        returned = list(block.operations[len(block.operations) - 1].operands)
+        _replace_return(block, [v for i, v in enumerate(returned) if i not in removed_returns])
+        for index in sorted((i for e in entries for i in e.arguments), reverse=True):
+            block.erase_argument(index)
+        for key, count in (("arg_attrs", len(block.arguments)),
+                           ("res_attrs", len(returned) - len(removed_returns))):
+            if key in func.attributes:
+                func.attributes[key] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes[key]))[:count])
+        _set_signature(func)
+
+
+def _fix_static_shapes(op: ir.Operation) -> None:
+    """Static shape attributes that must follow the local result type."""
+    shape = _shape(op.results[0])
+    if op.name == "tensor.expand_shape":
+        op.attributes["static_output_shape"] = ir.DenseI64ArrayAttr.get(shape)
+    elif op.name == "tensor.extract_slice":
+        op.attributes["static_sizes"] = ir.DenseI64ArrayAttr.get(shape)
+
+
 @register_pass
 @dataclass
 class NNShardPartition(Pass):
@@ -215,8 +528,54 @@ class NNShardPartition(Pass):
             return
         _run_upstream(op, LOWERING, "lowering to linalg")
         _one_user_per_empty(op)
-        _run_upstream(op, PROPAGATION, "sharding propagation")
-        _record_boundary(op, grid_shapes)
-        _run_upstream(op, PARTITION, "partition")
+        grid = next(iter(grid_shapes))
+        decisions = self._decide(op, grid, grid_shapes[grid])
+        hidden = _hide(op, grid, decisions) if decisions else []
+        try:
+            _run_upstream(op, PROPAGATION, "sharding propagation")
+            _record_boundary(op, grid_shapes)
+            _run_upstream(op, PARTITION, "partition")
+        except PassFailure:
+            _discard(hidden)
+            raise
+        _restore(op, hidden)
         _fold_reduce_scatters(op)
         op.attributes["dlti.map"] = ir.Attribute.parse(MPI_IMPLEMENTATION)
+
+    @staticmethod
+    def _decide(module: ir.Operation, grid: str, grid_shape: tuple[int, ...]):
+        """Lamina's rule for each op without an upstream one, in program
+        order, from the shardings its operands arrive with: found by
+        propagating on a copy with those ops taken out, the ones decided
+        so far annotated with their rules (propagation runs again after an
+        op whose results stay split, as they change what follows)."""
+        decisions: list = []
+        while True:
+            probe = ir.Operation.parse(module.get_asm(enable_debug_info=True,
+                                                      print_generic_op_form=True))
+            hidden = _hide(probe, grid, decisions)
+            if len(decisions) == len(hidden):
+                _discard(hidden)
+                return decisions
+            _run_upstream(probe, PROPAGATION, "sharding propagation")
+            decided = {(e.function, a): axes for e, d in zip(hidden, decisions)
+                       for a, axes in zip(e.arguments, d[1])}
+            for entry in hidden[len(decisions):]:
+                func = next(f for f in _functions(probe) if _symbol(f) == entry.function)
+                block = func.regions[0].blocks[0]
+                returned = list(block.operations[len(block.operations) - 1].operands)
+                operand_axes = []
+                for position in entry.returns:
+                    value = returned[position]
+                    # The result of an earlier hidden op arrives as its rule says.
+                    key = (entry.function, value.arg_number) if isinstance(value.owner,
+                                                                          ir.Block) else None
+                    operand_axes.append(decided[key] if key in decided
+                                        else _arriving_axes(value))
+                decision = local_rule(entry.op, operand_axes, grid_shape)
+                decisions.append(decision)
+                for argument, axes in zip(entry.arguments, decision[1]):
+                    decided[(entry.function, argument)] = axes
+                if any(axis for axes in decision[1] for axis in axes):
+                    break
+            _discard(hidden)

@@ -150,3 +150,75 @@ func.func @slice_locally(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %t = "nn.tanh"(%e1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// Ops upstream has no rule for follow Lamina's: a padded convolution and a
+// reshape on a split batch run on the local batch, with no communication.
+// CHECK-LABEL: func.func @conv_batch
+// CHECK-SAME: tensor<2x3x8x8xf32> {lamina.split_axes = {{\[\[0\]\]}}}
+// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.conv_2d_nchw_fchw {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%{{.+}} : tensor<2x4x8x8xf32>)
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2, 3]] : tensor<2x4x8x8xf32> into tensor<2x256xf32>
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @conv_batch(%x: tensor<4x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4x256xf32> {
+  %batch = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %batch annotate_for_users : tensor<4x3x8x8xf32>
+  %c = "nn.conv2d"(%xs, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<4x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<4x4x8x8xf32>
+  %f = "nn.reshape"(%c) : (tensor<4x4x8x8xf32>) -> tensor<4x256xf32>
+  return %f : tensor<4x256xf32>
+}
+
+// -----
+
+// A convolution with its filters split computes its own output channels.
+// CHECK-LABEL: func.func @conv_output_channels
+// CHECK-SAME: tensor<2x3x3x3xf32> {lamina.split_axes = {{\[\[0\]\]}}}
+// CHECK-SAME: -> (tensor<2x2x6x6xf32> {lamina.split_axes = {{\[\[\], \[0\], \[\], \[\]\]}}})
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @conv_output_channels(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {
+  %out = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %ws = shard.shard %w to %out annotate_for_users : tensor<4x3x3x3xf32>
+  %y = "nn.conv2d"(%x, %ws) {strides = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  return %y : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// A reshape that mixes a split axis with others needs its operand whole:
+// one all-gather before it, and nothing else.
+// CHECK-LABEL: func.func @reshape_gathers
+// CHECK: shard.all_gather %{{.+}} on @g grid_axes = [0] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @reshape_gathers(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %cols = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %cols annotate_for_users : tensor<4x8xf32>
+  %e = "nn.exp"(%xs) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = "nn.reshape"(%e) : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %t = "nn.tanh"(%r) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+// Concat and slice keep the rows split when they work along the columns.
+// CHECK-LABEL: func.func @concat_slice_rows
+// CHECK: tensor.concat dim(1) %{{.+}}, %{{.+}} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x16xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 2] [2, 12] [1, 1] : tensor<2x16xf32> to tensor<2x12xf32>
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @concat_slice_rows(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x12xf32> {
+  %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %rows annotate_for_users : tensor<4x8xf32>
+  %ys = shard.shard %y to %rows annotate_for_users : tensor<4x8xf32>
+  %c = "nn.concat"(%xs, %ys) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  %s = "nn.slice"(%c) {starts = array<i64: 0, 2>, limits = array<i64: 4, 14>} : (tensor<4x16xf32>) -> tensor<4x12xf32>
+  return %s : tensor<4x12xf32>
+}
