@@ -6,6 +6,14 @@
     lamina-run model.mlir --load-plugin=my_ops.py --random --check
     lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
     lamina-run model.mlir --random --check --bench --report=report.html
+    mpiexec -n 2 lamina-run sharded.mlir --distributed --random --check
+
+`mpiexec -n N lamina-run FILE --distributed` runs a program sharded over a
+grid of N devices (lamina.sharding): each rank takes its shard of the
+global inputs and runs its partition; rank 0 gathers the results, prints
+them, writes them with `--output` and, with `--check`, compares them with
+the run of the same program in one process (its shardings erased), which
+is what `lamina-run` without `--distributed` does.
 
 `--target=cuda:ARCH` runs the target's hw kernels on this machine's GPU
 through the CUDA driver (an error where there is no driver or GPU);
