@@ -30,7 +30,8 @@ Each block-collective hw op is distributed over the threads of its block:
   (`nvgpu.tma.async.load`) of its boxes: the host makes one descriptor
   per box shape (`nvgpu.tma.create.descriptor`) and passes it after the
   kernel's arguments; rows of 128 bytes or more are loaded 128-byte
-  swizzled, in 128-byte-wide boxes. `hw.mbarrier_*` become nvgpu mbarrier
+  swizzled, in 128-byte-wide boxes; a 3-d (batched) memref's descriptor
+  has boxes 1 deep in its leading dim. `hw.mbarrier_*` become nvgpu mbarrier
   ops. An MMA whose operands are such tiles, in a block of one
   warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed), its
   accumulator held in wgmma's register layout; `instruction` on
@@ -763,15 +764,22 @@ class TmaDescriptor:
     cols: int
     dtype: str
     swizzled: bool
+    # The global memref's leading dims (a batch): boxes are 1 wide in them.
+    leading: int = 0
     value: ir.Value | None = None
 
     def key(self) -> tuple:
-        return (self.argument, self.rows, self.cols, self.dtype, self.swizzled)
+        return (self.argument, self.rows, self.cols, self.dtype, self.swizzled, self.leading)
+
+    @property
+    def box(self) -> list[int]:
+        return [1] * self.leading + [self.rows, self.cols]
 
     def type(self) -> ir.Type:
         swizzle = "swizzle_128b" if self.swizzled else "none"
+        shape = "x".join(str(b) for b in self.box)
         return ir.Type.parse(
-            f"!nvgpu.tensormap.descriptor<tensor = memref<{self.rows}x{self.cols}x{self.dtype}, "
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{shape}x{self.dtype}, "
             f"#gpu.address_space<workgroup>>, swizzle = {swizzle}, l2promo = none, oob = zero, "
             "interleave = none>")
 
@@ -811,8 +819,9 @@ def tma_descriptor(op: ir.Operation, entry: ir.Block) -> TmaDescriptor:
         raise PassFailure("TMA loads read a global memref that is an argument of the kernel "
                           "(the host makes its descriptor)", op.location)
     t = hw.transfer(type_view(src.type), type_view(dst.type))
-    if t.src.memref.rank != 2 or len(t.box) != 2:
-        raise PassFailure("TMA loads on the GPU move 2-d boxes from 2-d memrefs", op.location)
+    if t.src.memref.rank not in (2, 3) or len(t.box) != 2:
+        raise PassFailure("TMA loads on the GPU move 2-d boxes from 2-d or 3-d memrefs",
+                          op.location)
     rows, cols = t.box
     dtype = t.src.memref.dtype
     row_bytes = cols * _dtype_bytes(dtype)
@@ -823,7 +832,8 @@ def tma_descriptor(op: ir.Operation, entry: ir.Block) -> TmaDescriptor:
                           f"come in {SWIZZLE_BYTES}-byte boxes (hw-check reports this)",
                           op.location)
     box_cols = SWIZZLE_BYTES // _dtype_bytes(dtype) if swizzled else cols
-    return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled)
+    return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled,
+                         t.src.memref.rank - 2)
 
 
 def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
@@ -935,7 +945,7 @@ def _tma_load(kernel: KernelLowering, view):
     descriptor = tile.descriptor
     barriers = _barrier_group(kernel, view)
     t = hw.transfer(type_view(src.type), type_view(dst.type))
-    (row, col), stage = t.split(view.operand("indices"))
+    (*leading, row, col), stage = t.split(view.operand("indices"))
     rows, cols = t.box
     element = ir.MemRefType(dst.type).element_type
     boxes = cols // descriptor.cols
@@ -946,9 +956,9 @@ def _tma_load(kernel: KernelLowering, view):
         base = _stage_offset(tile, stage)
         for box in range(boxes):
             target = _shared_view(kernel, add(base, box * descriptor.box_bytes),
-                                  (rows, descriptor.cols), element)
+                                  [1] * descriptor.leading + [rows, descriptor.cols], element)
             nvgpu.TmaAsyncLoadOp(target, barriers, descriptor.value,
-                                 [add(col, box * descriptor.cols), row],
+                                 [add(col, box * descriptor.cols), row] + leading[::-1],
                                  view.operand("barrier_index"))
     when(kernel.leader(), issue)
 
@@ -1072,12 +1082,12 @@ class ConvertHWToNVGPU(Pass):
         descriptors the host makes (argument, box, element type, swizzle)."""
         view = hw.LaunchOp.from_operation(launch)
         arguments = [str(v.type) for v in launch.operands]
-        arguments += [f"TMA descriptor of argument #{d.argument} ({d.rows}x{d.cols} boxes"
+        arguments += [f"TMA descriptor of argument #{d.argument} ({'x'.join(map(str, d.box))} boxes"
                       f"{', swizzled' if d.swizzled else ''})" for d in descriptors]
         i64 = ir.IntegerType.get_signless(64)
         tensor_maps = [ir.DictAttr.get({
             "argument": ir.IntegerAttr.get(i64, d.argument),
-            "box": ir.DenseI64ArrayAttr.get([d.rows, d.cols]),
+            "box": ir.DenseI64ArrayAttr.get(d.box),
             "dtype": ir.StringAttr.get(d.dtype),
             "swizzle_bytes": ir.IntegerAttr.get(i64, SWIZZLE_BYTES if d.swizzled else 0),
         }) for d in descriptors]
@@ -1147,7 +1157,7 @@ class ConvertHWToNVGPU(Pass):
                 element = ir.MemRefType(source.type).element_type
                 unranked = memref.CastOp(ir.UnrankedMemRefType.get(element, None), source).result
                 made = nvgpu.TmaCreateDescriptorOp(descriptor.type(), unranked, [
-                    index(descriptor.rows), index(descriptor.cols)]).result
+                    index(b) for b in descriptor.box]).result
                 pointers.append(ir.Operation.create(
                     "builtin.unrealized_conversion_cast", results=[ir.Type.parse("!llvm.ptr")],
                     operands=[made]).result)

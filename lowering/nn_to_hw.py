@@ -2,7 +2,7 @@
 
 Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
 batch dim of the same size in both; the batch runs along the grid's third
-dim, its loads by cp.async), with the chain of ops
+dim), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then an `nn.relu` or `nn.gelu`, then an
 `nn.cast` to f16, bf16 or f32 — becomes a kernel and its launch:
@@ -242,9 +242,7 @@ class KernelBuilder:
         self.out = type_view(chain.last.results[0].type)
         self.extra = type_view(chain.bias.type) if chain.bias is not None else None
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        # TMA descriptors here are 2-d: batched matmuls load with cp.async.
-        self.tma = chip == "sm_90a" and self.batch is None and all(b % 16 == 0
-                                                                   for b in row_bytes)
+        self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
         self.tiles = choose_tiles(self.m, self.n, self.k, chip, self.tma, self.batch or 1)
 
@@ -319,8 +317,8 @@ class KernelBuilder:
                         hw.PipelineOp.build(stages=t.stages)
                     if self.tma:
                         zero = index(0)
-                        hw.TmaLoadOp.build(a, a_tile, barrier, zero, [row, k])
-                        hw.TmaLoadOp.build(b, b_tile, barrier, zero, [k, col])
+                        hw.TmaLoadOp.build(a, a_tile, barrier, zero, batch + [row, k])
+                        hw.TmaLoadOp.build(b, b_tile, barrier, zero, batch + [k, col])
                         step = arith.divui(k, index(t.block_k))
                         parity = arith.remui(step, index(2))
                         hw.MBarrierWaitOp.build(barrier, zero, parity)

@@ -11,7 +11,8 @@ instead of reporting):
 * async copies: cp.async moves 4, 8 or 16 bytes per thread, so the rows
   of the box and of both memrefs must be a multiple of 4 bytes, and a
   constant column offset a multiple of the chunk the lowering chooses;
-* TMA loads: boxes of 2-d memrefs that are kernel arguments, at most 256
+* TMA loads: 2-d boxes of 2-d or 3-d (batched) memrefs that are kernel
+  arguments, at most 256
   rows of a multiple of 16 bytes, rows wider than 128 bytes a multiple
   of 128 (they come in swizzled 128-byte boxes), global rows a multiple
   of 16 bytes;
@@ -174,8 +175,9 @@ class KernelChecker:
             self.error(op, "TMA loads read a global memref that is an argument of the kernel "
                            "(the host makes its descriptor)")
             return None
-        if t.src.memref.rank != 2 or len(t.box) != 2:
-            self.error(op, f"TMA loads move 2-d boxes of 2-d memrefs, not from {t.src.memref}")
+        if t.src.memref.rank not in (2, 3) or len(t.box) != 2:
+            self.error(op, f"TMA loads move 2-d boxes of 2-d or 3-d memrefs, not from "
+                           f"{t.src.memref}")
             return None
         rows, cols = t.box
         dtype = t.src.memref.dtype
@@ -195,7 +197,8 @@ class KernelChecker:
         else:
             swizzled = row_bytes >= SWIZZLE_BYTES
             box_cols = SWIZZLE_BYTES // _element_bytes(dtype) if swizzled else cols
-            return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled)
+            return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled,
+                                 t.src.memref.rank - 2)
         return None
 
     # -- tensor cores ----------------------------------------------------------

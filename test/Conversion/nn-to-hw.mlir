@@ -95,8 +95,8 @@ func.func @gelu(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x64xf1
 // -----
 
 // A batched matmul: the batch runs along the grid's z (block_id dim 2), its
-// loads asynchronous (cp.async: TMA descriptors here are 2-d), with a
-// residual of the result's shape.
+// loads asynchronous (cp.async, also on sm_90a: rows of 100 bf16 are no
+// multiple of 16 bytes, as TMA needs), with a residual of the result's shape.
 // CHECK-LABEL: func.func @batched
 // CHECK: "hw.launch"({{.+}}) {block = array<i64: 128>, grid = array<i64: 2, 2, 3>, kernel = @batched_matmul_0}
 // CHECK-LABEL: func.func private @batched_matmul_0

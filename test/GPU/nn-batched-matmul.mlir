@@ -1,12 +1,14 @@
 // RUN: lamina-compile %s --target=cuda:sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: lamina-compile %s --target=cuda:sm_90a --emit=ptx | FileCheck %s --check-prefix=SM90
 // RUN: lamina-compile %s --target=cuda:sm_90a --emit=manifest | FileCheck %s --check-prefix=MANIFEST
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: lamina-run %s --target=cuda:sm_90a --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 
 // A batched f16 matmul (3 x 72x40 by 40x136) with a bias and gelu: the batch
-// runs along the grid's z, the loads are cp.async feeding mma.sync (on
-// sm_90a too: its TMA descriptors are 2-d); ptxas accepts the kernel with no
-// spills and, emulated, it matches the nn program's NumPy reference.
+// runs along the grid's z; on sm_80 cp.async loads feed mma.sync, on sm_90a
+// 3-d TMA loads (boxes 1 deep in the batch) feed wgmma; ptxas accepts the
+// kernel with no spills and, emulated, it matches the nn program's NumPy
+// reference.
 
 // PTX-LABEL: .entry main_matmul_0(
 // PTX: mov.u32 %r{{[0-9]+}}, %ctaid.z;
@@ -17,7 +19,18 @@
 // MANIFEST-NEXT: 2,
 // MANIFEST-NEXT: 3,
 // MANIFEST-NEXT: 3
-// MANIFEST: "tma_descriptors": []
+// MANIFEST: "TMA descriptor of argument #0 (1x64x64 boxes, swizzled)",
+// MANIFEST: "tma_descriptors": [
+// MANIFEST-NEXT: {
+// MANIFEST-NEXT: "argument": 0,
+// MANIFEST-NEXT: "box": [
+// MANIFEST-NEXT: 1,
+// MANIFEST-NEXT: 64,
+// MANIFEST-NEXT: 64
+
+// SM90-LABEL: .entry main_matmul_0(
+// SM90: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 
 // CONTRACT: main_matmul_0: registers <= 255, no spills, no stack frame
 
