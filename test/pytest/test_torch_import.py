@@ -252,3 +252,18 @@ def test_torch_compile_backend_falls_back_to_eager_naming_the_ops():
     assert f"{here}:{line_of(Unsupported.forward, 'cumsum')}: error: aten.cumsum" in message
     assert f"{here}:{line_of(Unsupported.forward, 'sort')}: error: aten.sort" in message
     check(outputs, eager(model, x))
+
+
+def test_torch_compile_backend_bfloat16():
+    """bf16 weights, inputs and outputs (compared at bf16's precision:
+    rtol = atol = 2e-2)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 16), nn.GELU()).to(torch.bfloat16).eval()
+    x = torch.randn(4, 32).to(torch.bfloat16)
+    with torch.no_grad():
+        outputs = torch.compile(model, backend="lamina")(x)
+        expected = model(x)
+    assert outputs.dtype == torch.bfloat16
+    np.testing.assert_allclose(outputs.float().numpy(), expected.float().numpy(), rtol=2e-2,
+                               atol=2e-2)

@@ -59,8 +59,16 @@ class CompiledGraph:
         results = self.compiled(*arrays)
         if not isinstance(results, tuple):
             results = (results,)
-        outputs = [torch.from_numpy(np.ascontiguousarray(r)) for r in results]
-        return pytree.tree_unflatten(outputs, self.out_spec)
+        return pytree.tree_unflatten([_tensor(r) for r in results], self.out_spec)
+
+
+def _tensor(array: np.ndarray) -> torch.Tensor:
+    """A torch tensor sharing `array`'s memory (bf16 through its bits:
+    torch.from_numpy takes no ml_dtypes.bfloat16)."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.name == "bfloat16":
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 def lamina_backend(gm: torch.fx.GraphModule, example_inputs: Sequence,
