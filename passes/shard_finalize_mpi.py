@@ -45,6 +45,8 @@ class ShardFinalizeMPI(Pass):
     argument = "shard-finalize-mpi"
 
     def run(self, op: ir.Operation) -> None:
+        if not any(o.operation.name == "shard.grid" for o in op.regions[0].blocks[0].operations):
+            return
         allocations: list[ir.Operation] = []
         grids: list[ir.Operation] = []
 
