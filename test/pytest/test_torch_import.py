@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -32,6 +34,7 @@ from lamina.importers.torch_import import (  # noqa: E402
     UnsupportedOpsError, parameter_names, weights)
 
 RTOL = ATOL = 1e-4  # float32, against PyTorch eager
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class MLP(nn.Module):
@@ -267,3 +270,28 @@ def test_torch_compile_backend_bfloat16():
     assert outputs.dtype == torch.bfloat16
     np.testing.assert_allclose(outputs.float().numpy(), expected.float().numpy(), rtol=2e-2,
                                atol=2e-2)
+
+
+def test_import_after_a_lamina_jit_does_not_load_triton(tmp_path):
+    """Triton (a PyTorch dependency) carries its own LLVM, which crashes the
+    process when it loads after a Lamina JIT: from_torch and the backend
+    keep it out then. In a fresh process, as a user's script would run."""
+    script = tmp_path / "after_jit.py"
+    script.write_text(
+        "import sys\n"
+        "import numpy as np\n"
+        "import lamina\n"
+        f"lamina.compile({os.path.join(ROOT, 'examples', 'mlp.mlir')!r})\n"
+        "import torch\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()\n"
+        "x = torch.randn(2, 8)\n"
+        "f = lamina.compile(lamina.from_torch(model, (x,), params='constants'))\n"
+        "with torch.no_grad():\n"
+        "    y = torch.compile(model, backend='lamina')(x)\n"
+        "    assert np.allclose(f(x.numpy()), model(x).numpy(), rtol=1e-4, atol=1e-4)\n"
+        "    assert torch.allclose(y, model(x), rtol=1e-4, atol=1e-4)\n"
+        "print('triton' in sys.modules and sys.modules['triton'] is not None)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
