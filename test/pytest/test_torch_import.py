@@ -131,9 +131,24 @@ def check(results, expected):
         np.testing.assert_allclose(result, reference, rtol=RTOL, atol=ATOL)
 
 
+NORMS = (nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.LayerNorm, nn.RMSNorm)
+
+
 def seeded(model_class, *args):
+    """The model in eval mode with random weights, its normalisations'
+    scales, shifts and running statistics random too (not 1 and 0)."""
     torch.manual_seed(0)
-    return model_class(*args).eval()
+    model = model_class(*args).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
+                module.running_mean.uniform_(-0.5, 0.5)
+                module.running_var.uniform_(0.5, 1.5)
+            if isinstance(module, NORMS) and module.weight is not None:
+                module.weight.uniform_(0.5, 1.5)
+            if isinstance(module, NORMS) and getattr(module, "bias", None) is not None:
+                module.bias.uniform_(-0.5, 0.5)
+    return model
 
 
 MODELS = {
