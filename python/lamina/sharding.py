@@ -249,6 +249,19 @@ class DistributedFunction:
         return results[0] if len(results) == 1 else tuple(results)
 
 
+def _check_local_shapes(func, global_types, local_types, axes, grid_shape) -> None:
+    """The partition's local shapes are the shards the recorded shardings
+    describe (else gathering would misplace data: a Lamina bug, said so)."""
+    for index, (whole, local) in enumerate(zip(global_types, local_types)):
+        split = axes[index] if index < len(axes) else []
+        slices = shard_slices(whole.shape, split, grid_shape, 0)
+        expected = tuple(s.stop - s.start for s in slices)
+        if expected != tuple(local.shape):
+            raise CompileError.at(func.location,
+                                  f"internal error: the partition's {local} does not match the "
+                                  f"recorded sharding {split} of {whole}")
+
+
 def compile(module, entry: str | None = None, target="cpu", comm=None) -> DistributedFunction:
     """Compiles one rank's partition of a sharded program (an `ir.Module`,
     MLIR text or a path) for the MPI ranks of `comm` (default
@@ -284,5 +297,7 @@ def compile(module, entry: str | None = None, target="cpu", comm=None) -> Distri
     later = pipeline.stages[pipeline.stages.index("partitioned") + 1:]
     rest = Pipeline([pipeline.stage(name) for name in later], target=cpu)
     compiled = cpu.compile(module, entry=entry, pipeline=rest, distributed=True)
+    _check_local_shapes(func, global_inputs, compiled.inputs, input_axes, grid_shape)
+    _check_local_shapes(func, global_results, compiled.results, result_axes, grid_shape)
     return DistributedFunction(compiled, global_inputs, global_results, input_axes,
                                result_axes, grid_shape, comm)
