@@ -21,7 +21,9 @@ them:
   rms_norm over one, a matmul whose contracted axis is split) becomes a
   partial result and a `shard.all_reduce` (sum or max) of it;
 * each `tensor.empty` gets one user, so that propagation can give each
-  use the sharding it needs;
+  use the sharding it needs; a sharding written on a result that no
+  resharding follows becomes one for its users (upstream cannot give a
+  contraction over a split axis a result sharding of its own);
 * `sharding-propagation{traversal=forward-backward}` and `cse` (upstream);
 * the shardings of the function boundary are recorded as
   `lamina.split_axes` argument and result attributes (the `split_axes` of
@@ -143,6 +145,23 @@ def _one_user_per_empty(module: ir.Operation) -> None:
             with ir.InsertionPoint(empty), empty.location:
                 copy = empty.clone()
             use.owner.operands[use.operand_number] = copy.results[0]
+
+
+def _results_wanted_by_users(module: ir.Operation) -> None:
+    """A sharding written on an op's result that no resharding follows says
+    how its users want the value: it becomes `annotate_for_users`, so that
+    the op keeps the sharding its operands give it and the value is
+    resharded after it (upstream's propagation cannot give a contraction
+    whose contracted axis is split a result sharding of its own)."""
+    for shard in _walk(module, "shard.shard"):
+        if "annotate_for_users" in shard.attributes:
+            continue
+        source = _defining_op(shard.operands[0])
+        if source is None or not source.name.startswith("linalg."):
+            continue
+        if any(use.owner.name == "shard.shard" for use in shard.results[0].uses):
+            continue
+        shard.attributes["annotate_for_users"] = ir.UnitAttr.get()
 
 
 def _record_boundary(module: ir.Operation, grid_shapes: dict[str, tuple[int, ...]]) -> None:
@@ -528,6 +547,7 @@ class NNShardPartition(Pass):
             return
         _run_upstream(op, LOWERING, "lowering to linalg")
         _one_user_per_empty(op)
+        _results_wanted_by_users(op)
         grid = next(iter(grid_shapes))
         decisions = self._decide(op, grid, grid_shapes[grid])
         hidden = _hide(op, grid, decisions) if decisions else []

@@ -320,6 +320,10 @@ def run_distributed(module, target, options) -> int:
                 raise UsageError(f"{options.inputs}: @{function.name} argument #{index}: "
                                  f"expected {spec}, got a {array.dtype.name} array of shape "
                                  f"{array.shape}")
+        # The run in one process that --check compares with, compiled
+        # before anything runs.
+        reference = (target.compile(module, entry=options.entry)
+                     if options.check and comm.Get_rank() == 0 else None)
     except (CompileError, UsageError):
         if comm.Get_rank() != 0:
             return 1
@@ -332,7 +336,7 @@ def run_distributed(module, target, options) -> int:
             print(f"res{index}: {spec} =\n{_summary(array)}")
     failed = False
     if options.check:
-        expected = target.compile(module, entry=options.entry)(*arrays)
+        expected = reference(*arrays)
         expected = list(expected) if isinstance(expected, tuple) else [expected]
         for index, (array, reference, spec) in enumerate(zip(results, expected,
                                                              function.global_results)):

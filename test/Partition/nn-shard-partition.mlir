@@ -222,3 +222,23 @@ func.func @concat_slice_rows(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor
   %s = "nn.slice"(%c) {starts = array<i64: 0, 2>, limits = array<i64: 4, 14>} : (tensor<4x16xf32>) -> tensor<4x12xf32>
   return %s : tensor<4x12xf32>
 }
+
+// -----
+
+// A sharding written on a contraction's result (its contracted axis split)
+// says how its users want it: one reduce-scatter after the partial product.
+// CHECK-LABEL: func.func @partial_product_by_rows
+// CHECK: shard.reduce_scatter %{{.+}} on @g grid_axes = [0] scatter_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @partial_product_by_rows(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %k1 = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %k0 = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %k1 annotate_for_users : tensor<4x8xf32>
+  %b = shard.shard %w to %k0 annotate_for_users : tensor<8x8xf32>
+  %m = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %m0 = shard.shard %m to %k0 : tensor<4x8xf32>
+  %t = "nn.tanh"(%m0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
