@@ -306,7 +306,10 @@ def run_distributed(module, target, options) -> int:
     from lamina import sharding
     comm = sharding.communicator()
     try:
-        function = sharding.compile(module, entry=options.entry, target=target, comm=comm)
+        if target.kind != "cpu":
+            raise UsageError(f"--distributed runs on the cpu target, not '{target.name}'")
+        function = sharding.compile(module, entry=options.entry, target=options.target,
+                                    comm=comm)
         if options.inputs:
             arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
                                  function.global_inputs)

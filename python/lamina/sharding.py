@@ -262,10 +262,26 @@ def _check_local_shapes(func, global_types, local_types, axes, grid_shape) -> No
                                   f"recorded sharding {split} of {whole}")
 
 
+def rank_target(spec, ranks: int):
+    """The target each of `ranks` processes on this machine compiles for:
+    a spec without a thread count (and no LAMINA_NUM_THREADS) gets the
+    machine's cores shared between the ranks, so that they do not
+    oversubscribe it."""
+    if (isinstance(spec, str) and "threads=" not in spec
+            and not os.environ.get("LAMINA_NUM_THREADS", "").strip()):
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+        threads = max(1, cores // max(1, ranks))
+        kind, _, arch = spec.partition(":")
+        return f"{kind}:{arch + ',' if arch else ''}threads={threads}"
+    return spec
+
+
 def compile(module, entry: str | None = None, target="cpu", comm=None) -> DistributedFunction:
     """Compiles one rank's partition of a sharded program (an `ir.Module`,
     MLIR text or a path) for the MPI ranks of `comm` (default
-    MPI_COMM_WORLD). Raises UsageError without MPI and CompileError when
+    MPI_COMM_WORLD); a target spec without a thread count shares the
+    machine's cores between the ranks (`rank_target`). Raises UsageError without MPI and CompileError when
     the grid's size is not the number of ranks or the grid does not
     divide an axis it splits."""
     from lamina.pipeline import Pipeline
@@ -289,7 +305,7 @@ def compile(module, entry: str | None = None, target="cpu", comm=None) -> Distri
                               f"{math.prod(grid_shape)} devices, but {ranks} MPI ranks run "
                               f"the program (mpiexec -n {math.prod(grid_shape)})")
     global_inputs, global_results = signature(find_entry(module, entry))
-    cpu = get_target(target)
+    cpu = get_target(rank_target(target, ranks))
     pipeline = cpu.pipeline()
     pipeline.run(module, until="partitioned")
     func = find_entry(module, entry)

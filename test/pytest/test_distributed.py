@@ -144,3 +144,15 @@ def test_lamina_run_without_distributed_ignores_shardings(capsys):
                                       "--check", "-q"], prog="lamina-run")
     assert code == 0
     assert "check: all results match the reference" in capsys.readouterr().out
+
+
+def test_ranks_share_the_cores(monkeypatch):
+    monkeypatch.delenv("LAMINA_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert lamina.sharding.rank_target("cpu", 2) == "cpu:threads=2"
+    assert lamina.sharding.rank_target("cpu:znver4", 4) == "cpu:znver4,threads=1"
+    assert lamina.sharding.rank_target("cpu", 8) == "cpu:threads=1"
+    # A thread count given by the user stands.
+    assert lamina.sharding.rank_target("cpu:threads=3", 2) == "cpu:threads=3"
+    monkeypatch.setenv("LAMINA_NUM_THREADS", "4")
+    assert lamina.sharding.rank_target("cpu", 2) == "cpu"
