@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
+import struct
 import time
 from typing import Sequence
 
@@ -241,19 +243,78 @@ class CompiledFunction(ArrayFunction):
         self._function(packed)
 
 
-def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
-    """Raises CompileError for an external function that neither this
-    process nor the given runtime libraries define (the JIT would fail
-    late)."""
-    loaded = [ctypes.CDLL(None)] + [ctypes.CDLL(path) for path in libraries]
+@functools.lru_cache(maxsize=None)
+def _library(path: str) -> ctypes.CDLL:
+    """`path` loaded with local symbol visibility: its symbols (and those
+    of the LLVM it links) stay out of the process's global namespace, where
+    they would take the place of another LLVM's (Triton's, loaded by
+    PyTorch) and crash it."""
+    return ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+
+
+def _exported_functions(path: str) -> list[str]:
+    """The names of the functions the ELF shared library `path` defines
+    and exports (its `.dynsym`), read without loading it."""
+    with open(path, "rb") as file:
+        data = file.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise OSError(f"{path}: not a 64-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    names = []
+    for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+        if kind != 11:  # SHT_DYNSYM
+            continue
+        strings = sections[link][4]
+        for at in range(offset + entsize, offset + size, entsize):
+            name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, at)
+            binding, symbol_type = info >> 4, info & 0xF
+            if shndx != 0 and symbol_type == 2 and binding in (1, 2):  # defined global FUNC
+                names.append(data[strings + name:data.index(b"\0", strings + name)].decode())
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_symbols(libraries: tuple[str, ...]) -> dict[str, int]:
+    """The address of every function the runtime `libraries` export, for
+    the JIT to resolve calls with, including those that appear only when
+    the LLVM dialect is translated (the OpenMP runtime's `__kmpc_*`)."""
+    addresses = {}
+    for path in libraries:
+        library = _library(path)
+        for name in _exported_functions(path):
+            # C++ names (the LLVM the runner utilities link) are never
+            # called by compiled code.
+            if name not in addresses and not name.startswith("_Z"):
+                addresses[name] = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    return addresses
+
+
+def external_symbols(module: ir.Module, libraries: Sequence[str]) -> dict[str, int]:
+    """The addresses of the runtime `libraries`' functions (see
+    `runtime_symbols`). Raises CompileError for an external function of the
+    LLVM-dialect `module` that neither they nor this process define (the
+    JIT would fail late)."""
+    addresses = runtime_symbols(tuple(libraries))
+    process = ctypes.CDLL(None)
     for op in module.body.operations:
         op = op.operation
         if op.name != "llvm.func" or op.regions[0].blocks:
             continue
         name = ir.StringAttr(op.attributes["sym_name"]).value
-        if not any(hasattr(library, name) for library in loaded):
-            raise CompileError.at(op.location, f"external function '{name}' is not defined by the "
-                                         "process or the target's runtime libraries")
+        if name not in addresses and not hasattr(process, name):
+            raise CompileError.at(op.location, f"external function '{name}' is not defined by "
+                                               "the process or the target's runtime libraries")
+    return addresses
+
+
+def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
+    """Raises CompileError for an external function that neither this
+    process nor the given runtime libraries define (the JIT would fail
+    late)."""
+    external_symbols(module, libraries)
 
 
 def clone_module(module: ir.Module) -> ir.Module:
@@ -290,8 +351,13 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
     name, inputs, results = entry_signature(module, entry)
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
     check_llvm_dialect(lowered)
-    check_symbols(lowered, shared_libs)
+    addresses = external_symbols(lowered, shared_libs)
     with lowered.context:
-        engine = ExecutionEngine(lowered, opt_level=opt_level, shared_libs=list(shared_libs))
+        # The runtime libraries are not given to the engine, which would
+        # load them into the global namespace (see `_library`): their
+        # functions are registered by address instead.
+        engine = ExecutionEngine(lowered, opt_level=opt_level)
+        for symbol, address in addresses.items():
+            engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
     return CompiledFunction(engine, name, inputs, results, lowered,
                             time.perf_counter() - start)

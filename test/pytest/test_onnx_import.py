@@ -28,9 +28,6 @@ import pytest
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
-# Importing torchvision loads triton, which torch.onnx.export needs too: triton
-# brings its own LLVM and aborts the process when it loads after Lamina's JIT
-# has loaded the wheel's libLLVM, so it must load here, before anything compiles.
 torchvision = pytest.importorskip("torchvision")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402

@@ -39,7 +39,6 @@ import math
 import operator
 import os
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -55,32 +54,6 @@ from lamina.types import TensorType
 
 PARAMS = ("arguments", "constants")
 
-
-def _jit_runtime_loaded() -> bool:
-    """Whether a Lamina JIT in this process loaded MLIR's runner libraries."""
-    try:
-        with open("/proc/self/maps") as maps:
-            return any("libmlir_c_runner_utils" in line or "libmlir_runner_utils" in line
-                       for line in maps)
-    except OSError:
-        return False
-
-
-def _import_dynamo():
-    """Imports TorchDynamo (torch.export and torch.compile run on it),
-    which imports Triton where it is installed. Triton's library carries its
-    own LLVM and crashes the process when it is loaded after the JIT has
-    loaded MLIR's runner libraries, which export LLVM's symbols to the whole
-    process; loaded before them, both work. So TorchDynamo is imported with
-    this module, and where a Lamina JIT ran first, without Triton (PyTorch
-    runs without it: no Triton kernels for inductor in this process)."""
-    if "triton" not in sys.modules and "torch._dynamo" not in sys.modules \
-            and _jit_runtime_loaded():
-        sys.modules["triton"] = None
-    import torch._dynamo  # noqa: F401
-
-
-_import_dynamo()
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
