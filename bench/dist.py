@@ -44,7 +44,7 @@ BATCH, MODEL, HIDDEN = 64, 512, 2048
 HEADS, SEQUENCE, HEAD_DIM = 8, 128, 64
 
 
-def _mlp(name: str, x_axes: str, w1_axes: str, w2_axes: str) -> str:
+def _mlp(x_axes: str, w1_axes: str, w2_axes: str) -> str:
     return f"""
 shard.grid @g(shape = {RANKS})
 func.func @main(%x: tensor<{BATCH}x{MODEL}xf32>, %w1: tensor<{MODEL}x{HIDDEN}xf32>,
@@ -80,8 +80,8 @@ func.func @main(%q: {t}, %k: {t}, %v: {t}) -> {t} {{
 
 # name: (program, analytic minimum of bytes each rank sends per step)
 WORKLOADS = {
-    "mlp data parallel": (_mlp("dp", "[[0]]", "[[]]", "[[]]"), 0),
-    "mlp tensor parallel": (_mlp("tp", "[[]]", "[[], [0]]", "[[0]]"),
+    "mlp data parallel": (_mlp("[[0]]", "[[]]", "[[]]"), 0),
+    "mlp tensor parallel": (_mlp("[[]]", "[[], [0]]", "[[0]]"),
                             int(2 * (RANKS - 1) / RANKS * BATCH * MODEL * 4)),
     "attention by heads": (_attention(), 0),
 }

@@ -56,10 +56,6 @@ def _i32(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(32), value if value < 2**31 else value - 2**32)
 
 
-def _element_name(element: ir.Type) -> str:
-    return str(element)
-
-
 def _pointer(value: ir.Value) -> ir.Value:
     """The aligned pointer of a tensor's (contiguous) buffer."""
     shape = ir.RankedTensorType(value.type)
@@ -135,9 +131,7 @@ def _declare(module: ir.Operation, used: set[str]) -> None:
     for name in sorted(used - existing):
         inputs = [pointer if kind == "p" else i32 for kind in MPI_FUNCTIONS[name]]
         with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
-            declaration = func.FuncOp(name, ir.FunctionType.get(inputs, [i32]),
-                                      visibility="private")
-        del declaration
+            func.FuncOp(name, ir.FunctionType.get(inputs, [i32]), visibility="private")
 
 
 def _attribute_int(op: ir.Operation, name: str) -> int:
@@ -157,7 +151,7 @@ def _reduction(op: ir.Operation) -> str:
 
 def _datatype(op: ir.Operation, element: ir.Type, reducing: bool) -> tuple[int, int]:
     """The MPI datatype and the count factor of one element."""
-    name = _element_name(element)
+    name = str(element)
     if name in MPI_DATATYPES:
         return MPI_DATATYPES[name], 1
     if reducing:
