@@ -33,6 +33,9 @@ them:
   return their local shards, and resharding between producers and
   consumers is the collectives `shard.all_reduce`, `shard.all_gather`,
   `shard.all_to_all`, and `shard.all_slice` (no communication);
+* a generic whose body reads `linalg.index` on a split loop dim (causal
+  attention's mask) gets each rank's offset added to that index, so that
+  it sees global positions;
 * an `all_slice` of an `all_reduce` over the same grid axes (a partial sum
   wanted split, which upstream reduces whole and then slices) becomes one
   `shard.reduce_scatter`, which communicates half as much on two ranks;
@@ -69,6 +72,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import arith
 from mlir.dialects import func as func_dialect
 from mlir.dialects import shard as shard_dialect
 
@@ -534,6 +538,88 @@ def _fix_static_shapes(op: ir.Operation) -> None:
         op.attributes["static_sizes"] = ir.DenseI64ArrayAttr.get(shape)
 
 
+
+# ---------------------------------------------------------------------------
+# Iteration indices. A generic whose body reads `linalg.index` (causal
+# attention's mask compares a query's and a key's position) sees local
+# indices after partitioning; where its loop dim is split, the rank's offset
+# is added back, so that the body sees global positions.
+
+INDEX_SPLIT = "lamina.index_split"
+
+
+def _dim_positions(op: ir.Operation) -> list[list[int]]:
+    """For each operand of a linalg op, the loop dim of each of its axes."""
+    return [[ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(m).value.results]
+            for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _mark_index_splits(module: ir.Operation) -> None:
+    """Records, on each generic that reads `linalg.index`, the grid axes
+    each loop dim is split over (from the shardings propagation gave its
+    operands and results)."""
+    for generic in _walk(module, "linalg.generic"):
+        if not _walk(generic, "linalg.index"):
+            continue
+        loops = len(ir.ArrayAttr(generic.attributes["iterator_types"]))
+        split: list[list[int]] = [[] for _ in range(loops)]
+        values = list(generic.operands) + list(generic.results)
+        for value, dims in zip(values, _dim_positions(generic)):
+            owner = _defining_op(value)
+            axes = (split_axes_of(_defining_op(owner.operands[1]))
+                    if owner is not None and owner.name == "shard.shard"
+                    else _arriving_axes(value))
+            for tensor_axis, grid_axes in enumerate(axes):
+                if grid_axes and tensor_axis < len(dims):
+                    split[dims[tensor_axis]] = list(grid_axes)
+        if any(split):
+            generic.attributes[INDEX_SPLIT] = _split_axes_attr(split)
+
+
+def _offset_indices(module: ir.Operation, grid: str, grid_shape: tuple[int, ...]) -> None:
+    """Adds each rank's offset to the `linalg.index` of split loop dims."""
+    for generic in _walk(module, "linalg.generic"):
+        if INDEX_SPLIT not in generic.attributes:
+            continue
+        split = [[ir.IntegerAttr(a).value for a in ir.ArrayAttr(g)]
+                 for g in ir.ArrayAttr(generic.attributes[INDEX_SPLIT])]
+        del generic.attributes[INDEX_SPLIT]
+        sizes: dict[int, int] = {}
+        for value, dims in zip(list(generic.operands) + list(generic.results),
+                               _dim_positions(generic)):
+            for axis, dim in enumerate(dims):
+                sizes.setdefault(dim, ir.RankedTensorType(value.type).shape[axis])
+        index_type = ir.IndexType.get()
+        offsets: dict[int, ir.Value] = {}
+        with ir.InsertionPoint(generic), generic.location:
+            for dim, grid_axes in enumerate(split):
+                if not grid_axes:
+                    continue
+                position = ir.Operation.create(
+                    "shard.process_multi_index", results=[index_type] * len(grid_axes),
+                    attributes={"grid": ir.FlatSymbolRefAttr.get(grid),
+                                "axes": ir.DenseI16ArrayAttr.get(grid_axes)})
+                block_index = position.results[0]
+                for a, value in zip(grid_axes[1:], list(position.results)[1:]):
+                    block_index = arith.addi(arith.muli(
+                        block_index, arith.constant(index_type, grid_shape[a])), value)
+                offsets[dim] = arith.muli(block_index, arith.constant(index_type, sizes[dim]))
+        for index_op in _walk(generic, "linalg.index"):
+            dim = ir.IntegerAttr(index_op.attributes["dim"]).value
+            if dim not in offsets:
+                continue
+            local = index_op.results[0]
+            uses = list(local.uses)
+            with ir.InsertionPoint(index_op.block.operations[_position(index_op) + 1]), \
+                    index_op.location:
+                shifted = arith.addi(local, offsets[dim])
+            for use in uses:
+                use.owner.operands[use.operand_number] = shifted
+
+
+def _position(op: ir.Operation) -> int:
+    return next(i for i, o in enumerate(op.block.operations) if o.operation == op)
+
 @register_pass
 @dataclass
 class NNShardPartition(Pass):
@@ -554,11 +640,13 @@ class NNShardPartition(Pass):
         try:
             _run_upstream(op, PROPAGATION, "sharding propagation")
             _record_boundary(op, grid_shapes)
+            _mark_index_splits(op)
             _run_upstream(op, PARTITION, "partition")
         except PassFailure:
             _discard(hidden)
             raise
         _restore(op, hidden)
+        _offset_indices(op, grid, grid_shapes[grid])
         _fold_reduce_scatters(op)
         op.attributes["dlti.map"] = ir.Attribute.parse(MPI_IMPLEMENTATION)
 

@@ -242,3 +242,22 @@ func.func @partial_product_by_rows(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> 
   %t = "nn.tanh"(%m0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// Causal attention with its queries split along the sequence: the mask
+// compares global positions, so the query index gets the rank's offset.
+// CHECK-LABEL: func.func @causal_queries
+// CHECK: %[[RANK:.+]] = shard.process_multi_index on @g axes = [0] : index
+// CHECK: %[[OFFSET:.+]] = arith.muli %[[RANK]], %{{.+}} : index
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: arith.addi %[[I]], %[[OFFSET]] : index
+// CHECK-NOT: shard.all_
+// CHECK: return
+shard.grid @g(shape = 2)
+func.func @causal_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %seq = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %seq annotate_for_users : tensor<2x8x4xf32>
+  %o = "nn.attention"(%qs, %k, %v) {causal = true} : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
