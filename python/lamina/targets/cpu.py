@@ -85,6 +85,7 @@ from lamina.lowering.shard_collectives_to_mpi import ConvertShardCollectivesToMP
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.passes.nn_shard_partition import NNShardPartition
 from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
+from lamina.cache import cached_compile
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.schedules import default_threads
@@ -231,13 +232,22 @@ class CPUTarget(Target):
         if distributed:
             from lamina.sharding import mpi_library
             libraries.append(mpi_library())
-        else:
-            for stage in pipeline.stages:
-                passes = pipeline.stage(stage).passes
-                passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
-                             for p in passes]
-        return jit_compile(module, entry=entry, pipeline=pipeline, shared_libs=libraries,
-                           opt_level=self.opt_level)
+            return jit_compile(module, entry=entry, pipeline=pipeline, shared_libs=libraries,
+                               opt_level=self.opt_level)
+        for stage in pipeline.stages:
+            passes = pipeline.stage(stage).passes
+            passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
+                         for p in passes]
+        return cached_compile(module, entry, self.description(), pipeline, libraries,
+                              lambda: jit_compile(module, entry=entry, pipeline=pipeline,
+                                                  shared_libs=libraries,
+                                                  opt_level=self.opt_level))
+
+    def description(self) -> str:
+        """What compiled code depends on: triple, CPU, features, threads,
+        optimisation level (a key of Lamina's caches)."""
+        return (f"{self.triple} {self.cpu} {','.join(self.features)} threads={self.threads} "
+                f"O{self.opt_level}")
 
 
 @register_target("cpu")

@@ -1,0 +1,233 @@
+"""Lamina's on-disk caches: compiled programs, so that a second
+`lamina.compile` of the same program for the same target loads in
+milliseconds, and the schedules `--tune` chose (lamina.tuning).
+
+    f = lamina.compile("model.mlir")      # compiled, then cached
+    f = lamina.compile("model.mlir")      # loaded from the cache
+
+Where: `$LAMINA_CACHE_DIR`, else `$XDG_CACHE_HOME/lamina`, else
+`~/.cache/lamina`; `LAMINA_CACHE=0` turns both caches off.
+
+A compiled program is the object file of the JIT that compiled it
+(`ExecutionEngine.dump_to_object_file`), linked by the system `cc` into a
+shared library (with the runtime libraries it calls: MLIR's runner
+utilities, the OpenMP runtime) and loaded with local symbols, as the JIT's
+runtime libraries are (lamina.runtime); the entry is called through the
+same `_mlir_ciface_` function. Its key is a hash of the module without
+its locations, the entry, the target (triple, CPU, features, threads,
+optimisation level), the pipeline's passes and options, the tuning
+cache's entries, Lamina (its version and the sizes and times of its
+sources) and the loaded plugins. Programs compiled with pipeline
+observers (reports) or for distributed runs are not cached.
+
+Every entry is written to a temporary file and renamed into place, the
+library before its record (`KEY.json`, with the library's SHA-256): a
+reader sees whole entries or none. An entry whose record is unreadable or
+whose library does not match it or does not load is ignored and
+replaced.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+from mlir import ir
+
+from lamina.parsing import parse
+from lamina.runtime import ArrayFunction, descriptor, entry_signature
+
+FORMAT = 1
+
+
+def cache_dir() -> str | None:
+    """The cache directory, or None when `LAMINA_CACHE=0` turns caching off."""
+    if os.environ.get("LAMINA_CACHE", "1").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    explicit = os.environ.get("LAMINA_CACHE_DIR", "").strip()
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
+    return os.path.join(base, "lamina")
+
+
+@functools.lru_cache(maxsize=None)
+def lamina_version() -> str:
+    """Lamina's package version and a digest of its sources' paths, sizes
+    and modification times, so that a changed compiler never loads what an
+    earlier one cached."""
+    import importlib.metadata
+    import lamina
+    import lamina.dialects
+    import lamina.lowering
+    import lamina.passes
+    try:
+        version = importlib.metadata.version("lamina")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    digest = hashlib.sha256(version.encode())
+    roots = sorted({os.path.realpath(p) for package in (lamina, lamina.dialects, lamina.lowering,
+                                                         lamina.passes) for p in package.__path__})
+    for root in roots:
+        for directory, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(directory, name))
+                    digest.update(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return f"{version}+{digest.hexdigest()[:16]}"
+
+
+def _plugins() -> str:
+    from lamina.plugins import _LOADED
+    lines = []
+    for path in sorted(_LOADED):
+        try:
+            lines.append(f"{path}:{os.stat(path).st_mtime_ns}")
+        except OSError:
+            lines.append(path)
+    return "\n".join(lines)
+
+
+def _tuning_state(directory: str) -> str:
+    """The names and times of the tuning cache's entries: a compiled
+    program depends on the schedules tuned so far."""
+    try:
+        entries = sorted((e.name, e.stat().st_mtime_ns)
+                         for e in os.scandir(os.path.join(directory, "tuning")))
+    except OSError:
+        return ""
+    return "\n".join(f"{name}:{mtime}" for name, mtime in entries)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Writes `path` through a temporary file in its directory and a rename."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+# ---------------------------------------------------------------------------
+# Compiled programs.
+
+
+def program_key(module: ir.Module, entry: str | None, target_description: str,
+                pipeline_text: str, directory: str) -> str:
+    """The key of a compiled program (see the module docstring)."""
+    text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True)
+    digest = hashlib.sha256()
+    for part in (f"format {FORMAT}", lamina_version(), target_description, f"entry {entry}",
+                 pipeline_text, _plugins(), _tuning_state(directory), text):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+class LibraryFunction(ArrayFunction):
+    """An entry function loaded from a cached shared library."""
+
+    def __init__(self, path: str, name: str, inputs, results, compile_seconds: float):
+        super().__init__(name, inputs, results, None, compile_seconds)
+        self.path = path
+        self.library = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        # The engine's packed wrapper of the C interface (what
+        # `ExecutionEngine.raw_lookup` finds): one array of argument pointers.
+        function = getattr(self.library, "_mlir__mlir_ciface_" + name)
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+            ctypes.cast(function, ctypes.c_void_p).value)
+
+    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
+        descriptors = [descriptor(a) for a in list(arrays) + list(results)]
+        pointers = [ctypes.pointer(d) for d in descriptors]
+        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
+        self._function(packed)
+
+
+def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
+                 start: float) -> LibraryFunction | None:
+    """The cached program `key`, or None when there is none or it is
+    unusable (an unreadable record, a library that does not match its
+    digest or does not load)."""
+    record_path = os.path.join(directory, "programs", key + ".json")
+    library_path = os.path.join(directory, "programs", key + ".so")
+    try:
+        with open(record_path, "rb") as file:
+            record = json.loads(file.read())
+        with open(library_path, "rb") as file:
+            if hashlib.sha256(file.read()).hexdigest() != record["sha256"]:
+                return None
+        name, inputs, results = entry_signature(module, entry)
+        if record["entry"] != name:
+            return None
+        return LibraryFunction(library_path, name, inputs, results, time.perf_counter() - start)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def store_program(directory: str, key: str, engine, name: str,
+                  libraries: Sequence[str]) -> bool:
+    """Links the JIT's object file into a shared library and records it as
+    `key`; False (nothing stored) when the object cannot be dumped or
+    linked."""
+    programs = os.path.join(directory, "programs")
+    try:
+        os.makedirs(programs, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=programs, prefix=".tmp-") as work:
+            obj = os.path.join(work, "program.o")
+            library = os.path.join(work, "program.so")
+            engine.dump_to_object_file(obj)
+            # The JIT's code (large code model, absolute relocations) needs
+            # text relocations in a shared library; only the runtime
+            # libraries it calls become its dependencies.
+            rpaths = sorted({os.path.dirname(path) for path in libraries})
+            command = ["cc", "-shared", "-o", library, obj, "-Wl,-z,notext", "-Wl,--as-needed",
+                       *libraries, "-lm", *[f"-Wl,-rpath,{d}" for d in rpaths]]
+            linked = subprocess.run(command, capture_output=True)
+            if linked.returncode != 0 or not os.path.exists(library):
+                return False
+            with open(library, "rb") as file:
+                data = file.read()
+            write_atomically(os.path.join(programs, key + ".so"), data)
+            record = {"entry": name, "sha256": hashlib.sha256(data).hexdigest(),
+                      "lamina": lamina_version()}
+            write_atomically(os.path.join(programs, key + ".json"), json.dumps(record).encode())
+        return True
+    except (OSError, RuntimeError):
+        return False
+
+
+def cached_compile(module: ir.Module, entry: str | None, target_description: str,
+                   pipeline, libraries: Sequence[str],
+                   compile: Callable[[], ArrayFunction]) -> ArrayFunction:
+    """`compile()`'s function, loaded from the cache when it holds this
+    program, else compiled and stored."""
+    start = time.perf_counter()
+    directory = cache_dir()
+    if directory is None or pipeline.observers:
+        return compile()
+    if isinstance(module, str):
+        module = parse(module)
+    key = program_key(module, entry, target_description, str(pipeline), directory)
+    loaded = load_program(directory, key, module, entry, start)
+    if loaded is not None:
+        return loaded
+    function = compile()
+    engine = getattr(function, "engine", None)
+    if engine is not None:
+        store_program(directory, key, engine, function.name, libraries)
+    return function
