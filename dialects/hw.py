@@ -78,6 +78,10 @@ _SPACE_WORDS = {"private": "registers", "workgroup": "shared memory", "global": 
 # Element types of tiles.
 TILE_TYPES = ("f32", "f16", "bf16")
 
+# Element types that allocations, copies and stores also move: the integers
+# of hardware instructions (lamina.hw_instructions).
+DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
+
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
 
@@ -395,7 +399,7 @@ class AllocOp(KernelOp, name="alloc"):
     Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
     """
 
-    result: Result[MemRefOf(*TILE_TYPES)]
+    result: Result[MemRefOf(*DATA_TYPES)]
 
     def verify_place(self):
         super().verify_place()
@@ -440,8 +444,8 @@ class CopyOp(TransferOp, name="copy"):
     Example: "hw.copy"(%a, %a_smem, %row, %col) : (memref<256x64xf16>, memref<128x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
     """
 
-    src: Operand[MemRefOf(*TILE_TYPES)]
-    dst: Operand[MemRefOf(*TILE_TYPES)]
+    src: Operand[MemRefOf(*DATA_TYPES)]
+    dst: Operand[MemRefOf(*DATA_TYPES)]
     indices: Variadic[Operand[Index]]
 
 
@@ -848,8 +852,8 @@ class StoreOp(KernelOp, name="store"):
     Example: "hw.store"(%acc, %c, %bias, %row, %col) {epilogue = @bias_relu, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<128x128xf32, #gpu.address_space<private>>, memref<300x500xf16>, memref<500xf16>, index, index) -> ()
     """
 
-    src: Operand[MemRefOf(*TILE_TYPES, space="private")]
-    dst: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    src: Operand[MemRefOf(*DATA_TYPES, space="private")]
+    dst: Operand[MemRefOf(*DATA_TYPES, space="global")]
     extras: Variadic[Operand[MemRefOf(*TILE_TYPES, space="global")]]
     indices: Variadic[Operand[Index]]
     epilogue: SymbolRefAttr = None
@@ -865,6 +869,9 @@ class StoreOp(KernelOp, name="store"):
             raise VerifyError(f"stores a 2-d register tile into a global memref of rank >= 2; "
                               f"got {src} into {dst}")
         _check_index_count("hw.store", dst.rank, len(indices), f"one per dim of {dst}")
+        if src.dtype != dst.dtype and not {src.dtype, dst.dtype} <= set(TILE_TYPES):
+            raise VerifyError(f"stores {src.dtype} into {dst.dtype}; integer tiles are stored "
+                              "into memrefs of their own type")
         for index, extra in enumerate(extras):
             if extra.rank == 1 and extra.shape[0] == dst.shape[-1] or extra.shape == dst.shape:
                 continue
@@ -896,3 +903,7 @@ class StoreOp(KernelOp, name="store"):
         cols = max(0, min(src.shape[1], dst.shape[-1] - col))
         dst[lead + (slice(row, row + rows), slice(col, col + cols))] = \
             src[:rows, :cols].astype(dst.dtype)
+
+
+# The hardware instructions (hw.prmt, hw.cvt_e4m3x2) are hw ops too.
+from lamina import hw_instructions  # noqa: E402,F401

@@ -23,7 +23,9 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
 * loads past the end of a global memref read zeros and stores past it are
   skipped, as the hw ops define; f16 and bf16 are computed on in f32 (MMA
   accumulates in f32; f32 MMA operands are truncated to tf32 first);
-* stores with an epilogue call the epilogue function on each element.
+* stores with an epilogue call the epilogue function on each element;
+* hardware instructions (`lamina.hw_instructions`) compute each element
+  with the arith ops their `emulate` function builds.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from mlir.dialects import arith, func, math, memref, scf
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
+from lamina.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.types import type_view
 
@@ -112,7 +115,7 @@ def guarded_load(source: ir.Value, indices: Sequence[ir.Value]) -> ir.Value:
         return memref.load(source, list(indices))
     clamped = [arith.minui(i, index(size - 1)) for i, size in zip(indices, shape(source))]
     value = memref.load(source, clamped)
-    zero = arith.constant(value.type, 0.0)
+    zero = arith.constant(value.type, 0 if isinstance(value.type, ir.IntegerType) else 0.0)
     return arith.select(condition, value, zero)
 
 
@@ -298,6 +301,16 @@ def _store(view):
     loop_nest(shape(src), body)
 
 
+def lower_instruction(view) -> None:
+    """A hardware instruction, element by element, through its `emulate`."""
+    *inputs, out = view.operation.operands
+
+    def body(ivs):
+        result = view.emulate_element([memref.load(v, ivs) for v in inputs], element_type(out))
+        memref.store(result, out, ivs)
+    loop_nest(shape(out), body)
+
+
 @lowers(hw.AllocOp)
 def _alloc(view):
     # The memory space stays until the kernel is lowered (the ops after
@@ -344,6 +357,8 @@ def _emulated_kernel(kernel: ir.Operation) -> None:
             op.results[0].replace_all_uses_with(block_ids[hw.BlockIdOp.from_operation(op).dim])
             continue
         lowering = LOWERINGS.get(op.name)
+        if isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name), Instruction):
+            lowering = lower_instruction
         if lowering is None:
             raise PassFailure(f"'{op.name}' has no CPU emulation", op.location)
         with op.location, ir.InsertionPoint(op):

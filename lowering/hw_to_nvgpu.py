@@ -36,7 +36,9 @@ Each block-collective hw op is distributed over the threads of its block:
   warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed), its
   accumulator held in wgmma's register layout; `instruction` on
   `hw.mma` forces one kind or the other;
-* stores are guarded per element and call their epilogue.
+* stores are guarded per element and call their epilogue;
+* hardware instructions (`lamina.hw_instructions`) become, per element
+  each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
@@ -59,10 +61,11 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
+from lamina.hw_instructions import Instruction
 from lamina.lowering.hw_to_loops import (BINARY, UNARY, from_f32, guarded_load, guarded_store,
                                          index, placed, shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.types import MemRefType, type_view
+from lamina.types import MemRefType, numpy_dtype, type_view
 
 GPU_MODULE = "hw_kernels"
 WARP = 32
@@ -98,6 +101,8 @@ class Architecture:
 
 ARCHITECTURES = {
     "sm_80": Architecture("sm_80", 80, (7, 0), 163 * 1024, 108),
+    "sm_89": Architecture("sm_89", 89, (8, 1), 99 * 1024, 142, shared_memory_per_sm=100 * 1024,
+                          threads_per_sm=1536, blocks_per_sm=24),
     "sm_90a": Architecture("sm_90a", 90, (8, 0), 227 * 1024, 132, specific=True,
                            shared_memory_per_sm=228 * 1024),
 }
@@ -310,7 +315,7 @@ class SharedTile:
 
 
 def _dtype_bytes(dtype: str) -> int:
-    return 4 if dtype == "f32" else 2
+    return numpy_dtype(dtype).itemsize
 
 
 @dataclass
@@ -371,6 +376,9 @@ class KernelLowering:
     def lower(self, ops: list[ir.Operation]) -> None:
         for op in ops:
             handler = LOWERINGS.get(op.name)
+            if isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
+                                                                   Instruction):
+                handler = _instruction
             if handler is None:
                 raise PassFailure(f"'{op.name}' is not lowered to the GPU (the CPU emulation "
                                   "runs it)", op.location)
@@ -625,6 +633,15 @@ def _binary(kernel: KernelLowering, view):
     for slot, (_, valid) in enumerate(x.layout.positions(kernel)):
         when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot)), to_f32(
             y.load(slot))), element), slot))
+
+
+def _instruction(kernel: KernelLowering, view):
+    """A hardware instruction on each of this thread's elements, as inline PTX."""
+    *inputs, out = _same_layout(kernel, view, *view.operation.operands)
+    element = ir.MemRefType(out.storage.type).element_type
+    for slot, (_, valid) in enumerate(out.layout.positions(kernel)):
+        when(valid, lambda slot=slot: out.store(
+            view.ptx_element([tile.load(slot) for tile in inputs], element), slot))
 
 
 @lowers("hw.store")

@@ -22,7 +22,10 @@ instead of reporting):
 * features per architecture and PTX version: cp.async, ldmatrix and
   mma.sync need sm_80 and PTX 7.0; TMA loads sm_90 and PTX 8.0, mbarriers
   (waited for by parity) sm_90 and PTX 7.8; wgmma sm_90a and PTX 8.0. The target's architecture and PTX
-  version (`cuda:sm_80`: PTX 7.0, `cuda:sm_90a`: PTX 8.0) must have them.
+  version (`cuda:sm_80`: PTX 7.0, `cuda:sm_89`: PTX 8.1, `cuda:sm_90a`:
+  PTX 8.0) must have them;
+* hardware instructions (`lamina.hw_instructions`): the architecture and
+  PTX version they declare (`hw.cvt_e4m3x2`: sm_89 and PTX 7.8).
 
 Expects verified hw IR; block sizes come from the kernels' launches (a
 kernel without a launch is checked for what does not depend on them).
@@ -36,11 +39,13 @@ from dataclasses import dataclass
 from mlir import ir
 
 from lamina.dialects import hw
+from lamina.dialects.opdef import lookup_op
+from lamina.hw_instructions import Instruction
 from lamina.lowering.hw_to_nvgpu import (ARCHITECTURES, SWIZZLE_BYTES, WARP, AccumulatorLayout,
                                          Architecture, TmaDescriptor, chunk_width,
                                          register_layout, wgmma_problem)
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.types import type_view
+from lamina.types import numpy_dtype, type_view
 
 # What each hw feature needs: (compute capability, architecture-specific,
 # PTX version, the PTX instructions it uses).
@@ -57,7 +62,7 @@ MBARRIER_BYTES = 8
 
 
 def _element_bytes(dtype: str) -> int:
-    return 4 if dtype == "f32" else 2
+    return numpy_dtype(dtype).itemsize
 
 
 def _constant(value: ir.Value) -> int | None:
@@ -111,10 +116,23 @@ class KernelChecker:
                 self.async_copy(op)
             elif op.name.startswith("hw.mbarrier"):
                 self.feature(op, "mbarrier", f"'{op.name}'")
+            elif isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
+                                                                     Instruction):
+                self.instruction(op)
         for op in ops:
             if op.name == "hw.mma":
                 self.mma(op, tiles)
         return self.errors
+
+    def instruction(self, op: ir.Operation) -> None:
+        """A hardware instruction exists on the architecture (and its PTX)."""
+        view = lookup_op(op.name).from_operation(op)
+        arch, (major, minor) = view.needs
+        if self.arch.sm < view.sm:
+            self.error(op, f"'{op.name}' needs {arch} or newer; the target is {self.arch.name}")
+        elif self.arch.ptx_version < (major, minor):
+            self.error(op, f"'{op.name}' needs PTX {major}.{minor}; the target "
+                           f"{self.arch.name} has PTX {self.arch.ptx}")
 
     # -- shared memory ---------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """The CUDA targets: NVIDIA GPUs of compute capability 8.0 (`cuda:sm_80`,
-Ampere: cp.async, ldmatrix, mma.sync) and 9.0a (`cuda:sm_90a`, Hopper: also
-TMA, mbarriers and wgmma).
+Ampere: cp.async, ldmatrix, mma.sync), 8.9 (`cuda:sm_89`, Ada: also fp8
+conversions, PTX 8.1) and 9.0a (`cuda:sm_90a`, Hopper: also TMA, mbarriers
+and wgmma).
 
 Programs reach the GPU through the `hw` dialect. The pipeline, stage by
 stage:
