@@ -29,6 +29,7 @@ replaced.
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import functools
 import hashlib
@@ -39,11 +40,10 @@ import tempfile
 import time
 from typing import Callable, Sequence
 
-import numpy as np
 from mlir import ir
 
 from lamina.parsing import parse
-from lamina.runtime import ArrayFunction, descriptor, entry_signature
+from lamina.runtime import ArrayFunction, CompiledFunction, entry_signature
 
 FORMAT = 1
 
@@ -138,28 +138,30 @@ def program_key(module: ir.Module, entry: str | None, target_description: str,
     return digest.hexdigest()
 
 
-class LibraryFunction(ArrayFunction):
-    """An entry function loaded from a cached shared library."""
+class LoadedLibrary:
+    """A cached program's shared library, loaded with local symbols and
+    unloaded with its last function; like the ExecutionEngine it stands in
+    for, `raw_lookup(NAME)` is the address of the packed wrapper
+    `_mlir_NAME` (one array of argument pointers), 0 when there is none."""
 
-    def __init__(self, path: str, name: str, inputs, results, compile_seconds: float):
-        super().__init__(name, inputs, results, None, compile_seconds)
+    def __init__(self, path: str):
         self.path = path
-        self.library = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
-        # The engine's packed wrapper of the C interface (what
-        # `ExecutionEngine.raw_lookup` finds): one array of argument pointers.
-        function = getattr(self.library, "_mlir__mlir_ciface_" + name)
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
-            ctypes.cast(function, ctypes.c_void_p).value)
+        self._library = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
 
-    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
-        descriptors = [descriptor(a) for a in list(arrays) + list(results)]
-        pointers = [ctypes.pointer(d) for d in descriptors]
-        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
-        self._function(packed)
+    def raw_lookup(self, name: str) -> int:
+        try:
+            return ctypes.cast(getattr(self._library, "_mlir_" + name), ctypes.c_void_p).value
+        except AttributeError:
+            return 0
+
+    def __del__(self):
+        library = getattr(self, "_library", None)
+        if library is not None:
+            _ctypes.dlclose(library._handle)
 
 
 def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
-                 start: float) -> LibraryFunction | None:
+                 start: float) -> CompiledFunction | None:
     """The cached program `key`, or None when there is none or it is
     unusable (an unreadable record, a library that does not match its
     digest or does not load)."""
@@ -174,7 +176,10 @@ def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
         name, inputs, results = entry_signature(module, entry)
         if record["entry"] != name:
             return None
-        return LibraryFunction(library_path, name, inputs, results, time.perf_counter() - start)
+        library = LoadedLibrary(library_path)
+        if not library.raw_lookup("_mlir_ciface_" + name):
+            return None
+        return CompiledFunction(library, name, inputs, results, None, time.perf_counter() - start)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
