@@ -26,6 +26,7 @@ from mlir import ir
 
 from lamina.pass_registry import Pass, register_pass
 from lamina.schedules import CPUModel, choose_schedules, default_threads, render
+from lamina.schedules.convolution import convolutions_to_contractions
 
 SCRIPT_NAME = "lamina_schedule"
 
@@ -60,5 +61,6 @@ class CPUSchedule(Pass):
         previous = schedule_script(op)
         if previous is not None:
             previous.erase()
+        convolutions_to_contractions(op)
         schedules = choose_schedules(op, self.model())
         render(schedules, op.regions[0].blocks[0], op.location)

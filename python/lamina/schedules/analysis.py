@@ -137,9 +137,15 @@ def contraction_dims(linalg: LinalgOp) -> ContractionDims | None:
             m.append(dim)
         elif dim in b and dim in c:
             n.append(dim)
+    if len(n) > 1:
+        # Dims of B and C only beyond the innermost one of C (the batch of
+        # an img2col convolution, whose filter has none) are batch dims.
+        innermost = next(d for d in reversed(linalg.output_map) if d in n)
+        batch += [d for d in n if d != innermost]
+        n = [innermost]
     if len(m) != 1 or len(n) != 1 or len(k) != 1 or len(batch) + 3 != linalg.rank:
         return None
-    return ContractionDims(tuple(batch), m[0], n[0], k[0])
+    return ContractionDims(tuple(sorted(batch)), m[0], n[0], k[0])
 
 
 def _is_multiply_add(op: ir.Operation) -> bool:
