@@ -27,6 +27,7 @@ from mlir import ir
 from lamina.pass_registry import Pass, register_pass
 from lamina.schedules import CPUModel, choose_schedules, default_threads, render
 from lamina.schedules.convolution import convolutions_to_contractions
+from lamina.tuning import tuned_model
 
 SCRIPT_NAME = "lamina_schedule"
 
@@ -62,5 +63,5 @@ class CPUSchedule(Pass):
         if previous is not None:
             previous.erase()
         convolutions_to_contractions(op)
-        schedules = choose_schedules(op, self.model())
+        schedules = choose_schedules(op, self.model(), model_for=tuned_model)
         render(schedules, op.regions[0].blocks[0], op.location)

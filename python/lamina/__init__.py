@@ -31,14 +31,20 @@ from lamina.passes.nn_auto_shard import auto_shard
 from lamina.targets import Target, get_target
 
 
-def compile(module, target="cpu", entry=None, pipeline=None):
+def compile(module, target="cpu", entry=None, pipeline=None, tune=None):
     """Compiles the function `entry` of `module` (an `ir.Module`, MLIR
     text or a path; default entry: `main` or the only public function) and
     returns a callable on NumPy arrays. The module is not modified; a
-    custom `pipeline` replaces the target's default one. Raises
-    CompileError."""
+    custom `pipeline` replaces the target's default one. `tune=SECONDS`
+    first searches faster schedules for about that long (lamina.tuning;
+    the result's `tuning` is its report). Compiled programs and tuned
+    schedules are cached on disk (lamina.cache). Raises CompileError, and
+    ValueError for a bad target or tuning budget."""
     if isinstance(module, str):
         module = parse(module)
+    if tune is not None:
+        from lamina.tuning import tune as search
+        return search(module, get_target(target), entry=entry, seconds=tune, pipeline=pipeline)
     return get_target(target).compile(module, entry=entry, pipeline=pipeline)
 
 

@@ -30,6 +30,7 @@ replaced.
 from __future__ import annotations
 
 import _ctypes
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -48,8 +49,24 @@ from lamina.runtime import ArrayFunction, CompiledFunction, entry_signature
 FORMAT = 1
 
 
+_suspended = 0
+
+
+@contextlib.contextmanager
+def suspended():
+    """Inside, nothing is read from or written to the caches."""
+    global _suspended
+    _suspended += 1
+    try:
+        yield
+    finally:
+        _suspended -= 1
+
+
 def cache_dir() -> str | None:
     """The cache directory, or None when `LAMINA_CACHE=0` turns caching off."""
+    if _suspended:
+        return None
     if os.environ.get("LAMINA_CACHE", "1").strip().lower() in ("0", "off", "false", "no"):
         return None
     explicit = os.environ.get("LAMINA_CACHE_DIR", "").strip()
@@ -60,19 +77,25 @@ def cache_dir() -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
+def package_version() -> str:
+    """Lamina's package version."""
+    import importlib.metadata
+    try:
+        return importlib.metadata.version("lamina")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@functools.lru_cache(maxsize=None)
 def lamina_version() -> str:
     """Lamina's package version and a digest of its sources' paths, sizes
     and modification times, so that a changed compiler never loads what an
     earlier one cached."""
-    import importlib.metadata
     import lamina
     import lamina.dialects
     import lamina.lowering
     import lamina.passes
-    try:
-        version = importlib.metadata.version("lamina")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
+    version = package_version()
     digest = hashlib.sha256(version.encode())
     roots = sorted({os.path.realpath(p) for package in (lamina, lamina.dialects, lamina.lowering,
                                                          lamina.passes) for p in package.__path__})

@@ -16,15 +16,21 @@ the `cpu-schedule` pass appends the rendered script to the module (what
 
 from __future__ import annotations
 
+from typing import Callable
+
 from mlir import ir
 
-from lamina.schedules.analysis import SCHEDULE_TAG, function_groups
+from lamina.schedules.analysis import SCHEDULE_TAG, Group, function_groups
 from lamina.schedules.cost_model import CPUModel, default_threads, group_schedules
 from lamina.schedules.schedule import OpTiling, Packing, Schedule, render
 
 
-def choose_schedules(module: ir.Operation, model: CPUModel) -> list[Schedule]:
-    """Schedules for every function of `module`; tags the ops they name."""
+def choose_schedules(module: ir.Operation, model: CPUModel,
+                     model_for: Callable[[Group, CPUModel], CPUModel] | None = None
+                     ) -> list[Schedule]:
+    """Schedules for every function of `module`; tags the ops they name.
+    `model_for(group, model)` gives the model of one group (a tuned one,
+    see lamina.tuning); by default every group gets `model`."""
     schedules: list[Schedule] = []
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
@@ -37,7 +43,8 @@ def choose_schedules(module: ir.Operation, model: CPUModel) -> list[Schedule]:
                 linalg.tag = f"{prefix}/{index}"
                 linalg.op.attributes[SCHEDULE_TAG] = ir.StringAttr.get(linalg.tag, module.context)
             group.name = prefix
-            schedules.extend(group_schedules(group, model))
+            schedules.extend(group_schedules(group, model_for(group, model) if model_for
+                                             else model))
     return schedules
 
 

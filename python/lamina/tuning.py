@@ -1,0 +1,317 @@
+"""Tuning: a time-boxed search for faster schedules, measured on this
+machine, kept in a persistent cache that every later compile consults.
+
+    f = lamina.compile("model.mlir", tune=30)      # lamina-compile/lamina-run --tune=30
+    for group in f.tuning.groups:
+        print(group.describe())
+
+The cost model (lamina.schedules) derives each fusion group's `Schedule`
+from a `CPUModel`: cache sizes give the contraction's cache tiles (kc, mc),
+the vector registers its register tile (mr rows), `unroll` the vector
+length of loop nests, and the thread count how finely the thread loop
+splits the work. Tuning varies these per group, keeps the variants whose
+schedules differ, compiles the whole program with each (the other groups
+at their best so far) and times it on random inputs (the median of
+several calls). The default schedule is the first candidate, and a
+variant replaces the best only when it is more than `MARGIN` faster, so
+the default wins ties and a tuned program is never slower than the default
+on the search's own measurements. Candidates are tried group by group
+until the time is spent.
+
+The chosen model of each group is stored as `tuning/KEY.json` in the cache
+directory (lamina.cache), with the times of every candidate; KEY hashes
+the group's linalg ops (without locations or tags), the default model
+(vector width, registers, threads), the host CPU and its features, and
+Lamina's version. The `cpu-schedule` pass looks every group up there, so
+a default compile gets the tuned schedules; an unreadable entry is
+ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import statistics
+import time
+from dataclasses import dataclass, field, replace
+
+from lamina.cache import cache_dir, suspended, write_atomically
+from lamina.schedules.analysis import SCHEDULE_TAG, Group
+from lamina.schedules.cost_model import CPUModel, group_schedules
+
+FORMAT = 1
+MARGIN = 0.03
+"""A candidate must beat the best so far by this fraction of its time."""
+
+
+@dataclass
+class Candidate:
+    """One model tried for a group, with the program's median time."""
+
+    model: CPUModel
+    seconds: float
+
+
+@dataclass
+class GroupTuning:
+    """The search over one fusion group: its key, name and candidates (the
+    default first) and the chosen model."""
+
+    key: str
+    name: str
+    default: CPUModel
+    candidates: list[Candidate] = field(default_factory=list)
+    chosen: CPUModel | None = None
+
+    @property
+    def default_seconds(self) -> float:
+        return self.candidates[0].seconds
+
+    @property
+    def best_seconds(self) -> float:
+        return min(c.seconds for c in self.candidates if c.model == self.chosen)
+
+    def describe(self) -> str:
+        changes = _changes(self.default, self.chosen) or "the default"
+        return (f"{self.name}: {len(self.candidates)} candidate(s), chose {changes}: "
+                f"{self.best_seconds * 1e3:.3f} ms (default {self.default_seconds * 1e3:.3f} ms)")
+
+
+@dataclass
+class TuningReport:
+    """What `tune` measured and chose."""
+
+    seconds_spent: float
+    default_seconds: float
+    best_seconds: float
+    groups: list[GroupTuning]
+
+    def describe(self) -> str:
+        lines = [f"tuned {len(self.groups)} group(s) in {self.seconds_spent:.1f} s: "
+                 f"{self.best_seconds * 1e3:.3f} ms, default {self.default_seconds * 1e3:.3f} ms "
+                 f"({self.default_seconds / self.best_seconds:.2f}x)"]
+        return "\n".join(lines + ["  " + g.describe() for g in self.groups])
+
+
+def _changes(default: CPUModel, model: CPUModel | None) -> str:
+    if model is None:
+        return ""
+    return ", ".join(f"{f.name}={getattr(model, f.name)}" for f in dataclasses.fields(model)
+                     if getattr(model, f.name) != getattr(default, f.name))
+
+
+# ---------------------------------------------------------------------------
+# Keys and the cache.
+
+_TAG = re.compile(r'\s*%s = "[^"]*",?' % re.escape(SCHEDULE_TAG))
+
+
+def group_key(group: Group, model: CPUModel) -> str:
+    """The tuning cache's key of `group` scheduled from `model`."""
+    from lamina.cache import package_version
+    from lamina.targets.host import detect_host
+    host = detect_host()
+    digest = hashlib.sha256(f"format {FORMAT}\n{package_version()}\n{host.cpu}\n"
+                            f"{','.join(host.features)}\n{model}\n".encode())
+    results = {}
+    for index, linalg in enumerate(group.ops):
+        for number, result in enumerate(linalg.op.results):
+            results[hash(result)] = (index, number)
+    for index, linalg in enumerate(group.ops):
+        text = linalg.op.get_asm(print_generic_op_form=True, use_local_scope=True,
+                                 enable_debug_info=False)
+        digest.update(_TAG.sub("", text).encode())
+        # Which member produced each operand (the printed text, in its own
+        # scope, does not say).
+        producers = [results.get(hash(operand)) for operand in linalg.op.operands]
+        digest.update(f"{index} {producers}\n".encode())
+    return digest.hexdigest()
+
+
+def _entry_path(directory: str, key: str) -> str:
+    return os.path.join(directory, "tuning", key + ".json")
+
+
+def load_choice(key: str) -> CPUModel | None:
+    """The tuned model of the group `key`, if the cache holds a usable one."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        with open(_entry_path(directory, key), "rb") as file:
+            record = json.loads(file.read())
+        return CPUModel(**record["model"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store_choice(tuning: GroupTuning) -> None:
+    directory = cache_dir()
+    if directory is None:
+        return
+    record = {"name": tuning.name, "model": dataclasses.asdict(tuning.chosen),
+              "default": dataclasses.asdict(tuning.default),
+              "candidates": [{"model": dataclasses.asdict(c.model), "seconds": c.seconds}
+                             for c in tuning.candidates]}
+    try:
+        write_atomically(_entry_path(directory, tuning.key), json.dumps(record, indent=1).encode())
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------
+# The schedule pass's hook.
+
+
+@dataclass
+class _Session:
+    """Models chosen for groups by key, and (when recording) the groups met."""
+
+    choices: dict[str, CPUModel]
+    recorded: dict[str, GroupTuning] | None = None
+    variants: dict[str, list[CPUModel]] = field(default_factory=dict)
+
+
+_session: _Session | None = None
+
+
+@contextlib.contextmanager
+def applied(choices: dict[str, CPUModel], recorded: _Session | None = None):
+    """Schedules compiled inside use `choices` (group key -> model) and the
+    default model for the other groups; the tuning cache is not read."""
+    global _session
+    previous = _session
+    _session = recorded or _Session(dict(choices))
+    try:
+        yield _session
+    finally:
+        _session = previous
+
+
+def tuned_model(group: Group, model: CPUModel) -> CPUModel:
+    """The model of `group` (see `choose_schedules`): the one being tried or
+    chosen by a search in progress, else the tuning cache's, else `model`."""
+    key = group_key(group, model)
+    if _session is not None:
+        if _session.recorded is not None and key not in _session.recorded:
+            _session.recorded[key] = GroupTuning(key, group.name, model)
+            _session.variants[key] = variants(group, model)
+        return _session.choices.get(key, model)
+    return load_choice(key) or model
+
+
+def variants(group: Group, model: CPUModel) -> list[CPUModel]:
+    """Models giving `group` schedules that differ from `model`'s and from
+    each other's: halved and doubled cache sizes (the cache tiles), half
+    the registers (a smaller register tile), other vector lengths, and a
+    thread loop split two or four times finer."""
+    candidates = [replace(model, l1_bytes=model.l1_bytes // 2),
+                  replace(model, l1_bytes=model.l1_bytes * 2),
+                  replace(model, l2_bytes=model.l2_bytes // 2),
+                  replace(model, l2_bytes=model.l2_bytes * 2),
+                  replace(model, vector_registers=model.vector_registers // 2)]
+    candidates += [replace(model, unroll=u) for u in (1, 2, 8) if u != model.unroll]
+    if model.threads > 1:
+        candidates += [replace(model, threads=model.threads * 2),
+                       replace(model, threads=model.threads * 4)]
+    seen = {tuple(group_schedules(group, model))}
+    distinct = []
+    for candidate in candidates:
+        try:
+            schedules = tuple(group_schedules(group, candidate))
+        except (ValueError, ZeroDivisionError):
+            continue
+        if schedules not in seen:
+            seen.add(schedules)
+            distinct.append(candidate)
+    return distinct
+
+
+# ---------------------------------------------------------------------------
+# The search.
+
+
+def measure(function, arrays, budget: float = 0.25, least: int = 5) -> float:
+    """The median time of calls of `function` on `arrays` (after one call
+    to warm up): at least `least` calls, more while within `budget` seconds."""
+    function(*arrays)
+    times = []
+    start = time.perf_counter()
+    while len(times) < least or (time.perf_counter() - start < budget and len(times) < 50):
+        begin = time.perf_counter()
+        function(*arrays)
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times)
+
+
+def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeline=None):
+    """Searches faster schedules for the fusion groups of `module`'s entry
+    on `target` (a CPU target, run on this machine) for about `seconds`,
+    stores the choices in the tuning cache and returns the entry compiled
+    with them; its `tuning` attribute is the `TuningReport`. Raises
+    CompileError, and ValueError for a budget that is not positive."""
+    from lamina.progress import progress_bar
+    from lamina.reference import random_inputs
+
+    if not seconds > 0:
+        raise ValueError(f"the tuning budget must be a positive number of seconds, got {seconds}")
+    if getattr(target, "kind", None) != "cpu":
+        raise ValueError(f"tuning runs on the cpu target, not '{target.name}'")
+    start = time.perf_counter()
+
+    def compile_with(session: _Session):
+        with suspended(), applied({}, session):
+            return target.compile(module, entry=entry, pipeline=pipeline)
+
+    session = _Session({}, recorded={})
+    function = compile_with(session)
+    arrays = random_inputs(function.inputs)
+    baseline = measure(function, arrays)
+    groups = list(session.recorded.values())
+    for tuning in groups:
+        tuning.candidates.append(Candidate(tuning.default, baseline))
+        tuning.chosen = tuning.default
+    # Round robin over the groups, so that a short budget reaches each.
+    plan = [(tuning, model) for position in range(max((len(v) for v in session.variants.values()),
+                                                      default=0))
+            for tuning in groups for model in session.variants[tuning.key][position:position + 1]]
+    best = baseline
+    choices: dict[str, CPUModel] = {}
+    longest = time.perf_counter() - start
+    with progress_bar(total=len(plan), description="tune", unit="candidate") as bar:
+        for tuning, model in plan:
+            if time.perf_counter() - start + longest > seconds:
+                break
+            began = time.perf_counter()
+            trial = _Session({**choices, tuning.key: model})
+            candidate = compile_with(trial)
+            elapsed = measure(candidate, arrays)
+            tuning.candidates.append(Candidate(model, elapsed))
+            if elapsed < best * (1 - MARGIN):
+                best = elapsed
+                choices[tuning.key] = model
+                tuning.chosen = model
+            longest = max(longest, time.perf_counter() - began)
+            bar.update(1)
+    if choices:
+        # Confirmed against the default side by side, so that noise in one
+        # measurement cannot make the tuned program the slower one.
+        with applied(choices):
+            confirmed = measure(compile_with(_Session(choices)), arrays)
+        default = measure(function, arrays)
+        if confirmed >= default:
+            choices.clear()
+            for tuning in groups:
+                tuning.chosen = tuning.default
+            best = baseline
+    for tuning in groups:
+        store_choice(tuning)
+    with applied(choices):
+        # Compiled as a default compile now would be (and cached as such).
+        tuned = target.compile(module, entry=entry, pipeline=pipeline) if choices else function
+    tuned.tuning = TuningReport(time.perf_counter() - start, baseline, best, groups)
+    return tuned
