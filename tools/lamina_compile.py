@@ -6,6 +6,7 @@
     lamina-compile --target=cpu --print-pipeline
     lamina-compile model.mlir --load-plugin=my_ops.py --emit=linalg
     lamina-compile model.mlir --report=report.html
+    lamina-compile model.mlir --tune=30 --emit=obj -o model.o
 
 MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
 ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
@@ -25,6 +26,7 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.targets import available_targets, get_target
+from lamina.tuning import applied, budget, tune
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -45,6 +47,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--isolate-stages", action="store_true",
                         help="run the upstream passes of every MLIR stage in mlir-opt, so that "
                              "an aborting pass is reported instead of ending the compiler")
+    parser.add_argument("--tune", type=budget, default=None, metavar="SECONDS",
+                        help="search faster schedules for about SECONDS, running the program "
+                             "on random inputs, before compiling (cpu target; the choices are "
+                             "cached for later compiles)")
     parser.add_argument("--report", default=None, metavar="FILE.html",
                         help="also write an HTML report: the IR and time of every stage, the "
                              "fusion graph (drawn by Graphviz's dot) and the kernels")
@@ -76,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"(stages: {', '.join(pipeline.stages)})")
     if options.input is None:
         raise UsageError("no input file")
+    if options.tune is not None and target.kind != "cpu":
+        raise UsageError(f"--tune is for the cpu target, not '{target.name}'")
 
     source_name, text = read_source(options.input)
 
@@ -85,10 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         from lamina.report import CompileReport
         report = CompileReport(source_name, target.name)
         pipeline.observers.append(report)
+    choices = {}
     try:
-        product = target.emit(module, stage, pipeline=pipeline,
-                              print_after_all=options.mlir_print_ir_after_all,
-                              isolate=options.isolate_stages)
+        if options.tune is not None:
+            tuned = tune(module, target, seconds=options.tune)
+            print(tuned.tuning.describe(), file=sys.stderr)
+            choices = tuned.tuning.choices
+        with applied(choices):
+            product = target.emit(module, stage, pipeline=pipeline,
+                                  print_after_all=options.mlir_print_ir_after_all,
+                                  isolate=options.isolate_stages)
     except CompileError as error:
         # LLVM's tools report without locations; the module, lowered in
         # place, still knows where each op came from.

@@ -54,6 +54,7 @@ from lamina.reference import compare, evaluate, random_inputs
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
 from lamina.targets import get_target
+from lamina.tuning import budget, tune
 from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
 
 
@@ -79,6 +80,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rtol", type=float, default=None, help="relative tolerance of --check")
     parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
+    parser.add_argument("--tune", type=budget, default=None, metavar="SECONDS",
+                        help="search faster schedules for about SECONDS first (cpu target; "
+                             "the choices are cached for later compiles)")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the results")
     parser.add_argument("--distributed", action="store_true",
                         help="run a sharded program's partitions on the ranks of mpiexec; rank "
@@ -227,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
                              "targets")
         target = target.emulation()
     check_inline_assembly(module, target)
+    if options.tune is not None and (target.kind != "cpu" or options.distributed):
+        raise UsageError(f"--tune is for runs on the cpu target, not '{target.name}'"
+                         + (" with --distributed" if options.distributed else ""))
     if options.distributed:
         return run_distributed(module, target, options)
     # Without --distributed a sharded program runs whole: its shardings go.
@@ -237,7 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         from lamina.report import CompileReport
         report = CompileReport(source_name, target.name)
         pipeline.observers.append(report)
-    function = target.compile(module, entry=options.entry, pipeline=pipeline)
+    if options.tune is not None:
+        function = tune(module, target, entry=options.entry, seconds=options.tune,
+                        pipeline=pipeline)
+        print(function.tuning.describe(), file=sys.stderr)
+    else:
+        function = target.compile(module, entry=options.entry, pipeline=pipeline)
     if options.inputs:
         arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
     elif options.random or not function.inputs:

@@ -83,12 +83,14 @@ class GroupTuning:
 
 @dataclass
 class TuningReport:
-    """What `tune` measured and chose."""
+    """What `tune` measured and chose (`choices`: group key -> model, for
+    `applied`)."""
 
     seconds_spent: float
     default_seconds: float
     best_seconds: float
     groups: list[GroupTuning]
+    choices: dict[str, CPUModel] = field(default_factory=dict)
 
     def describe(self) -> str:
         lines = [f"tuned {len(self.groups)} group(s) in {self.seconds_spent:.1f} s: "
@@ -263,9 +265,14 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
         raise ValueError(f"tuning runs on the cpu target, not '{target.name}'")
     start = time.perf_counter()
 
+    search_pipeline = None
+    if pipeline is not None:
+        search_pipeline = pipeline.copy()
+        search_pipeline.observers = []
+
     def compile_with(session: _Session):
         with suspended(), applied({}, session):
-            return target.compile(module, entry=entry, pipeline=pipeline)
+            return target.compile(module, entry=entry, pipeline=search_pipeline)
 
     session = _Session({}, recorded={})
     function = compile_with(session)
@@ -310,8 +317,24 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
             best = baseline
     for tuning in groups:
         store_choice(tuning)
-    with applied(choices):
-        # Compiled as a default compile now would be (and cached as such).
-        tuned = target.compile(module, entry=entry, pipeline=pipeline) if choices else function
-    tuned.tuning = TuningReport(time.perf_counter() - start, baseline, best, groups)
+    if choices or (pipeline is not None and pipeline.observers):
+        with applied(choices):
+            # Compiled as a default compile now would be (and cached as such).
+            tuned = target.compile(module, entry=entry, pipeline=pipeline)
+    else:
+        tuned = function
+    tuned.tuning = TuningReport(time.perf_counter() - start, baseline, best, groups,
+                                dict(choices))
     return tuned
+
+
+def budget(text: str) -> float:
+    """The seconds of `--tune=SECONDS` (argparse type): a positive number."""
+    import argparse
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got '{text}'")
+    return seconds
