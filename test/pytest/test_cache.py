@@ -1,0 +1,111 @@
+"""The compiled-program cache: a second compile of the same program for the
+same target loads the cached library and computes the same results; a
+corrupted entry is ignored and replaced; the key follows the target's
+options and the tuning cache; LAMINA_CACHE=0 writes nothing. Every test
+uses its own cache directory."""
+
+import os
+
+import numpy as np
+import pytest
+from mlir.execution_engine import ExecutionEngine
+
+import lamina
+from lamina.cache import LoadedLibrary, program_key
+
+# gelu(x @ w + b) and a second public function, on two threads.
+PROGRAM = """
+func.func @main(%x: tensor<16x32xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>)
+    -> tensor<16x64xf32> {
+  %h = "nn.matmul"(%x, %w) : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+  %hb = "nn.add"(%h, %b) : (tensor<16x64xf32>, tensor<64xf32>) -> tensor<16x64xf32>
+  %g = "nn.relu"(%hb) : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %g : tensor<16x64xf32>
+}
+func.func @scale(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %y = "nn.add"(%x, %x) : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
+"""
+TARGET = "cpu:threads=2"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMINA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("LAMINA_CACHE", raising=False)
+    return tmp_path
+
+
+def inputs():
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(np.float32) for s in ((16, 32), (32, 64), (64,))]
+
+
+def reference(x, w, b):
+    return np.maximum(x @ w + b, 0)
+
+
+def entries(cache, suffix=".so"):
+    return sorted((cache / "programs").glob("*" + suffix))
+
+
+def test_second_compile_loads_the_cached_library(cache):
+    compiled = lamina.compile(PROGRAM, target=TARGET)
+    assert isinstance(compiled.engine, ExecutionEngine)
+    assert len(entries(cache)) == 1 and len(entries(cache, ".json")) == 1
+    loaded = lamina.compile(PROGRAM, target=TARGET)
+    assert isinstance(loaded.engine, LoadedLibrary)
+    args = inputs()
+    np.testing.assert_array_equal(loaded(*args), compiled(*args))
+    np.testing.assert_allclose(loaded(*args), reference(*args), rtol=1e-5, atol=1e-5)
+    # Another public function of the same program is its own entry.
+    scale = lamina.compile(PROGRAM, target=TARGET, entry="scale")
+    np.testing.assert_array_equal(scale(args[0]), args[0] * 2)
+    assert len(entries(cache)) == 2
+
+
+def damage(path):
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = b"\xcc" * 64
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupted_entry_is_ignored_and_replaced(cache):
+    lamina.compile(PROGRAM, target=TARGET)
+    args = inputs()
+    for suffix in (".so", ".json"):
+        damage(entries(cache, suffix)[0])
+        recompiled = lamina.compile(PROGRAM, target=TARGET)
+        assert isinstance(recompiled.engine, ExecutionEngine)
+        np.testing.assert_allclose(recompiled(*args), reference(*args), rtol=1e-5, atol=1e-5)
+    loaded = lamina.compile(PROGRAM, target=TARGET)
+    assert isinstance(loaded.engine, LoadedLibrary)
+    np.testing.assert_allclose(loaded(*args), reference(*args), rtol=1e-5, atol=1e-5)
+
+
+def test_the_key_follows_target_options_entry_and_tuning(cache):
+    module = lamina.parse(PROGRAM)
+    keys = set()
+    for target in ("cpu:threads=1", "cpu:threads=2"):
+        t = lamina.get_target(target)
+        keys.add(program_key(module, None, t.description(), str(t.pipeline()), str(cache)))
+    t = lamina.get_target(TARGET)
+    keys.add(program_key(module, "scale", t.description(), str(t.pipeline()), str(cache)))
+    before = program_key(module, None, t.description(), str(t.pipeline()), str(cache))
+    (cache / "tuning").mkdir()
+    (cache / "tuning" / "0.json").write_text("{}")
+    keys.add(program_key(module, None, t.description(), str(t.pipeline()), str(cache)))
+    assert before in keys and len(keys) == 4
+    # Locations do not matter; the program does.
+    moved = lamina.parse("\n\n" + PROGRAM)
+    assert program_key(moved, None, t.description(), str(t.pipeline()), str(cache)) in keys
+    changed = lamina.parse(PROGRAM.replace('"nn.relu"', '"nn.tanh"'))
+    assert program_key(changed, None, t.description(), str(t.pipeline()), str(cache)) not in keys
+
+
+def test_lamina_cache_0_writes_nothing(cache, monkeypatch):
+    monkeypatch.setenv("LAMINA_CACHE", "0")
+    compiled = lamina.compile(PROGRAM, target=TARGET)
+    assert isinstance(compiled.engine, ExecutionEngine)
+    assert not os.listdir(cache)
