@@ -435,7 +435,7 @@ def _hide(module: ir.Operation, grid: str | None = None,
                 result.replace_all_uses_with(argument)
                 if decision is not None:
                     with ir.InsertionPoint(op), op.location:
-                        annotated = _annotate(argument, grid, decision[1][index], True)
+                        annotated = annotate(argument, grid, decision[1][index])
                     for use in list(argument.uses):
                         if use.owner != _defining_op(annotated):
                             use.owner.operands[use.operand_number] = annotated
@@ -445,7 +445,7 @@ def _hide(module: ir.Operation, grid: str | None = None,
                 value = operand
                 if decision is not None and isinstance(operand.type, ir.RankedTensorType):
                     with ir.InsertionPoint(op), op.location:
-                        value = _annotate(operand, grid, decision[0][index], True)
+                        value = annotate(operand, grid, decision[0][index])
                 returns.append(first_extra + len(extras))
                 extras.append(value)
             op.detach_from_parent()
@@ -466,7 +466,9 @@ def _hide(module: ir.Operation, grid: str | None = None,
     return hidden
 
 
-def _annotate(value: ir.Value, grid: str, axes: Axes, for_users: bool) -> ir.Value:
+def annotate(value: ir.Value, grid: str, axes: Axes, for_users: bool = True) -> ir.Value:
+    """`value` annotated (for its users, or as produced) with a sharding of
+    `grid`: `shard.sharding` + `shard.shard` at the insertion point."""
     sharding = shard_dialect.ShardingOp(ir.FlatSymbolRefAttr.get(grid),
                                         ir.Attribute.parse(f"#shard<axisarray{axes}>"), [], [])
     return shard_dialect.ShardOp(value, sharding.result, annotate_for_users=for_users).result

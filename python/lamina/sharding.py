@@ -48,7 +48,7 @@ from mlir.dialects import shard as shard_dialect
 
 from lamina.diagnostics import CompileError, UsageError
 from lamina.parsing import parse
-from lamina.passes.nn_shard_partition import grids
+from lamina.passes.nn_shard_partition import annotate, grids
 from lamina.runtime import clone_module, find_entry, signature
 
 DIST_HINT = "install Lamina's 'dist' extra (pip install 'lamina[dist]': mpich and mpi4py)"
@@ -114,10 +114,8 @@ def shard(x, on: Grid, split_axes: Sequence[Sequence[int]]):
         raise CompileError.at(location, f"grid @{on.name} is declared twice, with shapes "
                                         f"{list(existing[on.name])} and {list(on.shape)}")
     with location:
-        sharding = shard_dialect.ShardingOp(ir.FlatSymbolRefAttr.get(on.name),
-                                            ir.Attribute.parse(f"#shard<axisarray{axes}>"), [], [])
-        annotated = shard_dialect.ShardOp(x, sharding.result, annotate_for_users=True)
-    return Tensor(annotated.result)
+        annotated = annotate(x, on.name, axes)
+    return Tensor(annotated)
 
 
 # ---------------------------------------------------------------------------
