@@ -67,6 +67,17 @@ class Instruction(hw.RegisterTileOp):
             cls.emulate = staticmethod(cls.__dict__["emulate"])
         if cls.__dict__.get("name") is None or "ptx" not in cls.__dict__:
             return
+        try:
+            cls.check_declaration()
+        except TypeError:
+            del cls.dialect.ops[cls.name]
+            raise
+
+    @classmethod
+    def check_declaration(cls) -> None:
+        """Raises TypeError, naming the class, where its declarations disagree."""
+        if not callable(getattr(cls, "emulate", None)):
+            raise TypeError(f"{cls.__name__}: an instruction needs an 'emulate' function")
         names = [d.name for d in cls.operand_decls]
         if not names or names[-1] != "out":
             raise TypeError(f"{cls.__name__}: an instruction's last operand is 'out'")
