@@ -194,6 +194,15 @@ def applied(choices: dict[str, CPUModel], recorded: _Session | None = None):
         _session = previous
 
 
+@contextlib.contextmanager
+def recording():
+    """Inside, compiles use the default schedules, and the session yielded
+    records each group met (`recorded`: key -> GroupTuning) and the
+    variants worth trying for it (`variants`: key -> models)."""
+    with applied({}, _Session({}, recorded={})) as session:
+        yield session
+
+
 def tuned_model(group: Group, model: CPUModel) -> CPUModel:
     """The model of `group` (see `choose_schedules`): the one being tried or
     chosen by a search in progress, else the tuning cache's, else `model`."""
@@ -274,8 +283,8 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
         with suspended(), applied({}, session):
             return target.compile(module, entry=entry, pipeline=search_pipeline)
 
-    session = _Session({}, recorded={})
-    function = compile_with(session)
+    with recording() as session:
+        function = compile_with(session)
     arrays = random_inputs(function.inputs)
     baseline = measure(function, arrays)
     groups = list(session.recorded.values())
