@@ -45,7 +45,8 @@ from lamina.dialects import hw
 from lamina.dialects.opdef import MemRefOf, Operand, VerifyError
 
 # The register class of each element type in an inline-assembly constraint.
-CONSTRAINTS = {"i16": "h", "i32": "r", "i64": "l", "f32": "f", "f64": "d"}
+CONSTRAINTS = {"i16": "h", "f16": "h", "bf16": "h", "i32": "r", "i64": "l", "f32": "f",
+               "f64": "d"}
 
 
 def Reg(dtype: str) -> MemRefOf:
@@ -124,15 +125,23 @@ class Instruction(hw.RegisterTileOp):
         """The arith ops computing the result from the inputs' elements."""
         result = self.emulate(*(Scalar(_widened(v)) for v in inputs))
         value = Scalar.of(result, out_type).value
-        if isinstance(out_type, ir.IntegerType) and out_type.width < 32:
+        if value.type == out_type:
+            return value
+        if isinstance(out_type, ir.IntegerType):
             return arith.trunci(out_type, value)
-        return value
+        return arith.truncf(out_type, value)
 
     def ptx_element(self, inputs: list[ir.Value], out_type: ir.Type) -> ir.Value:
         """The instruction on one element of each tile, as inline PTX."""
         code = re.sub(r"\$(\d+)", lambda m: "{$w0}" if m.group(1) == "0"
                       else "{$r%d}" % (int(m.group(1)) - 1), self.ptx)
-        return nvvm.inline_ptx([out_type], inputs, [], code)
+        # nvvm.inline_ptx takes 16-bit floats as the i16 of their bits.
+        i16 = ir.IntegerType.get_signless(16)
+        half = (ir.F16Type, ir.BF16Type)
+        inputs = [arith.bitcast(i16, v) if isinstance(v.type, half) else v for v in inputs]
+        result = nvvm.inline_ptx([i16 if isinstance(out_type, half) else out_type], inputs, [],
+                                 code)
+        return arith.bitcast(out_type, result) if isinstance(out_type, half) else result
 
 
 def _numpy_input(array: np.ndarray) -> np.ndarray:
