@@ -105,7 +105,8 @@ def lamina_version() -> str:
             for name in sorted(files):
                 if name.endswith(".py"):
                     stat = os.stat(os.path.join(directory, name))
-                    digest.update(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+                    digest.update(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n"
+                                  .encode())
     return f"{version}+{digest.hexdigest()[:16]}"
 
 

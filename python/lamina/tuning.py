@@ -39,8 +39,8 @@ import statistics
 import time
 from dataclasses import dataclass, field, replace
 
-from lamina.cache import cache_dir, suspended, write_atomically
-from lamina.schedules.analysis import SCHEDULE_TAG, Group
+from lamina.cache import cache_dir, package_version, suspended, write_atomically
+from lamina.schedules.analysis import FUSION_GROUP, SCHEDULE_TAG, Group
 from lamina.schedules.cost_model import CPUModel, group_schedules
 
 FORMAT = 1
@@ -109,12 +109,13 @@ def _changes(default: CPUModel, model: CPUModel | None) -> str:
 # ---------------------------------------------------------------------------
 # Keys and the cache.
 
-_TAG = re.compile(r'\s*%s = "[^"]*",?' % re.escape(SCHEDULE_TAG))
+# Names that depend on where the group is, not on what it computes.
+_NAMES = re.compile(r'\s*(%s|%s) = "[^"]*",?'
+                    % (re.escape(SCHEDULE_TAG), re.escape(FUSION_GROUP)))
 
 
 def group_key(group: Group, model: CPUModel) -> str:
     """The tuning cache's key of `group` scheduled from `model`."""
-    from lamina.cache import package_version
     from lamina.targets.host import detect_host
     host = detect_host()
     digest = hashlib.sha256(f"format {FORMAT}\n{package_version()}\n{host.cpu}\n"
@@ -126,7 +127,7 @@ def group_key(group: Group, model: CPUModel) -> str:
     for index, linalg in enumerate(group.ops):
         text = linalg.op.get_asm(print_generic_op_form=True, use_local_scope=True,
                                  enable_debug_info=False)
-        digest.update(_TAG.sub("", text).encode())
+        digest.update(_NAMES.sub("", text).encode())
         # Which member produced each operand (the printed text, in its own
         # scope, does not say).
         producers = [results.get(hash(operand)) for operand in linalg.op.operands]
