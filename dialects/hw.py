@@ -35,6 +35,13 @@ in flight, and a TMA load (`hw.tma_load`) only after an
 `hw.mbarrier_wait` observes the phase it completes. `hw-check-hazards`
 reports every violation at its op.
 
+Hardware instructions. `hw.prmt` and `hw.cvt_e4m3x2` apply one PTX
+instruction to every element of register tiles (of i32, i16, f32, ...;
+allocations, copies and stores take i8, i16 and i32 tiles for them); they
+and the instructions plugins declare are defined in
+`lamina.hw_instructions`, with the architecture each needs (`hw-check`)
+and its meaning, which the emulation runs.
+
 Ops print and parse in MLIR's generic form:
 
     "hw.mma"(%a, %b, %acc, %stage, %stage) : (memref<3x128x32xf16, #gpu.address_space<workgroup>>, memref<3x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
