@@ -2,10 +2,13 @@
 
 Expects the output of `nn-shard-partition`: functions on tensors with the
 collectives `shard.all_reduce`, `shard.all_gather`, `shard.all_to_all` and
-`shard.reduce_scatter` over all axes of their grid (the ranks of
-`MPI_COMM_WORLD`, in the row-major order of the grid, as upstream's
-`convert-shard-to-mpi` numbers them), and the module attribute naming the
-MPI implementation (MPICH: its handles are integers).
+`shard.reduce_scatter`, and the module attribute naming the MPI
+implementation (MPICH: its handles are integers). Ranks are the devices of
+the grid in row-major order, as upstream's `convert-shard-to-mpi` numbers
+them: a collective over all axes of its grid, in order, runs on
+`MPI_COMM_WORLD`; one over some axes on the communicator `MPI_Comm_split`
+makes of the ranks that share their position on the other axes (freed
+after the call).
 
 * `shard.all_reduce` stays upstream's: it is moved onto buffers
   (`bufferization.to_buffer`, the op on memrefs, `bufferization.to_tensor`),
@@ -49,6 +52,8 @@ MPI_FUNCTIONS = {
     "MPI_Allgather": "piipiii",
     "MPI_Alltoall": "piipiii",
     "MPI_Reduce_scatter_block": "ppiiii",
+    "MPI_Comm_split": "iiip",
+    "MPI_Comm_free": "p",
 }
 
 
@@ -162,15 +167,40 @@ def _datatype(op: ir.Operation, element: ir.Type, reducing: bool) -> tuple[int, 
     return MPI_BYTE, max(1, width // 8)
 
 
-def _check_axes(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]]) -> int:
-    grid = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
-    shape = grid_shapes[grid]
+def _grid_position(op: ir.Operation, axes: list[int], shape: tuple[int, ...]) -> ir.Value:
+    """This rank's linear index over the grid axes `axes`, in their order."""
+    index_type = ir.IndexType.get()
+    position = ir.Operation.create("shard.process_multi_index",
+                                   results=[index_type] * len(axes),
+                                   attributes={"grid": op.attributes["grid"],
+                                               "axes": ir.DenseI16ArrayAttr.get(axes)})
+    linear = arith.constant(index_type, 0)
+    for axis, value in zip(axes, position.results):
+        linear = arith.addi(arith.muli(linear, arith.constant(index_type, shape[axis])), value)
+    return linear
+
+
+def _communicator(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]],
+                  used: set[str]) -> tuple[ir.Value, int, ir.Value | None]:
+    """The communicator of a collective's grid axes, its size and, for a
+    sub-grid, the slot to free it from: MPI_COMM_WORLD when the axes are
+    all of the grid's in order (ranks are numbered row-major), else
+    `MPI_Comm_split` by the position on the other axes, ranked by the
+    position on the collective's."""
+    shape = grid_shapes[ir.FlatSymbolRefAttr(op.attributes["grid"]).value]
     axes = list(ir.DenseI16ArrayAttr(op.attributes["grid_axes"]))
-    if sorted(axes) != list(range(len(shape))):
-        raise PassFailure(f"'{op.name}' over axes {axes} of grid @{grid} (shape "
-                          f"{list(shape)}) cannot run on MPI yet: collectives over all axes of "
-                          "their grid only", op.location)
-    return math.prod(shape)
+    ranks = math.prod(shape[a] for a in axes)
+    if axes == list(range(len(shape))):
+        return _i32(MPI_COMM_WORLD), ranks, None
+    others = [a for a in range(len(shape)) if a not in axes]
+    i32 = ir.IntegerType.get_signless(32)
+    color = arith.index_cast(i32, _grid_position(op, others, shape))
+    key = arith.index_cast(i32, _grid_position(op, axes, shape))
+    slot = llvm.AllocaOp(llvm.PointerType.get(), arith.constant(ir.IntegerType.get_signless(64), 1),
+                         i32).result
+    _call("MPI_Comm_split", [_i32(MPI_COMM_WORLD), color, key, slot])
+    used.add("MPI_Comm_split")
+    return llvm.LoadOp(i32, slot).result, ranks, slot
 
 
 def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[str]) -> None:
@@ -187,13 +217,12 @@ def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[
             operands=[buffer], attributes={name: op.attributes[name] for name in op.attributes})
         op.results[0].replace_all_uses_with(_as_tensor(reduced.results[0]))
         return
-    ranks = _check_axes(op, grid_shapes)
     if op.name == "shard.all_slice":
-        # Local: this rank's block, at its index in the grid.
+        # Local: this rank's block, at its position on the grid axes.
         axis = _attribute_int(op, "slice_axis")
-        index = ir.Operation.create("shard.process_linear_index",
-                                    results=[ir.IndexType.get()],
-                                    attributes={"grid": op.attributes["grid"]}).results[0]
+        shape = grid_shapes[ir.FlatSymbolRefAttr(op.attributes["grid"]).value]
+        index = _grid_position(op, list(ir.DenseI16ArrayAttr(op.attributes["grid_axes"])),
+                               shape)
         length = result_type.shape[axis]
         start = arith.muli(index, arith.constant(ir.IndexType.get(), length))
         rank = len(result_type.shape)
@@ -203,7 +232,7 @@ def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[
                                       list(result_type.shape), [1] * rank)
         op.results[0].replace_all_uses_with(result)
         return
-    comm = _i32(MPI_COMM_WORLD)
+    comm, ranks, slot = _communicator(op, grid_shapes, used)
     if op.name == "shard.all_gather":
         axis = _attribute_int(op, "gather_axis")
         datatype, factor = _datatype(op, element, False)
@@ -234,6 +263,9 @@ def _lower(op: ir.Operation, grid_shapes: dict[str, tuple[int, ...]], used: set[
         result = _as_tensor(buffer)
     used.add({"shard.all_gather": "MPI_Allgather", "shard.all_to_all": "MPI_Alltoall",
               "shard.reduce_scatter": "MPI_Reduce_scatter_block"}[op.name])
+    if slot is not None:
+        _call("MPI_Comm_free", [slot])
+        used.add("MPI_Comm_free")
     op.results[0].replace_all_uses_with(result)
 
 

@@ -62,3 +62,24 @@ module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">} {
     return %0 : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Over one axis of a 2x2 grid: the ranks that share their position on the
+// other axis split off a communicator, ranked by their position on this
+// one; it is freed after the call.
+// CHECK-LABEL: func.func @gather_over_columns
+// CHECK: %[[POS:.+]] = shard.process_multi_index on @g2 axes = [0] : index
+// CHECK: %[[KEY:.+]] = shard.process_multi_index on @g2 axes = [1] : index
+// CHECK: %[[SLOT:.+]] = llvm.alloca %{{.+}} x i32
+// CHECK: call @MPI_Comm_split(%{{.+}}, %{{.+}}, %{{.+}}, %[[SLOT]])
+// CHECK: %[[COMM:.+]] = llvm.load %[[SLOT]] : !llvm.ptr -> i32
+// CHECK: call @MPI_Allgather({{.+}}, %[[COMM]])
+// CHECK: call @MPI_Comm_free(%[[SLOT]])
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">} {
+  shard.grid @g2(shape = 2x2)
+  func.func @gather_over_columns(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+    %0 = shard.all_gather %x on @g2 grid_axes = [1] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+}
