@@ -48,6 +48,9 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
+from lamina import scalar
+from lamina.scalar import (compare, erf, exp, log, maximum, minimum, rsqrt, sigmoid, sqrt,
+                           tanh, where)
 from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
@@ -244,9 +247,27 @@ def _rounded(value: ir.Value, dtype: str) -> ir.Value:
 class ElementwiseOp(NN.Operation):
     """Base of ops computing each element of their result from the
     elements at the same position of their operands (broadcast, NumPy
-    rules). One parallel loop per result dim."""
+    rules). One parallel loop per result dim.
+
+    A subclass states its computation on one element once, in the scalar
+    form of `lamina.scalar` (`def scalar(self, x): return x * sigmoid(x)`);
+    its NumPy reference, its linalg body and its hw epilogue body all come
+    from `scalar_tree()`."""
 
     fusion_kind = ELEMENTWISE
+    scalar = None
+
+    def scalar_tree(self) -> "scalar.Scalar | None":
+        """The op's scalar definition traced on its operands, or None."""
+        if self.scalar is None:
+            return None
+        return scalar.trace(self.scalar, len(self.operand_decls))
+
+    def compute(self, *operands):
+        tree = self.scalar_tree()
+        if tree is None:
+            raise NotImplementedError(f"{self.op_name()} has no scalar definition")
+        return scalar.evaluate(tree, operands)
 
     def iteration_domain(self, *operand_types) -> IterationDomain:
         return IterationDomain.parallel(self.infer_type(*operand_types).shape)
@@ -269,9 +290,6 @@ class UnaryElementwiseOp(ElementwiseOp):
     def reference(self, x):
         return self.compute(_compute(x)).astype(x.dtype)
 
-    def compute(self, x):
-        raise NotImplementedError
-
 
 class NegOp(UnaryElementwiseOp, name="neg"):
     """Negation: `-x`.
@@ -279,7 +297,7 @@ class NegOp(UnaryElementwiseOp, name="neg"):
     Example: %y = "nn.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
+    def scalar(self, x):
         return -x
 
 
@@ -289,8 +307,8 @@ class AbsOp(UnaryElementwiseOp, name="abs"):
     Example: %y = "nn.abs"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.abs(x)
+    def scalar(self, x):
+        return abs(x)
 
 
 class ExpOp(UnaryElementwiseOp, name="exp"):
@@ -299,8 +317,8 @@ class ExpOp(UnaryElementwiseOp, name="exp"):
     Example: %y = "nn.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.exp(x)
+    def scalar(self, x):
+        return exp(x)
 
 
 class LogOp(UnaryElementwiseOp, name="log"):
@@ -309,8 +327,8 @@ class LogOp(UnaryElementwiseOp, name="log"):
     Example: %y = "nn.log"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.log(x)
+    def scalar(self, x):
+        return log(x)
 
 
 class SqrtOp(UnaryElementwiseOp, name="sqrt"):
@@ -319,8 +337,8 @@ class SqrtOp(UnaryElementwiseOp, name="sqrt"):
     Example: %y = "nn.sqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.sqrt(x)
+    def scalar(self, x):
+        return sqrt(x)
 
 
 class RsqrtOp(UnaryElementwiseOp, name="rsqrt"):
@@ -329,8 +347,8 @@ class RsqrtOp(UnaryElementwiseOp, name="rsqrt"):
     Example: %y = "nn.rsqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return 1.0 / np.sqrt(x)
+    def scalar(self, x):
+        return rsqrt(x)
 
 
 class TanhOp(UnaryElementwiseOp, name="tanh"):
@@ -339,8 +357,8 @@ class TanhOp(UnaryElementwiseOp, name="tanh"):
     Example: %y = "nn.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.tanh(x)
+    def scalar(self, x):
+        return tanh(x)
 
 
 class SigmoidOp(UnaryElementwiseOp, name="sigmoid"):
@@ -349,8 +367,8 @@ class SigmoidOp(UnaryElementwiseOp, name="sigmoid"):
     Example: %y = "nn.sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return 1.0 / (1.0 + np.exp(-x))
+    def scalar(self, x):
+        return sigmoid(x)
 
 
 class ReluOp(UnaryElementwiseOp, name="relu"):
@@ -359,12 +377,8 @@ class ReluOp(UnaryElementwiseOp, name="relu"):
     Example: %y = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return np.maximum(x, 0)
-
-
-def _erf(x):
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
+    def scalar(self, x):
+        return maximum(x, 0)
 
 
 class ErfOp(UnaryElementwiseOp, name="erf"):
@@ -373,8 +387,8 @@ class ErfOp(UnaryElementwiseOp, name="erf"):
     Example: %y = "nn.erf"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return _erf(x)
+    def scalar(self, x):
+        return erf(x)
 
 
 class CompositeOp(NN.Operation):
@@ -399,8 +413,8 @@ class SiluOp(UnaryElementwiseOp, CompositeOp, name="silu"):
     Example: %y = "nn.silu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, x):
-        return x / (1.0 + np.exp(-x))
+    def scalar(self, x):
+        return x * sigmoid(x)
 
     def decompose(self, x):
         dtype = _type_of(x).dtype
@@ -417,10 +431,10 @@ class GeluOp(UnaryElementwiseOp, CompositeOp, name="gelu"):
 
     approximate: EnumAttr("none", "tanh") = "none"
 
-    def compute(self, x):
+    def scalar(self, x):
         if self.approximate == "tanh":
-            return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+            return 0.5 * x * (1 + tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))))
+        return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
 
     def decompose(self, x):
         dtype = _type_of(x).dtype
@@ -455,11 +469,8 @@ class BinaryElementwiseOp(ElementwiseOp):
         return dtype
 
     def reference(self, lhs, rhs):
-        out = self.compute(_compute(lhs), _compute(rhs))
+        out = np.asarray(self.compute(_compute(lhs), _compute(rhs)))
         return out.astype(numpy_dtype(self.result_dtype(element_type_name(lhs.dtype))))
-
-    def compute(self, lhs, rhs):
-        raise NotImplementedError
 
 
 class AddOp(BinaryElementwiseOp, name="add"):
@@ -468,7 +479,7 @@ class AddOp(BinaryElementwiseOp, name="add"):
     Example: %z = "nn.add"(%x, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     """
 
-    def compute(self, lhs, rhs):
+    def scalar(self, lhs, rhs):
         return lhs + rhs
 
 
@@ -478,7 +489,7 @@ class SubOp(BinaryElementwiseOp, name="sub"):
     Example: %z = "nn.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
+    def scalar(self, lhs, rhs):
         return lhs - rhs
 
 
@@ -488,7 +499,7 @@ class MulOp(BinaryElementwiseOp, name="mul"):
     Example: %z = "nn.mul"(%x, %y) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
+    def scalar(self, lhs, rhs):
         return lhs * rhs
 
 
@@ -498,7 +509,7 @@ class DivOp(BinaryElementwiseOp, name="div"):
     Example: %z = "nn.div"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
+    def scalar(self, lhs, rhs):
         return lhs / rhs
 
 
@@ -508,8 +519,8 @@ class MaximumOp(BinaryElementwiseOp, name="maximum"):
     Example: %z = "nn.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
-        return np.maximum(lhs, rhs)
+    def scalar(self, lhs, rhs):
+        return maximum(lhs, rhs)
 
 
 class MinimumOp(BinaryElementwiseOp, name="minimum"):
@@ -518,8 +529,8 @@ class MinimumOp(BinaryElementwiseOp, name="minimum"):
     Example: %z = "nn.minimum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
-        return np.minimum(lhs, rhs)
+    def scalar(self, lhs, rhs):
+        return minimum(lhs, rhs)
 
 
 class PowOp(BinaryElementwiseOp, name="pow"):
@@ -528,8 +539,8 @@ class PowOp(BinaryElementwiseOp, name="pow"):
     Example: %z = "nn.pow"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    def compute(self, lhs, rhs):
-        return np.power(lhs, rhs)
+    def scalar(self, lhs, rhs):
+        return lhs ** rhs
 
 
 class CompareOp(BinaryElementwiseOp, name="compare"):
@@ -543,9 +554,8 @@ class CompareOp(BinaryElementwiseOp, name="compare"):
     def result_dtype(self, dtype):
         return "i1"
 
-    def compute(self, lhs, rhs):
-        return {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-                "gt": np.greater, "ge": np.greater_equal}[self.predicate](lhs, rhs)
+    def scalar(self, lhs, rhs):
+        return compare(self.predicate, lhs, rhs)
 
 
 class SelectOp(ElementwiseOp, name="select"):
@@ -564,8 +574,11 @@ class SelectOp(ElementwiseOp, name="select"):
         dtype = _same_dtype(lhs, rhs)
         return TensorType(broadcast_shapes(cond.shape, lhs.shape, rhs.shape), dtype)
 
+    def scalar(self, cond, lhs, rhs):
+        return where(cond, lhs, rhs)
+
     def reference(self, cond, lhs, rhs):
-        return np.where(cond, lhs, rhs).astype(lhs.dtype)
+        return np.asarray(self.compute(cond, _compute(lhs), _compute(rhs))).astype(lhs.dtype)
 
 
 class CastOp(ElementwiseOp, name="cast"):

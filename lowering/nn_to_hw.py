@@ -4,7 +4,9 @@ Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
 batch dim of the same size in both; the batch runs along the grid's third
 dim), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
-N) or a residual (M x N), then an `nn.relu` or `nn.gelu`, then an
+N) or a residual (M x N), then a unary elementwise op (`nn.relu`,
+`nn.gelu`, or any op defined in the scalar form of `lamina.scalar`, a
+plugin's included, whose expression has an arith-only body), then an
 `nn.cast` to f16, bf16 or f32 — becomes a kernel and its launch:
 
 * the kernel computes one BM x BN tile of the result per block: it walks
@@ -12,7 +14,7 @@ N) or a residual (M x N), then an `nn.relu` or `nn.gelu`, then an
   memory and accumulating them on tensor cores in an f32 register tile,
   then stores the tile through an epilogue function (bias, activation,
   the conversion to the result's type), computed in f32 with arith ops
-  only (gelu's erf and tanh as rational approximations, error 3.2e-7),
+  only (erf, tanh and sigmoid as rational approximations, error 3.2e-7),
   so that the GPU code needs no libdevice. The K loop carries an
   `hw.pipeline` annotation of S stages, which `hw-pipeline` realises;
 * loads are TMA loads on an mbarrier on sm_90a (global rows of a
@@ -37,17 +39,18 @@ products accumulated in f32 and rounded once, as the nn references do.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, memref, scf, tensor
 
-from lamina.dialects import hw
+from lamina import scalar
+from lamina.dialects import hw, nn
+from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
 from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.types import MemRefType, TensorType, type_view
+from lamina.types import MemRefType, TensorType, VerifyError, type_view
 
 THREADS = 128
 # f32 accumulator registers a thread may hold, leaving room for the
@@ -117,8 +120,10 @@ class MatmulChain:
 
     matmul: ir.Operation
     bias: ir.Value | None = None
-    # "relu", "gelu" (exact, with erf) or "gelu_tanh" (the tanh approximation).
-    activation: str | None = None
+    # The scalar definition of the unary elementwise op applied after the
+    # bias (nn.relu, nn.gelu, or any op defined in the scalar form whose
+    # expression has an arith-only body).
+    activation: scalar.Scalar | None = None
     ops: list | None = None
 
     @property
@@ -151,11 +156,9 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
                 chain.bias = other[0]
                 chain.ops.append(user)
                 user = _single_user(user.results[0])
-    if user is not None and user.name in ("nn.relu", "nn.gelu"):
-        approximate = user.attributes["approximate"] if "approximate" in user.attributes \
-            else None
-        tanh = approximate is not None and ir.StringAttr(approximate).value == "tanh"
-        chain.activation = "relu" if user.name == "nn.relu" else "gelu_tanh" if tanh else "gelu"
+    activation = _activation(user, result) if user is not None else None
+    if activation is not None:
+        chain.activation = activation
         chain.ops.append(user)
         user = _single_user(user.results[0])
     if user is not None and user.name == "nn.cast" \
@@ -168,57 +171,21 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
 # Epilogue activations on f32 scalars, with arith ops only: the kernels
 # need no libdevice on the GPU, and the emulation computes the same values.
 
-# Odd rational approximations x P(x^2) / Q(x^2) on a clamped range (the
-# classic fits used by Eigen and XLA), coefficients from x^1 and x^0 up;
-# their largest error in f32, measured against math.erf and np.tanh over
-# [-10, 10], is 3.2e-7.
-ERF_RATIONAL = (4.0, (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04,
-                      -5.69250639462346e-05, -2.10102402082508e-06, 2.77068142495902e-08,
-                      -2.72614225801306e-10),
-                (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
-                 -2.13374055278905e-04, -1.45660718464996e-05))
-TANH_RATIONAL = (7.90531110763549805, (4.89352455891786e-03, 6.37261928875436e-04,
-                                       1.48572235717979e-05, 5.12229709037114e-08,
-                                       -8.60467152213735e-11, 2.00018790482477e-13,
-                                       -2.76076847742355e-16),
-                 (4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04,
-                  1.19825839466702e-06))
 
-
-def _f32(value: float) -> ir.Value:
-    return arith.constant(ir.F32Type.get(), value)
-
-
-def odd_rational(x: ir.Value, fit) -> ir.Value:
-    """x P(x^2) / Q(x^2) of a fit (clamp, P, Q), x clamped to [-clamp, clamp]."""
-    clamp, numerator, denominator = fit
-    x = arith.maximumf(arith.minimumf(x, _f32(clamp)), _f32(-clamp))
-    x2 = arith.mulf(x, x)
-
-    def horner(coefficients):
-        value = _f32(coefficients[-1])
-        for c in reversed(coefficients[:-1]):
-            value = arith.addf(arith.mulf(value, x2), _f32(c))
-        return value
-    return arith.divf(arith.mulf(x, horner(numerator)), horner(denominator))
-
-
-def _gelu(x: ir.Value, tanh: bool) -> ir.Value:
-    if tanh:
-        cube = arith.mulf(arith.mulf(x, x), x)
-        inner = arith.mulf(arith.addf(x, arith.mulf(cube, _f32(0.044715))),
-                           _f32(math.sqrt(2.0 / math.pi)))
-        gate = odd_rational(inner, TANH_RATIONAL)
-    else:
-        gate = odd_rational(arith.mulf(x, _f32(1.0 / math.sqrt(2.0))), ERF_RATIONAL)
-    return arith.mulf(arith.mulf(x, _f32(0.5)), arith.addf(gate, _f32(1.0)))
-
-
-ACTIVATIONS = {
-    "relu": lambda x: arith.maximumf(x, _f32(0.0)),
-    "gelu": lambda x: _gelu(x, tanh=False),
-    "gelu_tanh": lambda x: _gelu(x, tanh=True),
-}
+def _activation(operation: ir.Operation, result) -> scalar.Scalar | None:
+    """The scalar definition of a unary elementwise op that can run in an
+    epilogue: one of the result's type, defined in the scalar form with an
+    arith-only body (erf, tanh and sigmoid as rational approximations,
+    error 3.2e-7)."""
+    op_class = lookup_op(operation.name)
+    if op_class is None or not issubclass(op_class, nn.UnaryElementwiseOp) \
+            or type_view(operation.results[0].type) != result:
+        return None
+    try:
+        tree = op_class.from_operation(operation).scalar_tree()
+    except VerifyError:
+        return None
+    return tree if tree is not None and scalar.arith_only_supported(tree) else None
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +243,7 @@ class KernelBuilder:
                     value = arith.addf(value, arith.extf(ir.F32Type.get(),
                                                          function.arguments[1]))
                 if self.chain.activation is not None:
-                    value = ACTIVATIONS[self.chain.activation](value)
+                    value = scalar.to_mlir(self.chain.activation, [value], arith_only=True)
                 # Rounded to the matmul's type once, as the nn ops' results
                 # are, then cast (nn.cast) to the output's.
                 value = arith.truncf(self.element, value)

@@ -46,12 +46,13 @@ calls and marks the ops each group produced.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import pi, prod, sqrt
+from math import prod, sqrt
 from typing import Any, Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, func, linalg, math, tensor
 
+from lamina import scalar
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
 from lamina.dialects.opdef import Op, lookup_op
@@ -297,63 +298,23 @@ def _row_map(values: Sequence[ir.Value], body: Callable[..., ir.Value]) -> ir.Va
 # Elementwise ops.
 
 
-def _sigmoid(x: ir.Value) -> ir.Value:
-    # 1 / (1 + e^-x) saturates to 0 and 1 without NaN: e^-x overflows to inf.
-    return arith.divf(constant(1.0), arith.addf(constant(1.0), math.exp(arith.negf(x))))
-
-
-def _gelu(op: nn.GeluOp, x: ir.Value) -> ir.Value:
-    half_x = arith.mulf(constant(0.5), x)
-    if op.approximate == "tanh":
-        cube = arith.mulf(arith.mulf(x, x), x)
-        inner = arith.addf(x, arith.mulf(constant(0.044715), cube))
-        gate = math.tanh(arith.mulf(constant(sqrt(2.0 / pi)), inner))
-    else:
-        gate = math.erf(arith.mulf(x, constant(1.0 / sqrt(2.0))))
-    return arith.mulf(half_x, arith.addf(constant(1.0), gate))
-
-
-# NumPy's comparisons: NaN is unequal to everything and orders with nothing.
-_PREDICATES = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE,
-               "lt": arith.CmpFPredicate.OLT, "le": arith.CmpFPredicate.OLE,
-               "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
-
-# The scalar computation of each elementwise op, on f32 scalars (i1 for
-# select's condition): `body(op, *scalars) -> scalar`.
-SCALAR_BODIES: dict[type, Callable[..., ir.Value]] = {
-    nn.NegOp: lambda op, x: arith.negf(x),
-    nn.AbsOp: lambda op, x: math.absf(x),
-    nn.ExpOp: lambda op, x: math.exp(x),
-    nn.LogOp: lambda op, x: math.log(x),
-    nn.SqrtOp: lambda op, x: math.sqrt(x),
-    nn.RsqrtOp: lambda op, x: math.rsqrt(x),
-    nn.TanhOp: lambda op, x: math.tanh(x),
-    nn.SigmoidOp: lambda op, x: _sigmoid(x),
-    nn.ReluOp: lambda op, x: arith.maximumf(x, constant(0.0)),
-    nn.ErfOp: lambda op, x: math.erf(x),
-    nn.SiluOp: lambda op, x: arith.mulf(x, _sigmoid(x)),
-    nn.GeluOp: _gelu,
-    nn.AddOp: lambda op, a, b: arith.addf(a, b),
-    nn.SubOp: lambda op, a, b: arith.subf(a, b),
-    nn.MulOp: lambda op, a, b: arith.mulf(a, b),
-    nn.DivOp: lambda op, a, b: arith.divf(a, b),
-    nn.MaximumOp: lambda op, a, b: arith.maximumf(a, b),
-    nn.MinimumOp: lambda op, a, b: arith.minimumf(a, b),
-    nn.PowOp: lambda op, a, b: math.powf(a, b),
-    nn.CompareOp: lambda op, a, b: arith.cmpf(_PREDICATES[op.predicate], a, b),
-}
+# The scalar computation of elementwise ops defined without the scalar form
+# (`nn.ElementwiseOp.scalar`), registered with `@scalar_body`: on f32
+# scalars (i1 for booleans), `body(op, *scalars) -> scalar`.
+SCALAR_BODIES: dict[type, Callable[..., ir.Value]] = {}
 
 
 def _lower_elementwise(op: NN.Operation, *operands: ir.Value) -> ir.Value:
+    """One generic whose body is the op's scalar definition, traced."""
     body = SCALAR_BODIES.get(type(op))
-    if body is None:
-        raise PassFailure(f"no lowering to linalg for '{op.op_name()}': register its scalar "
-                          "computation with @nn_to_linalg.scalar_body", op.operation.location)
-    return elementwise(op.result_type, operands, lambda *scalars: body(op, *scalars))
-
-
-def _lower_select(op: nn.SelectOp, cond: ir.Value, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-    return elementwise(op.result_type, [cond, lhs, rhs], arith.select, widen=False)
+    if body is not None:
+        return elementwise(op.result_type, operands, lambda *scalars: body(op, *scalars))
+    tree = op.scalar_tree() if isinstance(op, nn.ElementwiseOp) else None
+    if tree is None:
+        raise PassFailure(f"no lowering to linalg for '{op.op_name()}': define its scalar "
+                          "computation (`def scalar(self, x)`)", op.operation.location)
+    return elementwise(op.result_type, operands,
+                       lambda *scalars: scalar.to_mlir(tree, scalars))
 
 
 def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
@@ -606,7 +567,7 @@ def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
 LOWERINGS: dict[type, Callable[..., Any]] = {
     nn.UnaryElementwiseOp: _lower_elementwise,
     nn.BinaryElementwiseOp: _lower_elementwise,
-    nn.SelectOp: _lower_select,
+    nn.SelectOp: _lower_elementwise,
     nn.CastOp: _lower_cast,
     nn.MatmulOp: _lower_matmul,
     nn.Conv2dOp: _lower_conv2d,
