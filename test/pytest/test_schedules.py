@@ -145,3 +145,18 @@ def test_convolution_schedule_is_a_packed_contraction():
     assert conv.packing.packed_sizes == (0, 0, 32, 0)
     assert conv.threads == (0, 0, 49, 0, 0)
     assert conv.unroll == (8, 2)
+
+
+def test_temporaries_are_reused_across_calls():
+    # The img2col matrix (576 x 3136 floats, 7 MB) and its packed copy are
+    # freed at the end of each call; the next call reuses their memory
+    # instead of faulting in ~3600 fresh pages.
+    import resource
+    f = lamina.compile(conv_source(1, 64, 56, 56, 64, 3, 1, (1, 1, 1, 1)), target="cpu:threads=1")
+    args = f.check_arguments(random_inputs(f.inputs, seed=0))
+    results = f.allocate_results()
+    f.call_with_results(args, results)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(3):
+        f.call_with_results(args, results)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 1000
