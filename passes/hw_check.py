@@ -128,7 +128,10 @@ class KernelChecker:
         """A hardware instruction exists on the architecture (and its PTX)."""
         view = lookup_op(op.name).from_operation(op)
         arch, (major, minor) = view.needs
-        if self.arch.sm < view.sm:
+        if arch.endswith("a") and (self.arch.sm != view.sm or not self.arch.specific):
+            self.error(op, f"'{op.name}' needs {arch} (architecture-specific); the target is "
+                           f"{self.arch.name}")
+        elif self.arch.sm < view.sm:
             self.error(op, f"'{op.name}' needs {arch} or newer; the target is {self.arch.name}")
         elif self.arch.ptx_version < (major, minor):
             self.error(op, f"'{op.name}' needs PTX {major}.{minor}; the target "

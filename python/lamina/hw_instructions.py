@@ -44,9 +44,9 @@ from mlir.dialects import arith, nvvm
 from lamina.dialects import hw
 from lamina.dialects.opdef import MemRefOf, Operand, VerifyError
 
-# The register class of each element type in an inline-assembly constraint.
-CONSTRAINTS = {"i16": "h", "f16": "h", "bf16": "h", "i32": "r", "i64": "l", "f32": "f",
-               "f64": "d"}
+# The register class of each element type an instruction's tiles may have,
+# as inline assembly's constraints write it.
+CONSTRAINTS = {"i16": "h", "f16": "h", "bf16": "h", "i32": "r", "f32": "f"}
 
 
 def Reg(dtype: str) -> MemRefOf:
@@ -83,8 +83,12 @@ class Instruction(hw.RegisterTileOp):
         if not names or names[-1] != "out":
             raise TypeError(f"{cls.__name__}: an instruction's last operand is 'out'")
         dtypes = [cls.operand_dtype(d) for d in cls.operand_decls]
-        expected = ",".join(["=" + CONSTRAINTS.get(dtypes[-1], "?")]
-                            + [CONSTRAINTS.get(t, "?") for t in dtypes[:-1]])
+        for decl, dtype in zip(cls.operand_decls, dtypes):
+            if dtype not in CONSTRAINTS:
+                raise TypeError(f"{cls.__name__}: operand '{decl.name}' is a tile of {dtype}; "
+                                f"instructions take tiles of {', '.join(CONSTRAINTS)}")
+        expected = ",".join(["=" + CONSTRAINTS[dtypes[-1]]]
+                            + [CONSTRAINTS[t] for t in dtypes[:-1]])
         if cls.constraints != expected:
             raise TypeError(f"{cls.__name__}: constraints '{cls.constraints}' do not match the "
                             f"operands' element types ({', '.join(dtypes[:-1])} -> {dtypes[-1]}: "
@@ -128,7 +132,8 @@ class Instruction(hw.RegisterTileOp):
         if value.type == out_type:
             return value
         if isinstance(out_type, ir.IntegerType):
-            return arith.trunci(out_type, value)
+            widen = ir.IntegerType(value.type).width < out_type.width
+            return (arith.extui if widen else arith.trunci)(out_type, value)
         return arith.truncf(out_type, value)
 
     def ptx_element(self, inputs: list[ir.Value], out_type: ir.Type) -> ir.Value:

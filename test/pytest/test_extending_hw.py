@@ -129,3 +129,62 @@ def test_the_last_operand_is_out():
 
             def emulate(x):
                 return x
+
+
+def test_instructions_take_tiles_with_a_register_class():
+    from lamina.dialects.opdef import Operand
+    from lamina.hw_instructions import Instruction, Reg
+
+    with pytest.raises(TypeError, match="operand 'x' is a tile of i8; instructions take tiles "
+                                        "of i16, f16, bf16, i32, f32"):
+        class ByteOp(Instruction, name="byte_tiles"):
+            x: Operand[Reg("i8")]
+            out: Operand[Reg("i32")]
+            ptx = "cvt.u32.u8 $0, $1;"
+            constraints = "=r,c"
+
+            def emulate(x):
+                return x
+
+
+ARCH_SPECIFIC_PLUGIN = '''
+from lamina.dialects.opdef import Operand
+from lamina.hw_instructions import Instruction, Reg
+
+
+class HopperOnlyOp(Instruction, name="hopper_only"):
+    """An instruction of sm_90a only (for the test, a move)."""
+
+    x: Operand[Reg("i32")]
+    out: Operand[Reg("i32")]
+    ptx = "mov.b32 $0, $1;"
+    constraints = "=r,r"
+    needs = ("sm_90a", (8, 0))
+
+    def emulate(x):
+        return x
+'''
+
+ARCH_SPECIFIC_KERNEL = '''func.func @kernel() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<16x32xi32, #gpu.address_space<private>>
+  "hw.hopper_only"(%x, %x) : (memref<16x32xi32, #gpu.address_space<private>>, memref<16x32xi32, #gpu.address_space<private>>) -> ()
+  return
+}
+'''
+
+
+@pytest.mark.parametrize("chip, error", [
+    ("sm_89", "kernel.mlir:3:3: error: 'hw.hopper_only' needs sm_90a (architecture-specific); "
+              "the target is sm_89"),
+    ("sm_90a", None)])
+def test_hw_check_on_an_architecture_specific_instruction(tmp_path, chip, error):
+    (tmp_path / "hopper.py").write_text(ARCH_SPECIFIC_PLUGIN)
+    (tmp_path / "kernel.mlir").write_text(ARCH_SPECIFIC_KERNEL)
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "lamina-opt"),
+                             "kernel.mlir", "--load-plugin=hopper.py", f"--hw-check=chip={chip}"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    if error is None:
+        assert result.returncode == 0 and '"hw.hopper_only"' in result.stdout, result.stderr
+    else:
+        assert result.returncode == 1 and error in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
