@@ -11,12 +11,15 @@ the vector registers its register tile (mr rows), `unroll` the vector
 length of loop nests, and the thread count how finely the thread loop
 splits the work. Tuning varies these per group, keeps the variants whose
 schedules differ, compiles the whole program with each (the other groups
-at their best so far) and times it on random inputs (the median of
-several calls). The default schedule is the first candidate, and a
-variant replaces the best only when it is more than `MARGIN` faster, so
-the default wins ties and a tuned program is never slower than the default
-on the search's own measurements. Candidates are tried group by group
-until the time is spent.
+at their best so far) and times it on random inputs (the shortest of
+several calls: other processes only ever add time), each candidate right
+beside the best program so far, since the machine's load changes. The
+default schedule is the first candidate, and a variant replaces the best
+only when it is more than `MARGIN` faster than it, so the default wins
+ties; at the end the tuned program is timed once more beside the default
+and its variants are dropped unless it is faster. A tuned program is thus
+never slower than the default on the search's own measurements.
+Candidates are tried round robin over the groups until the time is spent.
 
 The chosen model of each group is stored as `tuning/KEY.json` in the cache
 directory (lamina.cache), with the times of every candidate; KEY hashes
@@ -35,7 +38,6 @@ import hashlib
 import json
 import os
 import re
-import statistics
 import time
 from dataclasses import dataclass, field, replace
 
@@ -50,10 +52,12 @@ MARGIN = 0.03
 
 @dataclass
 class Candidate:
-    """One model tried for a group, with the program's median time."""
+    """One model tried for a group: the program's time with it, and the
+    time of the best program so far, timed right after it."""
 
     model: CPUModel
     seconds: float
+    best_seconds: float
 
 
 @dataclass
@@ -71,31 +75,39 @@ class GroupTuning:
     def default_seconds(self) -> float:
         return self.candidates[0].seconds
 
-    @property
-    def best_seconds(self) -> float:
-        return min(c.seconds for c in self.candidates if c.model == self.chosen)
-
     def describe(self) -> str:
-        changes = _changes(self.default, self.chosen) or "the default"
+        chosen = next(c for c in self.candidates if c.model == self.chosen)
+        changes = _changes(self.default, self.chosen)
+        if not changes:
+            return (f"{self.name}: {len(self.candidates)} candidate(s), chose the default: "
+                    f"{chosen.seconds * 1e3:.3f} ms")
         return (f"{self.name}: {len(self.candidates)} candidate(s), chose {changes}: "
-                f"{self.best_seconds * 1e3:.3f} ms (default {self.default_seconds * 1e3:.3f} ms)")
+                f"{chosen.seconds * 1e3:.3f} ms (the best before it "
+                f"{chosen.best_seconds * 1e3:.3f} ms)")
 
 
 @dataclass
 class TuningReport:
     """What `tune` measured and chose (`choices`: group key -> model, for
-    `applied`)."""
+    `applied`). `best_seconds` and `default_seconds` are the tuned and the
+    default program timed side by side at the end (both the default's first
+    time when no variant won the search); `dropped` says that variants won
+    the search but not that last comparison."""
 
     seconds_spent: float
     default_seconds: float
     best_seconds: float
     groups: list[GroupTuning]
     choices: dict[str, CPUModel] = field(default_factory=dict)
+    dropped: bool = False
 
     def describe(self) -> str:
         lines = [f"tuned {len(self.groups)} group(s) in {self.seconds_spent:.1f} s: "
                  f"{self.best_seconds * 1e3:.3f} ms, default {self.default_seconds * 1e3:.3f} ms "
                  f"({self.default_seconds / self.best_seconds:.2f}x)"]
+        if self.dropped:
+            lines.append("  (the variants that won the search were not faster than the default "
+                         "when timed again, and are dropped)")
         return "\n".join(lines + ["  " + g.describe() for g in self.groups])
 
 
@@ -248,7 +260,7 @@ def variants(group: Group, model: CPUModel) -> list[CPUModel]:
 
 
 def measure(function, arrays, budget: float = 0.25, least: int = 5) -> float:
-    """The median time of calls of `function` on `arrays` (after one call
+    """The shortest time of calls of `function` on `arrays` (after one call
     to warm up): at least `least` calls, more while within `budget` seconds."""
     function(*arrays)
     times = []
@@ -257,7 +269,7 @@ def measure(function, arrays, budget: float = 0.25, least: int = 5) -> float:
         begin = time.perf_counter()
         function(*arrays)
         times.append(time.perf_counter() - begin)
-    return statistics.median(times)
+    return min(times)
 
 
 def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeline=None):
@@ -290,13 +302,13 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
     baseline = measure(function, arrays)
     groups = list(session.recorded.values())
     for tuning in groups:
-        tuning.candidates.append(Candidate(tuning.default, baseline))
+        tuning.candidates.append(Candidate(tuning.default, baseline, baseline))
         tuning.chosen = tuning.default
     # Round robin over the groups, so that a short budget reaches each.
     plan = [(tuning, model) for position in range(max((len(v) for v in session.variants.values()),
                                                       default=0))
             for tuning in groups for model in session.variants[tuning.key][position:position + 1]]
-    best = baseline
+    best_function = function
     choices: dict[str, CPUModel] = {}
     longest = time.perf_counter() - start
     with progress_bar(total=len(plan), description="tune", unit="candidate") as bar:
@@ -306,25 +318,28 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
             began = time.perf_counter()
             trial = _Session({**choices, tuning.key: model})
             candidate = compile_with(trial)
+            # Timed beside the best so far: the machine's load changes.
             elapsed = measure(candidate, arrays)
-            tuning.candidates.append(Candidate(model, elapsed))
+            best = measure(best_function, arrays)
+            tuning.candidates.append(Candidate(model, elapsed, best))
             if elapsed < best * (1 - MARGIN):
-                best = elapsed
+                best_function = candidate
                 choices[tuning.key] = model
                 tuning.chosen = model
             longest = max(longest, time.perf_counter() - began)
             bar.update(1)
+    final, dropped = (baseline, baseline), False
     if choices:
         # Confirmed against the default side by side, so that noise in one
         # measurement cannot make the tuned program the slower one.
-        with applied(choices):
-            confirmed = measure(compile_with(_Session(choices)), arrays)
+        confirmed = measure(best_function, arrays)
         default = measure(function, arrays)
+        final = (confirmed, default)
         if confirmed >= default:
             choices.clear()
             for tuning in groups:
                 tuning.chosen = tuning.default
-            best = baseline
+            final, dropped = (default, default), True
     for tuning in groups:
         store_choice(tuning)
     if choices or (pipeline is not None and pipeline.observers):
@@ -333,8 +348,8 @@ def tune(module, target, entry: str | None = None, seconds: float = 30.0, pipeli
             tuned = target.compile(module, entry=entry, pipeline=pipeline)
     else:
         tuned = function
-    tuned.tuning = TuningReport(time.perf_counter() - start, baseline, best, groups,
-                                dict(choices))
+    tuned.tuning = TuningReport(time.perf_counter() - start, final[1], final[0], groups,
+                                dict(choices), dropped)
     return tuned
 
 

@@ -53,14 +53,16 @@ def test_tuned_program_matches_numpy_and_is_never_slower(cache):
     assert report.groups and sum(len(g.candidates) for g in report.groups) >= 2
     for group in report.groups:
         # The default is measured first; a variant is chosen only when it
-        # beat the best so far by the margin.
+        # beat the best so far, timed beside it, by the margin.
         assert group.candidates[0].model == group.default
-        assert group.chosen in [c.model for c in group.candidates]
-        assert group.best_seconds <= group.default_seconds
+        chosen = [c for c in group.candidates if c.model == group.chosen]
+        assert len(chosen) == 1
         if group.chosen != group.default:
-            chosen = [c.seconds for c in group.candidates if c.model == group.chosen]
-            assert min(chosen) < group.default_seconds * (1 - MARGIN)
+            assert chosen[0].seconds < chosen[0].best_seconds * (1 - MARGIN)
+    # Timed side by side at the end: kept variants were faster.
     assert report.best_seconds <= report.default_seconds
+    if report.choices:
+        assert report.best_seconds < report.default_seconds
     assert len(list((cache / "tuning").glob("*.json"))) == len(report.groups)
 
 
