@@ -5,16 +5,18 @@ of one shape: `out[i, j] = instruction(x[i, j], y[i, j], ...)`. Its class
 (a subclass of `Instruction` in the hw dialect) declares everything Lamina
 needs to check it, run it on the CPU and reach PTX:
 
-* its operands: register tiles (`Reg("i32")`), the instruction's inputs in
-  the order of its PTX operands, then `out`, which receives its result;
+* its operands: register tiles (`Reg("i32")`; i16, i32, f16, bf16 or
+  f32), the instruction's inputs in the order of its PTX operands, then
+  `out`, which receives its result;
 * `ptx`: the instruction as CUDA's inline assembly writes it, `$0` the
   result and `$1`, `$2`, ... the inputs, and `constraints`, the operands'
   register classes (`"=h,f,f"`: a 16-bit result from two f32 inputs),
   which must agree with the element types (checked when the class is
   defined);
 * `needs`: the oldest architecture that has the instruction and the PTX
-  version that introduced it (`("sm_89", (7, 8))`); `hw-check` reports the
-  op on an older target, before anything reaches LLVM;
+  version that introduced it (`("sm_89", (7, 8))`; an architecture-specific
+  one such as `sm_90a` means that architecture only); `hw-check` reports
+  the op on any other target, before anything reaches LLVM;
 * `emulate`: the instruction on one element, a Python function of the
   inputs written with Python's operators and `where` and `bits` from this
   module. Integers are unsigned 32-bit values (narrower ones zero
