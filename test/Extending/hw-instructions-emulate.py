@@ -41,7 +41,8 @@ def program(instruction: str, inputs: list[str], out: str, rows: int) -> str:
              for i in range(n)]
     body.append(f'  "hw.{instruction}"({", ".join(f"%r{i}" for i in range(n + 1))}) : '
                 f'({", ".join(regs)}) -> ()')
-    body.append(f'  "hw.copy"(%r{n}, %arg{n}, %row, %c0) : ({regs[n]}, {glob[n]}, index, index) -> ()')
+    body.append(f'  "hw.copy"(%r{n}, %arg{n}, %row, %c0) : ({regs[n]}, {glob[n]}, index, '
+                'index) -> ()')
     return f"""
 func.func @main({args}) {{
   "hw.launch"({names}) {{kernel = @kernel, grid = array<i64: {rows // ROWS}>, block = array<i64: 128>}} : ({", ".join(glob)}) -> ()
