@@ -854,13 +854,35 @@ class AvgPool2dOp(Pool2dOp, name="avg_pool2d"):
 
 class ReductionOp(NN.Operation):
     """Base of reductions over `axes` (negative allowed); `keepdims` keeps
-    the reduced dims as size 1."""
+    the reduced dims as size 1.
+
+    A subclass states its fold in the scalar form of `lamina.scalar`: the
+    accumulator's start (`identity`), the step (`combine(self, acc, x)`:
+    `acc + x`, `acc * x`, `maximum(acc, x)` or `minimum(acc, x)`) and what
+    becomes of the total (`finish(self, total, count)`, by default the
+    total). f16 and bf16 accumulate in f32 and round once at the end; the
+    NumPy reference and the linalg lowering both come from these."""
 
     x: Operand
     result: Result
     axes: I64ArrayAttr
     keepdims: BoolAttr = False
     fusion_kind = REDUCTION
+    identity = 0.0
+
+    def combine(self, acc, x):
+        raise NotImplementedError(f"{self.op_name()} has no combining step")
+
+    def finish(self, total, count: int):
+        return total
+
+    def combine_kind(self) -> str:
+        """The fold's step: add, mul, maximum or minimum."""
+        return scalar.combine_kind(scalar.trace(self.combine, 2))
+
+    def finish_tree(self, count: int) -> "scalar.Scalar":
+        """`finish` traced on the total, for `count` folded elements."""
+        return scalar.trace(lambda total: self.finish(total, count), 1)
 
     def normalized_axes(self, rank: int) -> tuple[int, ...]:
         axes = tuple(_normalize_axis(a, rank, "reduction axis") for a in self.axes)
@@ -893,7 +915,12 @@ class ReductionOp(NN.Operation):
 
     def reference(self, x):
         axes = self.normalized_axes(x.ndim)
-        return self.compute(_compute(x), axes).astype(x.dtype)
+        return np.asarray(self.compute(_compute(x), axes)).astype(x.dtype)
+
+    def compute(self, x, axes):
+        total = scalar.reduce_numpy(self.combine_kind(), x, axes, self.keepdims)
+        count = math.prod(x.shape[a] for a in axes)
+        return scalar.evaluate(self.finish_tree(count), [total])
 
 
 class ReduceSumOp(ReductionOp, name="reduce_sum"):
@@ -902,8 +929,8 @@ class ReduceSumOp(ReductionOp, name="reduce_sum"):
     Example: %s = "nn.reduce_sum"(%x) {axes = array<i64: -1>} : (tensor<2x8xf32>) -> tensor<2xf32>
     """
 
-    def compute(self, x, axes):
-        return np.sum(x, axis=axes, keepdims=self.keepdims)
+    def combine(self, acc, x):
+        return acc + x
 
 
 class ReduceMaxOp(ReductionOp, name="reduce_max"):
@@ -912,8 +939,10 @@ class ReduceMaxOp(ReductionOp, name="reduce_max"):
     Example: %s = "nn.reduce_max"(%x) {axes = array<i64: 0>, keepdims = true} : (tensor<2x8xf32>) -> tensor<1x8xf32>
     """
 
-    def compute(self, x, axes):
-        return np.max(x, axis=axes, keepdims=self.keepdims)
+    identity = float("-inf")
+
+    def combine(self, acc, x):
+        return maximum(acc, x)
 
 
 class ReduceMinOp(ReductionOp, name="reduce_min"):
@@ -922,8 +951,10 @@ class ReduceMinOp(ReductionOp, name="reduce_min"):
     Example: %s = "nn.reduce_min"(%x) {axes = array<i64: 1>} : (tensor<2x8xf32>) -> tensor<2xf32>
     """
 
-    def compute(self, x, axes):
-        return np.min(x, axis=axes, keepdims=self.keepdims)
+    identity = float("inf")
+
+    def combine(self, acc, x):
+        return minimum(acc, x)
 
 
 class ReduceMeanOp(ReductionOp, name="reduce_mean"):
@@ -932,8 +963,11 @@ class ReduceMeanOp(ReductionOp, name="reduce_mean"):
     Example: %s = "nn.reduce_mean"(%x) {axes = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<f32>
     """
 
-    def compute(self, x, axes):
-        return np.mean(x, axis=axes, keepdims=self.keepdims)
+    def combine(self, acc, x):
+        return acc + x
+
+    def finish(self, total, count):
+        return total / count
 
 
 # ---------------------------------------------------------------------------

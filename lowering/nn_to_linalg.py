@@ -278,7 +278,6 @@ class _Reduction:
 # maximumf/minimumf propagate NaN, as NumPy's max and min do.
 _SUM = _Reduction(0.0, arith.addf)
 _MAX = _Reduction(float("-inf"), arith.maximumf)
-_MIN = _Reduction(float("inf"), arith.minimumf)
 
 
 def _reduce(domain: Shape, reduced: Sequence[int], operands: Sequence[ir.Value | Indexed],
@@ -393,26 +392,22 @@ def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
 # Reductions and normalisations.
 
 
-# nn.reduce_mean divides the sum by the count afterwards.
-REDUCTIONS: dict[type, _Reduction] = {
-    nn.ReduceSumOp: _SUM,
-    nn.ReduceMeanOp: _SUM,
-    nn.ReduceMaxOp: _MAX,
-    nn.ReduceMinOp: _MIN,
-}
-
-
 def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
+    """The fold and the finishing step of the op's scalar definition: an
+    f32 accumulator, rounded once."""
     result = op.result_type
     domain = _shape(x)
     axes = op.normalized_axes(len(domain))
-    total = _reduce(domain, axes, [x], REDUCTIONS[type(op)])
+    step = scalar.trace(op.combine, 2)
+    op.combine_kind()  # a step that NumPy's reduce agrees with
+    fold = _Reduction(op.identity, lambda value, acc: scalar.to_mlir(step, [acc, value]))
+    total = _reduce(domain, axes, [x], fold)
     kept = TensorType(_kept(domain, axes), result.dtype)
-    if isinstance(op, nn.ReduceMeanOp):
-        count = float(prod(domain[a] for a in axes))
-        value = elementwise(kept, [total], lambda s: arith.divf(s, constant(count)))
-    else:
+    finish = op.finish_tree(prod(domain[a] for a in axes))
+    if finish.kind == "arg":
         value = _narrow(total, kept)
+    else:
+        value = elementwise(kept, [total], lambda s: scalar.to_mlir(finish, [s]))
     # keepdims: the reduced dims come back as size 1.
     return _reshape(value, result.shape)
 
@@ -476,6 +471,10 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
     batch = tuple(batch)
     size = prod(batch)
     scale = op.scale if op.scale is not None else 1.0 / sqrt(depth)
+    # Without a mask or causality and with a positive scale, the row
+    # maximum of the raw scores is the scaled one's over the scale: the
+    # scale is applied inside exp, and the scores get no pass of their own.
+    scale_in_exp = mask is None and not op.causal and scale > 0
 
     # Scores q k^T: k is read transposed through the indexing map.
     b, i, j, c = (ir.AffineDimExpr.get(d) for d in range(4))
@@ -498,12 +497,15 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
             value = arith.select(hidden, constant(float("-inf")), value)
         return value
 
-    logits = elementwise(TensorType(domain, "f32"),
-                          [scores] + ([mask] if mask is not None else []), logit)
+    logits = scores if scale_in_exp else elementwise(
+        TensorType(domain, "f32"), [scores] + ([mask] if mask is not None else []), logit)
     rows = (rank - 1,)
     peak = _reduce(domain, rows, [logits], _MAX)
-    weights = elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)],
-                           lambda s, m: math.exp(arith.subf(s, m)))
+    def shifted(s: ir.Value, m: ir.Value) -> ir.Value:
+        difference = arith.subf(s, m)
+        return math.exp(arith.mulf(difference, constant(scale)) if scale_in_exp else difference)
+
+    weights = elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)], shifted)
     total = _reduce(domain, rows, [weights], _SUM)
     # Normalising after the product with v divides Sq x Dv values instead
     # of Sq x Sk.
