@@ -160,3 +160,20 @@ def test_temporaries_are_reused_across_calls():
     for _ in range(3):
         f.call_with_results(args, results)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 1000
+
+
+ATTENTION = """
+func.func @main(%q: tensor<2x40x16xf32>, %k: tensor<2x72x16xf32>, %v: tensor<2x72x24xf32>) -> tensor<2x40x24xf32> {{
+  %0 = "nn.attention"(%q, %k, %v) {{{attributes}}} : (tensor<2x40x16xf32>, tensor<2x72x16xf32>,
+      tensor<2x72x24xf32>) -> tensor<2x40x24xf32>
+  return %0 : tensor<2x40x24xf32>
+}}
+"""
+
+
+# A positive scale is applied inside exp (the row maximum taken on the raw
+# scores); a negative one, causality and masks scale the scores first.
+@pytest.mark.parametrize("attributes", ["", "scale = 3.0 : f32", "scale = -0.7 : f32",
+                                        "causal = true"])
+def test_kept_attention(attributes):
+    check(ATTENTION.format(attributes=attributes), threads=2, seed=3)
