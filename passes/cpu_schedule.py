@@ -1,7 +1,10 @@
 """--cpu-schedule: a schedule for every fusion group and linalg op, appended
 to the module as a transform-dialect script.
 
-For each function, the linalg ops on tensors are grouped (the fusion
+Static NCHW convolutions are first rewritten by upstream's img2col
+transform into a gather of their input windows and a multiply-add
+contraction (`lamina.schedules.convolution`). Then, for each function,
+the linalg ops on tensors are grouped (the fusion
 groups that `nn-inline-fused` marked; otherwise each op with the fills
 that initialise it), and the cost model of `lamina.schedules` chooses a
 `Schedule` for each group: contractions are packed, tiled for the caches
@@ -14,8 +17,9 @@ nested `module @lamina_schedule attributes {transform.with_named_sequence}`
 at the end of the module, which `cpu-apply-schedule` runs.
 
 Expects linalg on statically shaped tensors (ops it cannot analyse are
-left unscheduled). Guarantees: the payload is unchanged apart from the
-tags; the script's entry is `@__transform_main`.
+left unscheduled). Guarantees: the payload computes the same values,
+unchanged apart from the tags and the convolutions' rewrite; the script's
+entry is `@__transform_main`.
 """
 
 from __future__ import annotations
