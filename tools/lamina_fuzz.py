@@ -32,6 +32,7 @@ import time
 from collections import Counter
 
 from lamina.diagnostics import UsageError, run_tool
+from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.progress import note, progress_bar
 
 KINDS = {"mismatch": "mismatches", "error": "errors", "crash": "crashes", "timeout": "timeouts",
@@ -66,6 +67,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mutate", nargs="+", default=None, metavar="FILE",
                         help="mutation fuzzing of the tools over these valid files")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+    add_plugin_arguments(parser)
     return parser
 
 
@@ -91,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     _check_options(options)
+    # Before the children fork: they inherit the plugins' ops, which the
+    # generator draws like the built-in ones.
+    load_plugins(options.plugins)
     from lamina.fuzz_check import configurations
     if options.list_configs:
         for configuration in configurations():
@@ -116,7 +121,9 @@ def _one_program(options, chosen, say) -> int:
     warm_up()
     program = generate_program(options.program, max_ops=options.max_ops)
     if options.print_program:
-        sys.stdout.write(program.text(header=f"// lamina-fuzz --program {options.program}\n"))
+        plugins = "".join(f" --load-plugin={path}" for path in options.plugins)
+        sys.stdout.write(program.text(
+            header=f"// lamina-fuzz --program {options.program}{plugins}\n"))
         return 0
     verdicts = check_in_child(program, 0, [_every(c) for c in chosen], options.timeout)
     for verdict in verdicts:

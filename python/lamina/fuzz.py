@@ -517,6 +517,32 @@ RULES.update({
     "nn.reshape": _reshape, "nn.broadcast_to": _broadcast_to, "nn.concat": _concat,
     "nn.slice": _slice, "nn.pad": _pad, "arith.constant": _constant,
 })
+
+
+def plugin_unary_ops() -> tuple[str, ...]:
+    """The unary elementwise nn ops defined in the scalar form besides
+    Lamina's own: those of the plugins loaded (`--load-plugin`), which the
+    generator draws with the built-in unary ops; their rule is `_unary`."""
+    from lamina.dialects import nn
+    found = tuple(sorted(name for name, op_class in nn.NN.ops.items()
+                         if issubclass(op_class, nn.UnaryElementwiseOp)
+                         and op_class.scalar is not None and name not in UNARY))
+    for name in found:
+        RULES.setdefault(f"nn.{name}", _unary)
+    return found
+
+
+def plugin_range(kind: str, lo: float, hi: float) -> tuple[float, float]:
+    """The range of a plugin op's values on [lo, hi], from its NumPy
+    reference (the scalar form) on 1025 points of it, in float64."""
+    import numpy as np
+    from lamina.dialects.opdef import lookup_op
+    values = lookup_op(f"nn.{kind}").detached().reference(np.linspace(lo, hi, 1025))
+    if not np.isfinite(values).all():
+        raise Invalid(f"nn.{kind} is not finite on [{lo}, {hi}]")
+    return float(values.min()), float(values.max())
+
+
 # The nn ops the generator does not make: fusion groups come from nn-fuse.
 NOT_GENERATED = ("nn.fused",)
 
@@ -586,6 +612,7 @@ class Generator:
         self.ops: list[Op] = []
         self.counter = 0
         self.uses: dict[str, int] = {}
+        self.unary_kinds = UNARY + plugin_unary_ops()
 
     # -- names, sizes, inputs --------------------------------------------------
 
@@ -731,8 +758,12 @@ class Generator:
     # -- op families -----------------------------------------------------------
 
     def unary(self):
-        kind = self.rng.choice(UNARY)
+        kind = self.rng.choice(self.unary_kinds)
         v = self.operand()
+        if kind not in UNARY:
+            v = self.bounded(v, 8.0)
+            self.emit(f"nn.{kind}", [v], *plugin_range(kind, v.lo, v.hi))
+            return
         if kind in ("log", "sqrt", "rsqrt"):
             v = self.positive(v, 0.25)
         elif kind == "exp":
