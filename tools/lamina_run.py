@@ -6,6 +6,7 @@
     lamina-run model.mlir --load-plugin=my_ops.py --random --check
     lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
     lamina-run model.mlir --random --check --bench --report=report.html
+    lamina-run model.mlir --random --check --tune=30
     mpiexec -n 2 lamina-run sharded.mlir --distributed --random --check
 
 `mpiexec -n N lamina-run FILE --distributed` runs a program sharded over a
@@ -29,7 +30,10 @@ reference interpreter of the nn program and reports the worst error against
 the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
 the only public function. `--report=FILE.html` writes the pipeline report
-(lamina.report) with the check and benchmark numbers. Errors print as
+(lamina.report) with the check and benchmark numbers. `--tune=SECONDS`
+first searches faster schedules (lamina.tuning) and prints what it
+measured and chose on stderr; a second run of the same program loads it
+from the cache of compiled programs (lamina.cache). Errors print as
 `FILE:LINE:COL: error:`, the exit code is 1, and no output file is written.
 """
 

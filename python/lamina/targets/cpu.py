@@ -226,7 +226,8 @@ class CPUTarget(Target):
         """The JIT-compiled function `entry`. A sharded program runs whole
         in this process (its shardings erased: `nn-shard-erase` replaces
         `nn-shard-partition`) unless `distributed`, where it is one rank's
-        partition calling MPI (see lamina.sharding)."""
+        partition calling MPI (see lamina.sharding). Compiled programs are
+        cached, so a second compile of the same one loads it (lamina.cache)."""
         pipeline = (pipeline or self.pipeline()).copy()
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
