@@ -17,8 +17,11 @@ same `_mlir_ciface_` function. Its key is a hash of the module without
 its locations, the entry, the target (triple, CPU, features, threads,
 optimisation level), the pipeline's passes and options, the tuning
 cache's entries, Lamina (its version and the sizes and times of its
-sources) and the loaded plugins. Programs compiled with pipeline
-observers (reports) or for distributed runs are not cached.
+sources) and the files of any code outside Lamina that defines dialects,
+ops, passes or lowerings (plugins, a user's modules). Programs compiled
+with pipeline observers (reports) or for distributed runs, and programs
+compiled while such definitions come from code without a file (typed at
+a prompt), are not cached.
 
 Every entry is written to a temporary file and renamed into place, the
 library before its record (`KEY.json`, with the library's SHA-256): a
@@ -37,6 +40,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from typing import Callable, Sequence
@@ -87,19 +91,24 @@ def package_version() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def lamina_version() -> str:
-    """Lamina's package version and a digest of its sources' paths, sizes
-    and modification times, so that a changed compiler never loads what an
-    earlier one cached."""
+def _source_roots() -> tuple[str, ...]:
+    """The directories of Lamina's packages."""
     import lamina
     import lamina.dialects
     import lamina.lowering
     import lamina.passes
-    version = package_version()
-    digest = hashlib.sha256(version.encode())
-    roots = sorted({os.path.realpath(p) for package in (lamina, lamina.dialects, lamina.lowering,
-                                                         lamina.passes) for p in package.__path__})
-    for root in roots:
+    return tuple(sorted({os.path.realpath(p) for package in (lamina, lamina.dialects,
+                                                             lamina.lowering, lamina.passes)
+                         for p in package.__path__}))
+
+
+@functools.lru_cache(maxsize=None)
+def lamina_version() -> str:
+    """Lamina's package version and a digest of its sources' paths, sizes
+    and modification times, so that a changed compiler never loads what an
+    earlier one cached."""
+    digest = hashlib.sha256(package_version().encode())
+    for root in _source_roots():
         for directory, subdirs, files in os.walk(root):
             subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
             for name in sorted(files):
@@ -107,17 +116,41 @@ def lamina_version() -> str:
                     stat = os.stat(os.path.join(directory, name))
                     digest.update(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n"
                                   .encode())
-    return f"{version}+{digest.hexdigest()[:16]}"
+    return f"{package_version()}+{digest.hexdigest()[:16]}"
 
 
-def _plugins() -> str:
-    from lamina.plugins import _LOADED
+def user_definitions() -> str | None:
+    """The files, with their sizes and times, of the code outside Lamina
+    that defines dialects, ops, passes or lowerings (a plugin, a user's
+    module); None when some of it has no file (typed at a prompt), so
+    that what it compiles cannot be cached."""
+    from lamina.dialects.opdef import registered_dialects
+    from lamina.pass_registry import REGISTRY
+    definitions = list(REGISTRY.values())
+    # Lowering tables of the modules loaded so far (one not loaded has no
+    # user's entries).
+    for name in ("nn_to_linalg", "hw_to_loops", "hw_to_nvgpu"):
+        lowering = sys.modules.get(f"lamina.lowering.{name}")
+        for table in ("LOWERINGS", "SCALAR_BODIES"):
+            definitions += list(getattr(lowering, table, {}).values())
+    for dialect in registered_dialects():
+        definitions += [dialect] + list(dialect.ops.values()) + list(dialect.types.values())
+    roots = tuple(root + os.sep for root in _source_roots())
+    files = set()
+    for module_name in {getattr(d, "__module__", None) for d in definitions}:
+        path = getattr(sys.modules.get(module_name), "__file__", None)
+        if path is None:
+            return None
+        path = os.path.realpath(path)
+        if not path.startswith(roots):
+            files.add(path)
     lines = []
-    for path in sorted(_LOADED):
+    for path in sorted(files):
         try:
-            lines.append(f"{path}:{os.stat(path).st_mtime_ns}")
+            stat = os.stat(path)
         except OSError:
-            lines.append(path)
+            return None
+        lines.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\n".join(lines)
 
 
@@ -151,12 +184,16 @@ def write_atomically(path: str, data: bytes) -> None:
 
 
 def program_key(module: ir.Module, entry: str | None, target_description: str,
-                pipeline_text: str, directory: str) -> str:
-    """The key of a compiled program (see the module docstring)."""
+                pipeline_text: str, directory: str) -> str | None:
+    """The key of a compiled program (see the module docstring); None when
+    it cannot be cached (see `user_definitions`)."""
+    definitions = user_definitions()
+    if definitions is None:
+        return None
     text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True)
     digest = hashlib.sha256()
     for part in (f"format {FORMAT}", lamina_version(), target_description, f"entry {entry}",
-                 pipeline_text, _plugins(), _tuning_state(directory), text):
+                 pipeline_text, definitions, _tuning_state(directory), text):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
@@ -252,6 +289,8 @@ def cached_compile(module: ir.Module, entry: str | None, target_description: str
     if isinstance(module, str):
         module = parse(module)
     key = program_key(module, entry, target_description, str(pipeline), directory)
+    if key is None:
+        return compile()
     loaded = load_program(directory, key, module, entry, start)
     if loaded is not None:
         return loaded

@@ -109,3 +109,18 @@ def test_lamina_cache_0_writes_nothing(cache, monkeypatch):
     compiled = lamina.compile(PROGRAM, target=TARGET)
     assert isinstance(compiled.engine, ExecutionEngine)
     assert not os.listdir(cache)
+
+
+def test_code_outside_lamina_that_defines_passes_is_part_of_the_key(cache, monkeypatch):
+    from lamina.cache import user_definitions
+    from lamina.pass_registry import REGISTRY
+    before = user_definitions()
+    user_pass = type("UserPass", (), {"__module__": __name__})
+    monkeypatch.setitem(REGISTRY, "user-pass", user_pass)
+    assert os.path.realpath(__file__) in user_definitions() != before
+    # Defined where no file says what it is: nothing is cached.
+    typed = type("TypedPass", (), {"__module__": "__typed_at_a_prompt__"})
+    monkeypatch.setitem(REGISTRY, "typed-pass", typed)
+    assert user_definitions() is None
+    lamina.compile(PROGRAM, target=TARGET)
+    assert not (cache / "programs").exists()
