@@ -165,13 +165,14 @@ def load_choice(key: str) -> CPUModel | None:
 
 
 def store_choice(tuning: GroupTuning) -> None:
+    """Records the model chosen for a group, with every candidate's times."""
     directory = cache_dir()
     if directory is None:
         return
     record = {"name": tuning.name, "model": dataclasses.asdict(tuning.chosen),
               "default": dataclasses.asdict(tuning.default),
-              "candidates": [{"model": dataclasses.asdict(c.model), "seconds": c.seconds}
-                             for c in tuning.candidates]}
+              "candidates": [{"model": dataclasses.asdict(c.model), "seconds": c.seconds,
+                              "best_seconds": c.best_seconds} for c in tuning.candidates]}
     try:
         write_atomically(_entry_path(directory, tuning.key), json.dumps(record, indent=1).encode())
     except OSError:
@@ -195,12 +196,13 @@ _session: _Session | None = None
 
 
 @contextlib.contextmanager
-def applied(choices: dict[str, CPUModel], recorded: _Session | None = None):
-    """Schedules compiled inside use `choices` (group key -> model) and the
-    default model for the other groups; the tuning cache is not read."""
+def applied(choices: dict[str, CPUModel], session: _Session | None = None):
+    """Schedules compiled inside use `choices` (group key -> model), or
+    those of `session`, and the default model for the other groups; the
+    tuning cache is not read."""
     global _session
     previous = _session
-    _session = recorded or _Session(dict(choices))
+    _session = session or _Session(dict(choices))
     try:
         yield _session
     finally:
