@@ -27,7 +27,7 @@ Every entry is written to a temporary file and renamed into place, the
 library before its record (`KEY.json`, with the library's SHA-256): a
 reader sees whole entries or none. An entry whose record is unreadable or
 whose library does not match it or does not load is ignored and
-replaced.
+replaced. Beyond `LIMIT_BYTES` of programs, the least recently used go.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ from lamina.parsing import parse
 from lamina.runtime import ArrayFunction, CompiledFunction, entry_signature
 
 FORMAT = 1
+LIMIT_BYTES = 1 << 30
+"""Compiled programs beyond this total size are removed, least recently
+used first, down to three quarters of it."""
 
 
 _suspended = 0
@@ -240,6 +243,8 @@ def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
         library = LoadedLibrary(library_path)
         if not library.raw_lookup("_mlir_ciface_" + name):
             return None
+        with contextlib.suppress(OSError):
+            os.utime(record_path)  # used now (see `evict`)
         return CompiledFunction(library, name, inputs, results, None, time.perf_counter() - start)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -272,9 +277,35 @@ def store_program(directory: str, key: str, engine, name: str,
             record = {"entry": name, "sha256": hashlib.sha256(data).hexdigest(),
                       "lamina": lamina_version()}
             write_atomically(os.path.join(programs, key + ".json"), json.dumps(record).encode())
+        evict(programs)
         return True
     except (OSError, RuntimeError):
         return False
+
+
+def evict(programs: str, limit: int = LIMIT_BYTES) -> None:
+    """Removes the least recently used programs (by their records' times)
+    while they take more than `limit` bytes, down to three quarters of it."""
+    entries = {}
+    total = 0
+    for entry in os.scandir(programs):
+        key, _, suffix = entry.name.partition(".")
+        if suffix not in ("so", "json") or not key:
+            continue
+        stat = entry.stat()
+        total += stat.st_size
+        used, size = entries.get(key, (0, 0))
+        entries[key] = (max(used, stat.st_mtime_ns if suffix == "json" else 0),
+                        size + stat.st_size)
+    if total <= limit:
+        return
+    for key, (_, size) in sorted(entries.items(), key=lambda item: item[1][0]):
+        for suffix in (".json", ".so"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(programs, key + suffix))
+        total -= size
+        if total <= limit * 3 // 4:
+            break
 
 
 def cached_compile(module: ir.Module, entry: str | None, target_description: str,

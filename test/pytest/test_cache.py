@@ -124,3 +124,18 @@ def test_code_outside_lamina_that_defines_passes_is_part_of_the_key(cache, monke
     assert user_definitions() is None
     lamina.compile(PROGRAM, target=TARGET)
     assert not (cache / "programs").exists()
+
+
+def test_least_recently_used_programs_go_beyond_the_limit(cache):
+    from lamina.cache import evict
+    programs = cache / "programs"
+    programs.mkdir()
+    for index in range(4):
+        (programs / f"{index:064x}.so").write_bytes(b"\0" * 1000)
+        (programs / f"{index:064x}.json").write_text("{}")
+        os.utime(programs / f"{index:064x}.json", ns=(index * 10**9, index * 10**9))
+    evict(str(programs), limit=10_000)
+    assert len(entries(cache)) == 4
+    evict(str(programs), limit=3_000)
+    assert [p.name[:64] for p in entries(cache)] == [f"{i:064x}" for i in (2, 3)]
+    assert len(entries(cache, ".json")) == 2
