@@ -6,6 +6,12 @@
 // RUN: lamina-opt %s --cpu-schedule='threads=2' | FileCheck %s
 // RUN: lamina-opt %s --cpu-schedule='threads=2' --cpu-apply-schedule --canonicalize | FileCheck %s --check-prefix=TILED
 
+// The rewrite refuses dilations: that convolution stays one, the others
+// of the module are rewritten.
+// CHECK-LABEL: func.func @dilated
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}dilations = dense<2>
+// CHECK-NOT: lamina.img2col
+
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: linalg.fill {{.*}} -> tensor<1x16x256xf32>
@@ -35,6 +41,14 @@
 // TILED: scf.for {{.*}} -> (vector<1x8x1x32xf32>)
 // TILED: vector.contract
 // TILED-NOT: transform.
+
+func.func @dilated(%x: tensor<1x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x14x14xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x18x18xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %c : tensor<1x16x14x14xf32>
+}
 
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #bias = affine_map<(d0, d1, d2, d3) -> (d1)>

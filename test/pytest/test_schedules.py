@@ -133,6 +133,19 @@ def test_convolution_as_packed_contraction(n, c, h, w, f, k, stride, padding):
     check(conv_source(n, c, h, w, f, k, stride, padding), threads=2)
 
 
+def test_dilated_half_and_grouped_convolutions():
+    # f16 with dilations and unequal strides (img2col); groups stay a
+    # grouped convolution (scalar loops).
+    check("""
+func.func @main(%x: tensor<1x5x13x13xf16>, %w: tensor<6x5x3x3xf16>, %y: tensor<1x4x9x9xf32>,
+                %g: tensor<6x2x3x3xf32>) -> (tensor<1x6x5x9xf16>, tensor<1x6x7x7xf32>) {
+  %0 = "nn.conv2d"(%x, %w) {dilations = array<i64: 2, 2>, strides = array<i64: 2, 1>}
+      : (tensor<1x5x13x13xf16>, tensor<6x5x3x3xf16>) -> tensor<1x6x5x9xf16>
+  %1 = "nn.conv2d"(%y, %g) {groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x7x7xf32>
+  return %0, %1 : tensor<1x6x5x9xf16>, tensor<1x6x7x7xf32>
+}""", threads=2)
+
+
 def test_convolution_schedule_is_a_packed_contraction():
     module = lamina.parse(conv_source(1, 64, 56, 56, 64, 3, 1, (1, 1, 1, 1)))
     lamina.get_target("cpu").pipeline().run(module, until="linalg")

@@ -37,9 +37,29 @@ def _static(op: ir.Operation) -> bool:
                for v in list(op.operands) + list(op.results))
 
 
+def _apply(module: ir.Operation, build) -> bool:
+    """Runs a transform script whose entry's body `build(root)` writes;
+    False when a transform refuses (the payload is left as it was)."""
+    with module.context, ir.Location.unknown():
+        script = builtin.ModuleOp()
+        script.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(script.body):
+            entry = transform.NamedSequenceOp("__transform_main", [transform.AnyOpType.get()], [],
+                                              arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+            with ir.InsertionPoint(entry.body):
+                build(entry.bodyTarget)
+                transform.YieldOp()
+        try:
+            interpreter.apply_named_sequence(module, entry.operation, script.operation)
+        except (ir.MLIRError, ValueError):
+            return False
+    return True
+
+
 def convolutions_to_contractions(module: ir.Operation) -> int:
     """Rewrites the module's static NCHW convolutions into img2col and a
-    contraction; returns how many."""
+    contraction; returns how many. One the rewrite refuses (dilations)
+    stays a convolution, which the loops stage makes scalar loops."""
     marked: list[ir.Operation] = []
 
     def mark(child):
@@ -49,48 +69,40 @@ def convolutions_to_contractions(module: ir.Operation) -> int:
         return ir.WalkResult.ADVANCE
 
     module.walk(mark, ir.WalkOrder.PRE_ORDER)
-    if not marked:
-        return 0
     copied = [{key: op.attributes[key] for key in (FUSION_GROUP, FUSION_KIND)
                if key in op.attributes} for op in marked]
-    with module.context, ir.Location.unknown():
-        script = builtin.ModuleOp()
-        script.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
-        any_op = transform.AnyOpType.get()
-        with ir.InsertionPoint(script.body):
-            entry = transform.NamedSequenceOp("__transform_main", [any_op], [],
-                                              arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
-            with ir.InsertionPoint(entry.body):
-                root = entry.bodyTarget
-                for index, attributes in enumerate(copied):
-                    match = structured.MatchOp(
-                        any_op, root,
-                        op_attrs=ir.DictAttr.get({_MARK: ir.StringAttr.get(str(index))})).result
-                    rewritten = structured.ConvertConv2DToImg2ColOp(any_op, any_op, match)
-                    # `transformed` is the reshape of the contraction's result.
-                    contraction = transform.GetProducerOfOperand(
-                        any_op, rewritten.transformed, 0).producer
-                    for handle in (rewritten.img2col_tensor, contraction, rewritten.transformed):
-                        for key, value in attributes.items():
-                            param = transform.ParamConstantOp(transform.AnyParamType.get(), value)
-                            transform.AnnotateOp(handle, key, param=param.param)
-                # The fill of the result folds through the reshape of the
-                # contraction's init, so that it initialises the contraction.
-                functions = structured.MatchOp.match_op_names(root, ["func.func"]).result
-                apply = transform.ApplyPatternsOp(functions)
-                with ir.InsertionPoint(apply.patterns):
-                    transform.ApplyCanonicalizationPatternsOp()
-                transform.YieldOp()
-        try:
-            interpreter.apply_named_sequence(module, entry.operation, script.operation)
-        except ir.MLIRError:
-            # A convolution the rewrite refuses stays a convolution (the
-            # loops stage makes it scalar loops).
-            def unmark(child):
-                if _MARK in child.attributes:
-                    del child.attributes[_MARK]
-                return ir.WalkResult.ADVANCE
+    any_op = transform.AnyOpType.get(module.context)
 
-            module.walk(unmark, ir.WalkOrder.PRE_ORDER)
-            return 0
-    return len(marked)
+    def rewrite(index: int, attributes: dict):
+        def build(root: ir.Value) -> None:
+            match = structured.MatchOp(
+                any_op, root, op_attrs=ir.DictAttr.get({_MARK: ir.StringAttr.get(str(index))})).result
+            rewritten = structured.ConvertConv2DToImg2ColOp(any_op, any_op, match)
+            # `transformed` is the reshape of the contraction's result.
+            contraction = transform.GetProducerOfOperand(any_op, rewritten.transformed, 0).producer
+            for handle in (rewritten.img2col_tensor, contraction, rewritten.transformed):
+                for key, value in attributes.items():
+                    param = transform.ParamConstantOp(transform.AnyParamType.get(), value)
+                    transform.AnnotateOp(handle, key, param=param.param)
+        return build
+
+    def canonicalize(root: ir.Value) -> None:
+        # The fill of the result folds through the reshape of the
+        # contraction's init, so that it initialises the contraction.
+        functions = structured.MatchOp.match_op_names(root, ["func.func"]).result
+        apply = transform.ApplyPatternsOp(functions)
+        with ir.InsertionPoint(apply.patterns):
+            transform.ApplyCanonicalizationPatternsOp()
+
+    rewritten = sum(_apply(module, rewrite(index, attributes))
+                    for index, attributes in enumerate(copied))
+
+    def unmark(child):
+        if _MARK in child.attributes:
+            del child.attributes[_MARK]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(unmark, ir.WalkOrder.PRE_ORDER)
+    if rewritten:
+        _apply(module, canonicalize)
+    return rewritten
