@@ -6,9 +6,13 @@ resolved every shape. It makes every nn op illegal, converts the ops of
 other dialects that registered a lowering here, and leaves all other ops
 alone.
 
-Ops defined outside this file join the conversion through a public API:
-`@lowering(OpClass)` registers a function building an op's replacement, and
-`@scalar_body(OpClass)` the scalar computation of an elementwise nn op; the
+Elementwise ops and reductions lower from their scalar definitions
+(`lamina.scalar`: an elementwise op's `scalar` method, a reduction's
+`identity`, `combine` and `finish`), Lamina's and plugins' alike. Ops
+defined outside this file join the conversion otherwise through a public
+API: `@lowering(OpClass)` registers a function building an op's
+replacement, and `@scalar_body(OpClass)` the scalar computation, in arith
+and math ops, of an elementwise nn op the scalar form cannot write; the
 builders `elementwise(result_type, operands, body)` and `constant(value)`
 are what such functions are usually written with.
 
