@@ -11,9 +11,11 @@ gets its loop nest, as a matmul's epilogue does).
 The gather itself is left to the loops stage (scalar loops over the
 img2col matrix) and never tiled: its input's indexing map takes windows
 apart with floordiv and mod, and upstream's tiling of it gave wrong
-results here (split over threads by rows of the matrix, or fused into
-the loops of B's pack by 32 columns), presumably because what a tile
-reads of the input is not the box that tiling computes for it.
+results here (split over threads at rows that are not whole input
+channels, or fused into the loops of B's pack by 32 columns), presumably
+because what such a tile reads of the input is not the box that tiling
+computes for it. Split at whole channels it was exact but measured no
+faster (one more parallel region).
 
 Measured on the bench's conv2d (3x3, 64 -> 64 channels, 56x56, 2 threads):
 the unscheduled convolution took 140 ms, img2col with the packed
