@@ -891,6 +891,10 @@ class ReductionOp(NN.Operation):
         return tuple(sorted(axes))
 
     def infer_type(self, x):
+        try:
+            self.combine_kind()
+        except ValueError as error:
+            raise VerifyError(str(error)) from None
         if not self.axes:
             raise VerifyError("reduction needs at least one axis")
         axes = self.normalized_axes(x.rank)
