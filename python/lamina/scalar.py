@@ -48,8 +48,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-_UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid")
-_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
@@ -121,8 +119,21 @@ def sigmoid(x): return _node("sigmoid", x)
 def maximum(a, b): return _node("maximum", a, b)
 def minimum(a, b): return _node("minimum", a, b)
 def clip(x, low, high): return minimum(maximum(x, low), high)
-def where(cond, a, b): return _node("select", cond, a, b)
-def compare(predicate: str, a, b): return _compare(predicate, a, b)
+
+
+def where(cond, a, b):
+    """`a` where `cond` holds, else `b`; `cond` is a comparison or a
+    boolean operand (nn.select's)."""
+    if not isinstance(cond, Scalar) or cond.kind not in ("cmp", "arg"):
+        raise TypeError(f"where's condition is a comparison, not {cond!r}")
+    return _node("select", cond, a, b)
+
+
+def compare(predicate: str, a, b):
+    """`a <predicate> b` for a predicate named as nn.compare's are."""
+    if predicate not in PREDICATES:
+        raise ValueError(f"unknown comparison '{predicate}' (one of {', '.join(PREDICATES)})")
+    return _compare(predicate, a, b)
 
 
 select = where
@@ -149,14 +160,20 @@ _NUMPY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.le
                   "gt": np.greater, "ge": np.greater_equal}
 
 
-def evaluate(tree: Scalar, operands: Sequence[np.ndarray]):
+def evaluate(tree: Scalar, operands: Sequence[np.ndarray]) -> np.ndarray:
     """The tree on NumPy arrays (broadcast); constants are weak Python
     floats, so the arrays' precision (f32 or f64) is kept."""
+    shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
+    result = _evaluate(tree, operands)
+    return result if np.shape(result) == shape else np.broadcast_to(result, shape)
+
+
+def _evaluate(tree: Scalar, operands: Sequence[np.ndarray]):
     if tree.kind == "arg":
         return operands[tree.value]
     if tree.kind == "const":
         return tree.value
-    args = [evaluate(a, operands) for a in tree.args]
+    args = [_evaluate(a, operands) for a in tree.args]
     with np.errstate(all="ignore"):
         if tree.kind == "cmp":
             return _NUMPY_COMPARE[tree.value](*args)

@@ -76,6 +76,15 @@ def test_branching_on_an_element_is_an_error():
         scalar.trace(lambda x: x if x > 0 else -x, 1)
     with pytest.raises(TypeError, match="cannot use str 'two'"):
         scalar.trace(lambda x: x * "two", 1)
+    with pytest.raises(TypeError, match="where's condition is a comparison, not 1.0"):
+        scalar.trace(lambda x: where(1.0, x, 0), 1)
+    with pytest.raises(ValueError, match="unknown comparison 'lte'"):
+        scalar.trace(lambda x: scalar.compare("lte", x, 0), 1)
+
+
+def test_a_constant_definition_fills_the_operands_shape():
+    got = scalar.evaluate(scalar.trace(lambda x: 2.5, 1), [np.zeros((2, 3), np.float32)])
+    np.testing.assert_array_equal(got, np.full((2, 3), 2.5))
 
 
 def test_a_reduction_step_numpy_cannot_reduce_is_an_error():
