@@ -30,6 +30,14 @@ for variable in ("HOME", "TMPDIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LAM
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
+# Compiled programs and tuned schedules are cached in a directory of this
+# run's own, never the user's: a cached entry must not hide what a test
+# checks, nor a test's tuning change another test's schedules.
+cache_dir = os.path.join(config.test_exec_root, "lamina-cache")
+shutil.rmtree(cache_dir, ignore_errors=True)
+os.makedirs(cache_dir, exist_ok=True)
+config.environment["LAMINA_CACHE_DIR"] = cache_dir
+
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
