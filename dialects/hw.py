@@ -910,7 +910,3 @@ class StoreOp(KernelOp, name="store"):
         cols = max(0, min(src.shape[1], dst.shape[-1] - col))
         dst[lead + (slice(row, row + rows), slice(col, col + cols))] = \
             src[:rows, :cols].astype(dst.dtype)
-
-
-# The hardware instructions (hw.prmt, hw.cvt_e4m3x2) are hw ops too.
-from lamina import hw_instructions  # noqa: E402,F401

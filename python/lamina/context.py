@@ -18,6 +18,7 @@ from mlir import ir
 
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
 import lamina.dialects.hw  # noqa: F401  (registers the hw dialect)
+import lamina.hw_instructions  # noqa: F401  (registers the hw instruction ops)
 from lamina.dialects.opdef import (Dialect, lookup_op, registered_dialects, verify_ops)
 from lamina.types import size_problem
 
