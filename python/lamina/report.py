@@ -330,20 +330,8 @@ def functions(module: ir.Module) -> list[Function]:
 
 def module_launches(module: ir.Module) -> list[dict[str, Any]]:
     """The launches convert-hw-to-nvgpu records on a module, if any."""
-    from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE  # only cuda targets need it
-    attributes = module.operation.attributes
-    if LAUNCHES_ATTRIBUTE not in attributes:
-        return []
-    launches = []
-    for record in ir.ArrayAttr(attributes[LAUNCHES_ATTRIBUTE]):
-        record = ir.DictAttr(record)
-        launches.append({
-            "kernel": ir.StringAttr(record["kernel"]).value,
-            "grid": list(ir.DenseI64ArrayAttr(record["grid"])),
-            "block": list(ir.DenseI64ArrayAttr(record["block"])),
-            "dynamic_shared_memory": ir.IntegerAttr(record["dynamic_shared_memory"]).value,
-        })
-    return launches
+    from lamina.targets.cuda import launch_records  # only cuda targets need it
+    return launch_records(module)
 
 
 _STYLE = """

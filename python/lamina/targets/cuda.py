@@ -235,6 +235,32 @@ def occupancy(arch, registers: int, threads: int, shared_bytes: int) -> dict:
     return {"blocks_per_sm": limits[limit], "limited_by": limit}
 
 
+def launch_records(module: ir.Module) -> list[dict]:
+    """The launches convert-hw-to-nvgpu records on `module` (none if it
+    has no GPU code): each kernel's grid, block, dynamic shared memory,
+    arguments and TMA descriptors."""
+    attributes = module.operation.attributes
+    if LAUNCHES_ATTRIBUTE not in attributes:
+        return []
+    launches = []
+    for record in ir.ArrayAttr(attributes[LAUNCHES_ATTRIBUTE]):
+        record = ir.DictAttr(record)
+        launches.append({
+            "kernel": ir.StringAttr(record["kernel"]).value,
+            "grid": list(ir.DenseI64ArrayAttr(record["grid"])),
+            "block": list(ir.DenseI64ArrayAttr(record["block"])),
+            "dynamic_shared_memory": ir.IntegerAttr(record["dynamic_shared_memory"]).value,
+            "arguments": [ir.StringAttr(a).value for a in ir.ArrayAttr(record["arguments"])],
+            "tma_descriptors": [{
+                "argument": ir.IntegerAttr(d["argument"]).value,
+                "box": list(ir.DenseI64ArrayAttr(d["box"])),
+                "dtype": ir.StringAttr(d["dtype"]).value,
+                "swizzle_bytes": ir.IntegerAttr(d["swizzle_bytes"]).value,
+            } for d in map(ir.DictAttr, ir.ArrayAttr(record["tma_descriptors"]))],
+        })
+    return launches
+
+
 class KernelManifest:
     """The kernel manifest (JSON) of a lowered module: its launches and,
     where ptxas is present, each kernel's resources."""
@@ -248,22 +274,7 @@ class KernelManifest:
         if LAUNCHES_ATTRIBUTE not in attributes:
             raise CompileError([Diagnostic(None, 0, 0, "error", "the module has no GPU code "
                                                                 "(no hw kernel)")])
-        launches = []
-        for record in ir.ArrayAttr(attributes[LAUNCHES_ATTRIBUTE]):
-            record = ir.DictAttr(record)
-            launches.append({
-                "kernel": ir.StringAttr(record["kernel"]).value,
-                "grid": list(ir.DenseI64ArrayAttr(record["grid"])),
-                "block": list(ir.DenseI64ArrayAttr(record["block"])),
-                "dynamic_shared_memory": ir.IntegerAttr(record["dynamic_shared_memory"]).value,
-                "arguments": [ir.StringAttr(a).value for a in ir.ArrayAttr(record["arguments"])],
-                "tma_descriptors": [{
-                    "argument": ir.IntegerAttr(d["argument"]).value,
-                    "box": list(ir.DenseI64ArrayAttr(d["box"])),
-                    "dtype": ir.StringAttr(d["dtype"]).value,
-                    "swizzle_bytes": ir.IntegerAttr(d["swizzle_bytes"]).value,
-                } for d in map(ir.DictAttr, ir.ArrayAttr(record["tma_descriptors"]))],
-            })
+        launches = launch_records(module)
         chip = self.target.arch.name
         resources = ptxas_resources(SerializeToPTX()(module), chip)
         for launch in launches:
