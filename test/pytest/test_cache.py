@@ -30,13 +30,6 @@ func.func @scale(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
 TARGET = "cpu:threads=2"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("LAMINA_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("LAMINA_CACHE", raising=False)
-    return tmp_path
-
-
 def inputs():
     rng = np.random.default_rng(0)
     return [rng.standard_normal(s).astype(np.float32) for s in ((16, 32), (32, 64), (64,))]

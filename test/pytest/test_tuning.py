@@ -25,13 +25,6 @@ func.func @main(%x: tensor<64x32xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>
 TARGET = "cpu:threads=2"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("LAMINA_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("LAMINA_CACHE", raising=False)
-    return tmp_path
-
-
 def inputs():
     rng = np.random.default_rng(1)
     return [rng.standard_normal(s).astype(np.float32) for s in ((64, 32), (32, 64), (64,))]
