@@ -7,7 +7,6 @@ uses its own cache directory."""
 import os
 
 import numpy as np
-import pytest
 from mlir.execution_engine import ExecutionEngine
 
 import lamina
