@@ -49,12 +49,12 @@ calls and marks the ops each group produced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod, sqrt
 from typing import Any, Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, func, linalg, math, tensor
+from mlir.dialects import arith, func, linalg, math, scf, tensor
 
 from lamina import scalar
 from lamina.dialects import nn
@@ -522,6 +522,189 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
 
 
 # ---------------------------------------------------------------------------
+# Flash-style attention.
+
+
+@dataclass(frozen=True)
+class AttentionTiles:
+    """The tiles of the flash-style attention lowering: `queries` rows of
+    q per tile (the rows of the register tile), `keys` keys per step of the
+    online softmax (rounded to a multiple of `key_multiple`), the value
+    columns padded to a multiple of `column_multiple`."""
+
+    queries: int
+    keys: int
+    key_multiple: int = 32
+    column_multiple: int = 16
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _tile_of(source: ir.Value, offsets: Sequence[ir.Value | int], sizes: Sequence[int],
+             kept: int | None = None) -> ir.Value:
+    """The slice of `source` at `offsets` (indices or values) of `sizes`,
+    with only its last `kept` dims (the others have size 1)."""
+    static = [o if isinstance(o, int) else _DYNAMIC for o in offsets]
+    dynamic = [o for o in offsets if not isinstance(o, int)]
+    result = _tensor_type(list(sizes)[-(kept or len(sizes)):], _element_type(source))
+    return tensor.ExtractSliceOp(result, source, dynamic, [], [], static, list(sizes),
+                                 [1] * len(sizes)).result
+
+
+def _loops(rank: int, reduced: Sequence[int]) -> list:
+    return [linalg.IteratorType.reduction if d in reduced else linalg.IteratorType.parallel
+            for d in range(rank)]
+
+
+def _tile_product(lhs: ir.Value, rhs: ir.Value, init: ir.Value) -> ir.Value:
+    """`init[i, j] + sum_k lhs[i, k] * rhs[k, j]` as a multiply-add generic
+    (what the schedule turns into a register tile of FMAs)."""
+    maps = [_dims(3, [0, 2]), _dims(3, [2, 1]), _dims(3, [0, 1])]
+    op = linalg.GenericOp([init.type], [lhs, rhs], [init], maps, _loops(3, [2]))
+    block = op.regions[0].blocks.append(_f32(), _f32(), _f32())
+    with ir.InsertionPoint(block):
+        a, b, acc = block.arguments
+        linalg.YieldOp([arith.addf(acc, arith.mulf(a, b))])
+    return op.result
+
+
+def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
+                           mask: ir.Value | None, tiles: AttentionTiles) -> ir.Value:
+    """Attention tile by tile, scores never materialised beyond one tile:
+    a `scf.forall` over (batch x heads, query tiles) whose body runs the
+    online softmax over key tiles in a `scf.for` carrying each row's running
+    maximum, sum of exponentials and unnormalised output. Per key tile:
+    `s = q k^T` (q pre-scaled; k pre-transposed tile by tile into
+    `[BH, Sk/bk, D, bk]`), the mask, causality and padded keys as -inf,
+    `m' = max(m, rowmax s)`, `p = exp(s - m')`, `l' = l exp(m - m') +
+    rowsum p`, `acc' = acc exp(m - m') + p v`. Causal tiles stop at the
+    diagonal. Sizes no tile divides are padded (queries, keys, value
+    columns) and the padding is cut from the result."""
+    result = op.result_type
+    *batch, sq, depth = _shape(q)
+    sk, dv = _shape(v)[-2:]
+    heads = prod(batch)
+    scale = op.scale if op.scale is not None else 1.0 / sqrt(depth)
+    bq = tiles.queries
+    bk = min(tiles.keys, _round_up(sk, tiles.key_multiple))
+    sq_pad, sk_pad = _round_up(sq, bq), _round_up(sk, bk)
+    dv_pad = _round_up(dv, tiles.column_multiple)
+    f32 = _f32()
+
+    # Operands in f32, q scaled, k transposed by key tiles, all padded.
+    queries = elementwise(TensorType((heads, sq, depth), "f32"), [_reshape(q, (heads, sq, depth))],
+                          lambda x: arith.mulf(x, constant(scale)))
+    queries = _pad(queries, (0, 0, 0), (0, sq_pad - sq, 0), 0.0)
+    keys = _pad(_reshape(k, (heads, sk, depth)), (0, 0, 0), (0, sk_pad - sk, 0), 0.0)
+    keys = _reshape(keys, (heads, sk_pad // bk, bk, depth))
+    packed = (heads, sk_pad // bk, depth, bk)
+    keys = _generic(packed, [(keys, _dims(4, [0, 1, 3, 2]))], tensor.empty(list(packed), f32),
+                    lambda x: x)
+    values = _reshape(v, (heads, sk, dv))
+    if _element_type(values) != f32:
+        values = elementwise(TensorType((heads, sk, dv), "f32"), [values], lambda x: x)
+    values = _pad(values, (0, 0, 0), (0, sk_pad - sk, dv_pad - dv), 0.0)
+    masks = None
+    if mask is not None:
+        shape = _shape(mask)
+        if prod(shape[:-2]) == 1:
+            rows = _broadcast(_reshape(mask, shape[-2:]) if len(shape) > 2 else mask, (sq, sk))
+            masks = _reshape(rows, (1, sq, sk))
+        else:
+            masks = _reshape(_broadcast(mask, tuple(batch) + (sq, sk)), (heads, sq, sk))
+        if _element_type(masks) != f32:
+            masks = elementwise(TensorType(_shape(masks), "f32"), [masks], lambda x: x)
+        masks = _pad(masks, (0, 0, 0), (0, sq_pad - sq, sk_pad - sk), 0.0)
+
+    out_type = ir.Type.parse(result.dtype)
+    forall = scf.ForallOp([0, 0], [heads, sq_pad // bq], [1, 1],
+                          [tensor.empty([heads, sq_pad, dv_pad], out_type)])
+    with ir.InsertionPoint(forall.body):
+        head, tile = forall.induction_variables
+        row = arith.muli(tile, _index(bq))
+        q_tile = _tile_of(queries, [head, row, 0], [1, bq, depth], 2)
+        upper = _index(sk_pad)
+        if op.causal:
+            # Key tiles beyond the tile's last query are hidden whole.
+            reached = arith.muli(arith.divui(arith.addi(row, _index(bq + bk - 1)), _index(bk)),
+                                 _index(bk))
+            upper = arith.minui(reached, upper)
+        loop = scf.ForOp(_index(0), upper, _index(bk),
+                         [_filled((bq,), float("-inf")), _filled((bq,), 0.0),
+                          _filled((bq, dv_pad), 0.0)])
+        with ir.InsertionPoint(loop.body):
+            key = loop.induction_variable
+            peak, total, acc = loop.inner_iter_args
+            k_tile = _tile_of(keys, [head, arith.divui(key, _index(bk)), 0, 0],
+                              [1, 1, depth, bk], 2)
+            scores = _tile_product(q_tile, k_tile, _filled((bq, bk), 0.0))
+            hidden_keys = op.causal or sk_pad != sk
+            if masks is not None or hidden_keys:
+                operands = [scores]
+                if masks is not None:
+                    masks_head = head if _shape(masks)[0] != 1 else 0
+                    operands.append(_tile_of(masks, [masks_head, row, key], [1, bq, bk], 2))
+
+                def logit(s: ir.Value, *added: ir.Value) -> ir.Value:
+                    for term in added:
+                        s = arith.addf(s, term)
+                    if not hidden_keys:
+                        return s
+                    j = arith.addi(linalg.IndexOp(1).result, key)
+                    hidden = arith.cmpi(arith.CmpIPredicate.uge, j, _index(sk))
+                    if op.causal:
+                        i = arith.addi(linalg.IndexOp(0).result, row)
+                        hidden = arith.ori(hidden, arith.cmpi(arith.CmpIPredicate.ugt, j, i))
+                    return arith.select(hidden, constant(float("-inf")), s)
+
+                scores = elementwise(TensorType((bq, bk), "f32"), operands, logit)
+
+            def shift(m: ir.Value) -> ir.Value:
+                # A row whose keys so far are all masked has maximum -inf:
+                # its exponentials are taken from 0 (they are all 0).
+                if masks is None:
+                    return m
+                empty = arith.cmpf(arith.CmpFPredicate.OEQ, m, constant(float("-inf")))
+                return arith.select(empty, constant(0.0), m)
+
+            # The carried values are updated in place (their loop
+            # arguments are the ops' inits), as bufferization wants of
+            # values a loop yields.
+            row_map = _dims(2, [0])
+            tile_peak = _reduce((bq, bk), (1,), [scores], _MAX)
+            rescale = _row_map([peak, tile_peak], lambda m, t: math.exp(
+                arith.subf(m, shift(arith.maximumf(m, t)))))
+            new_peak = _generic((bq,), [tile_peak], peak, lambda t: t, (), arith.maximumf)
+            weights = elementwise(TensorType((bq, bk), "f32"), [scores, (new_peak, row_map)],
+                                  lambda s, m: math.exp(arith.subf(s, shift(m))))
+            scaled_total = _generic((bq,), [rescale], total, lambda r: r, (), arith.mulf)
+            new_total = _generic((bq, bk), [weights], scaled_total, lambda p: p, (1,), arith.addf)
+            v_tile = _tile_of(values, [head, key, 0], [1, bk, dv_pad], 2)
+            scaled = _generic((bq, dv_pad), [(rescale, row_map)], acc, lambda r: r, (),
+                              arith.mulf)
+            scf.YieldOp([new_peak, new_total, _tile_product(weights, v_tile, scaled)])
+        _, final_total, final_acc = loop.results
+        normalised = elementwise(TensorType((bq, dv_pad), result.dtype),
+                                 [final_acc, (final_total, row_map)], arith.divf)
+        with ir.InsertionPoint(forall.terminator().block):
+            tensor.ParallelInsertSliceOp(normalised, forall.inner_iter_args[0], [head, row], [], [],
+                                         [_DYNAMIC, _DYNAMIC, 0], [1, bq, dv_pad], [1, 1, 1])
+    out = forall.results[0]
+    if (sq_pad, dv_pad) != (sq, dv):
+        out = _tile_of(out, [0, 0, 0], [heads, sq, dv])
+    return _reshape(out, result.shape)
+
+
+# ---------------------------------------------------------------------------
 # Fusion groups.
 
 # The attribute that marks a call of a fusion group's body with its kind.
@@ -641,10 +824,12 @@ def lowering_for(op_class: type[Op]) -> Callable[..., Any] | None:
     return next((LOWERINGS[c] for c in op_class.__mro__ if c in LOWERINGS), None)
 
 
-def lower_op(operation: ir.Operation) -> None:
-    """Replaces one op by its lowering."""
+def lower_op(operation: ir.Operation,
+             lowering: Callable[..., Any] | None = None) -> None:
+    """Replaces one op by its lowering (`lowering` instead of the
+    registered one, if given)."""
     op_class = lookup_op(operation.name)
-    lowering = lowering_for(op_class)
+    lowering = lowering or lowering_for(op_class)
     if lowering is None:
         raise PassFailure(f"no lowering to linalg for '{operation.name}': register one with "
                           "@nn_to_linalg.lowering", operation.location)
@@ -691,6 +876,12 @@ class ConvertNNToLinalg(Pass):
 
     argument = "convert-nn-to-linalg"
     anchor = "func.func"
+    attention_query_tile: int = field(default=0, metadata={"minimum": 0})
+    """Queries per tile of the flash-style attention lowering; 0: attention
+    lowers to whole rows of scores."""
+    attention_key_tile: int = field(default=128, metadata={"minimum": 1})
+    """Keys per step of the flash-style attention's online softmax (rounded
+    up to a multiple of 32)."""
 
     def run(self, op: ir.Operation) -> None:
         found = []
@@ -701,5 +892,11 @@ class ConvertNNToLinalg(Pass):
             return ir.WalkResult.ADVANCE
 
         op.walk(collect, ir.WalkOrder.POST_ORDER)
+        flash = None
+        if self.attention_query_tile:
+            tiles = AttentionTiles(self.attention_query_tile,
+                                   _round_up(self.attention_key_tile, 32))
+            flash = lambda view, *operands: _lower_flash_attention(view, *operands, tiles)
         for operation in found:
-            lower_op(operation)
+            is_attention = flash and issubclass(lookup_op(operation.name), nn.AttentionOp)
+            lower_op(operation, flash if is_attention else None)

@@ -21,6 +21,7 @@ from typing import Callable
 from mlir import ir
 
 from lamina.schedules.analysis import SCHEDULE_TAG, Group, function_groups
+from lamina.schedules.attention import attention_tiles, loop_body_schedules
 from lamina.schedules.cost_model import CPUModel, default_threads, group_schedules
 from lamina.schedules.schedule import OpTiling, Packing, Schedule, render
 
@@ -45,8 +46,9 @@ def choose_schedules(module: ir.Operation, model: CPUModel,
             group.name = prefix
             schedules.extend(group_schedules(group, model_for(group, model) if model_for
                                              else model))
+        schedules.extend(loop_body_schedules(op, function, model, module.context))
     return schedules
 
 
-__all__ = ["CPUModel", "OpTiling", "Packing", "Schedule", "choose_schedules", "default_threads",
-           "render"]
+__all__ = ["CPUModel", "OpTiling", "Packing", "Schedule", "attention_tiles", "choose_schedules",
+           "default_threads", "render"]

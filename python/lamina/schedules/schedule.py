@@ -63,6 +63,9 @@ class OpTiling:
     tag: str
     vector_tile: tuple[int, ...]
     reduction_tile: tuple[int, ...] = ()
+    accumulate: bool = False
+    """A contraction whose innermost tile loop runs over its reduction:
+    vectorised into FMAs, the accumulators kept in registers across it."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,13 @@ def _canonicalization():
 
 def _render_op_tiling(root: ir.Value, tiling: OpTiling) -> None:
     target = _match_tag(root, tiling.tag)
-    tiled, _ = _tile(target, tiling.vector_tile)
-    if tiling.reduction_tile:
+    tiled, loops = _tile(target, tiling.vector_tile)
+    if tiling.accumulate:
+        _vectorize(tiled)
+        _patterns(loops[0], vector_transform.ApplyVectorReductionToContractPatternsOp,
+                  vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization)
+        loop.HoistLoopInvariantSubsetsOp(loops[-1])
+    elif tiling.reduction_tile:
         split = structured.TileReductionUsingForOp(
             [_any()], _any(), _any(), _any(), tiled, tile_sizes=list(tiling.reduction_tile))
         for handle in list(split.fill_op) + [split.split_op, split.combining_op]:

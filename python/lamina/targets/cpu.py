@@ -81,6 +81,7 @@ from lamina.passes.cpu_request_c_interface import CPURequestCInterface
 from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
+from lamina.lowering.nn_to_linalg import ConvertNNToLinalg
 from lamina.lowering.shard_collectives_to_mpi import ConvertShardCollectivesToMPI
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.passes.nn_shard_partition import NNShardPartition
@@ -88,7 +89,7 @@ from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.cache import cached_compile
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
-from lamina.schedules import default_threads
+from lamina.schedules import CPUModel, attention_tiles, default_threads
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.host import detect_host
@@ -149,6 +150,9 @@ class CPUTarget(Target):
 
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
+        queries, keys = attention_tiles(CPUModel.for_features(self.features, self.threads))
+        front[-1].passes[front[-1].passes.index("convert-nn-to-linalg")] = ConvertNNToLinalg(
+            attention_query_tile=queries, attention_key_tile=keys)
         return Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
