@@ -155,6 +155,9 @@ def _render_op_tiling(root: ir.Value, tiling: OpTiling) -> None:
         _vectorize(tiled)
         _patterns(loops[0], vector_transform.ApplyVectorReductionToContractPatternsOp,
                   vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization)
+        # The accumulators' vector leaves the loop once its indices
+        # (constants made inside it) do.
+        transform.ApplyLoopInvariantCodeMotionOp(loops[-1])
         loop.HoistLoopInvariantSubsetsOp(loops[-1])
     elif tiling.reduction_tile:
         split = structured.TileReductionUsingForOp(
