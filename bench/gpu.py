@@ -5,6 +5,10 @@ against torch.matmul (cuBLAS).
     python bench/gpu.py                 # a GPU if there is one, else the emulation
     python bench/gpu.py --emulate       # the emulation even with a GPU
 
+    # Compile here, run on a GPU machine that has no LLVM toolchain:
+    python bench/gpu.py --save-programs DIR
+    python bench/gpu.py --programs DIR --isolate 90
+
 With a GPU (an H200 is the reference: the sm_90a kernels need a Hopper
 GPU; the sm_80 kernels run there from their PTX), every kernel of the
 correctness list runs through the CUDA driver (`lamina.compile(...,
@@ -17,23 +21,36 @@ same kernels run at their small shapes on the CPU through the emulation
 (`--emulate`), ptxas's resources are reported per kernel, and the
 TFLOP/s table says that it needs a GPU. Prints the tables and writes
 bench/results-gpu.md. Runs in well under 8 minutes on an H200.
+
+`--save-programs DIR` compiles every program of both lists for both
+architectures (`CUDATarget.build`, no GPU needed) and writes each as a
+GPU program file (`GPUProgram.save`), with the correctness cases' inputs
+and NumPy results and ptxas's resources; `--programs DIR` runs those
+instead of compiling, so the GPU machine needs only the MLIR Python
+bindings, NumPy, cuda-bindings and PyTorch. `--isolate SECONDS` runs each
+kernel check and each timed workload in a process of its own, given at
+most that long: a kernel that hangs (an mbarrier phase never completed)
+or faults (which ends the CUDA context) is reported in its row and the
+others still run.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
 import lamina
-from lamina.cuda_runtime import CUDAError, driver
+from lamina.cuda_runtime import CUDAError, CUDAFunction, GPUProgram, driver
 from lamina.reference import compare, evaluate, random_inputs
 from lamina.targets import get_target
 from lamina.targets.cuda import find_ptxas
@@ -89,17 +106,22 @@ def correctness_cases() -> list[tuple[str, str]]:
     ]
 
 
-def check_kernel(source: str, runner) -> str:
-    """Runs a program with `runner` (a target) and compares it with
-    NumPy: the nn reference, or for the hand-written hw kernel (its
-    arguments written in place) relu(A @ B + bias)."""
-    module = lamina.parse(source)
-    function = runner.compile(module)
+def check_data(source: str, function) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Random inputs of a program and its NumPy reference's results on
+    them (none for a kernel that writes its arguments in place)."""
+    if not function.results:
+        return [], []
+    arrays = random_inputs(function.inputs, seed=1)
+    return arrays, evaluate(lamina.parse(source), arrays, function.name)
+
+
+def check_kernel(function, arrays: list[np.ndarray], expected: list[np.ndarray]) -> str:
+    """Runs a compiled program and compares it with NumPy: `expected`, the
+    nn reference's results on `arrays`, or for the hand-written hw kernel
+    (its arguments written in place) relu(A @ B + bias)."""
     if function.results:
-        arrays = random_inputs(function.inputs, seed=1)
         got = function(*arrays)
         got = list(got) if isinstance(got, tuple) else [got]
-        expected = evaluate(module, arrays, function.name)
         comparisons = [compare(g, e, spec.dtype)
                        for g, e, spec in zip(got, expected, function.results)]
         worst = max(c.worst_ratio for c in comparisons)
@@ -132,31 +154,39 @@ def resources(source: str, arch: str) -> str:
     return "; ".join(parts)
 
 
-def correctness(gpu, emulate: bool) -> list[dict]:
-    rows = []
-    for name, source in correctness_cases():
-        for arch in ARCHITECTURES:
-            target = get_target(f"cuda:{arch}")
-            row = {"kernel": name, "arch": arch, "resources": resources(source, arch)}
-            if emulate:
-                row["where"] = "CPU emulation"
-                runner = target.emulation()
-            elif arch == "sm_90a" and gpu.capability != (9, 0):
-                row.update(where="-", result="needs a Hopper GPU")
-                rows.append(row)
-                continue
-            else:
-                row["where"] = gpu.name
-                runner = target
-            start = time.perf_counter()
-            try:
-                row["result"] = check_kernel(source, runner)
-            except lamina.CompileError as error:
-                row["result"] = f"FAILED: {str(error).splitlines()[0]}"
-            row["seconds"] = time.perf_counter() - start
-            print(f"  {name} [{arch}]: {row['result']}", flush=True)
-            rows.append(row)
-    return rows
+def check_row(index: int, arch: str, gpu, emulate: bool, programs: str | None) -> dict:
+    """Correctness case `index` of `correctness_cases()` on `arch`."""
+    name, source = correctness_cases()[index]
+    target = get_target(f"cuda:{arch}")
+    row = {"kernel": name, "arch": arch}
+    if programs:
+        row["resources"] = saved_index(programs)["resources"][f"check{index}-{arch}"]
+    else:
+        row["resources"] = resources(source, arch)
+    if emulate:
+        row["where"] = "CPU emulation"
+    elif arch == "sm_90a" and gpu.capability != (9, 0):
+        row.update(where="-", result="needs a Hopper GPU")
+        return row
+    else:
+        row["where"] = gpu.name
+    start = time.perf_counter()
+    try:
+        if programs:
+            function = CUDAFunction(GPUProgram.load(program_path(programs, "check", index,
+                                                                 arch)))
+            arrays, expected = load_arrays(programs, index)
+        else:
+            runner = target.emulation() if emulate else target
+            function = runner.compile(lamina.parse(source))
+            arrays, expected = check_data(source, function)
+        row["result"] = check_kernel(function, arrays, expected)
+        if hasattr(function, "image_kind"):
+            row["where"] += f" ({function.image_kind})"
+    except lamina.CompileError as error:  # CUDAError included
+        row["result"] = f"FAILED: {str(error).splitlines()[0]}"
+    row["seconds"] = time.perf_counter() - start
+    return row
 
 
 PERFORMANCE = [
@@ -166,49 +196,135 @@ PERFORMANCE = [
 ]
 
 
-def performance(gpu, size: int, runs: int) -> list[dict]:
+def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | None) -> dict:
+    """Workload `index` of PERFORMANCE at size^3 on `arch`, timed next to
+    torch (cuBLAS) and checked against torch's result."""
     import torch
+    name, dtype, epilogue = PERFORMANCE[index]
+    source = matmul_program(size, size, size, dtype, epilogue)
+    row = {"workload": name, "arch": arch}
+    row["resources"] = (saved_index(programs)["resources"][f"time{index}-{arch}"] if programs
+                        else resources(source, arch))
+    if arch == "sm_90a" and gpu.capability != (9, 0):
+        row.update(result="needs a Hopper GPU", torch={})
+        return row
     flops = 2.0 * size ** 3
     rng = np.random.default_rng(0)
-    rows = []
-    for name, dtype, epilogue in PERFORMANCE:
-        source = matmul_program(size, size, size, dtype, epilogue)
-        torch_dtype = torch.float16 if dtype == "f16" else torch.bfloat16
-        # The same float32 values rounded to the element type for both.
-        host = [rng.standard_normal(shape, dtype=np.float32) * 0.1
-                for shape in ((size, size), (size, size), (size,))]
-        a, b, bias = (torch.from_numpy(x).to("cuda", torch_dtype) for x in host)
-        arrays = [x.astype(numpy_dtype(dtype)) for x in host]
-        matmul = lambda: torch.matmul(a, b)  # noqa: E731
-        unfused = lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias)  # noqa: E731
-        torch_seconds = {"torch.matmul": time_torch(torch, matmul, runs)}
-        if epilogue:
-            torch_seconds["torch gelu(a@b+bias)"] = time_torch(torch, unfused, runs)
-        expected = (unfused if epilogue else matmul)().float()
+    torch_dtype = torch.float16 if dtype == "f16" else torch.bfloat16
+    # The same float32 values rounded to the element type for both.
+    host = [rng.standard_normal(shape, dtype=np.float32) * 0.1
+            for shape in ((size, size), (size, size), (size,))]
+    a, b, bias = (torch.from_numpy(x).to("cuda", torch_dtype) for x in host)
+    arrays = [x.astype(numpy_dtype(dtype)) for x in host]
+    matmul = lambda: torch.matmul(a, b)  # noqa: E731
+    unfused = lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias)  # noqa: E731
+    row["torch"] = {"torch.matmul": time_torch(torch, matmul, runs)}
+    if epilogue:
+        row["torch"]["torch gelu(a@b+bias)"] = time_torch(torch, unfused, runs)
+    expected = (unfused if epilogue else matmul)().float()
+    try:
+        if programs:
+            function = CUDAFunction(GPUProgram.load(program_path(programs, "time", index, arch)))
+        else:
+            function = lamina.compile(source, target=f"cuda:{arch}")
+        results = function.allocate_results()
+        with function.bind(arrays[:len(function.inputs)], results) as call:
+            seconds = statistics.median(call.time(runs))
+            call.read_back()
+        got = torch.from_numpy(results[0].astype(np.float32)).to("cuda")
+        error = float((got - expected).abs().max() / expected.abs().max())
+        row.update(seconds=seconds, tflops=flops / seconds / 1e12, relative_error=error,
+                   image=function.image_kind, result="ok" if error < 2e-2 else "MISMATCH")
+    except lamina.CompileError as error:  # CUDAError included
+        row["result"] = f"FAILED: {str(error).splitlines()[0]}"
+    return row
+
+
+# ---------------------------------------------------------------------------
+# Programs compiled on one machine and run on another.
+
+
+def program_path(directory: str, kind: str, index: int, arch: str) -> str:
+    return os.path.join(directory, f"{kind}{index}-{arch}.json")
+
+
+@functools.lru_cache(maxsize=None)
+def saved_index(directory: str) -> dict:
+    with open(os.path.join(directory, "index.json")) as f:
+        return json.load(f)
+
+
+def save_arrays(directory: str, index: int, arrays, expected) -> None:
+    """A case's inputs and NumPy results, as bytes with their dtypes
+    (NumPy's files do not keep bfloat16)."""
+    every = list(arrays) + list(expected)
+    np.savez(os.path.join(directory, f"check{index}.npz"),
+             **{f"a{i}": a.view(f"u{a.itemsize}") for i, a in enumerate(every)},
+             dtypes=np.array([a.dtype.name for a in every]), inputs=len(arrays))
+
+
+def load_arrays(directory: str, index: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    with np.load(os.path.join(directory, f"check{index}.npz")) as saved:
+        dtypes = [str(d) for d in saved["dtypes"]]
+        every = [saved[f"a{i}"].view(numpy_dtype_named(d)) for i, d in enumerate(dtypes)]
+        inputs = int(saved["inputs"])
+    return every[:inputs], every[inputs:]
+
+
+def numpy_dtype_named(name: str) -> np.dtype:
+    import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy)
+    return np.dtype(getattr(ml_dtypes, name) if name == "bfloat16" else name)
+
+
+def save_programs(directory: str, size: int) -> None:
+    """Compiles every program of both lists for both architectures into
+    `directory` (see the module docstring)."""
+    os.makedirs(directory, exist_ok=True)
+    index = {"size": size, "resources": {}}
+    for number, (name, source) in enumerate(correctness_cases()):
+        arrays = expected = None
         for arch in ARCHITECTURES:
-            row = {"workload": name, "arch": arch, "torch": torch_seconds,
-                   "resources": resources(source, arch)}
-            if arch == "sm_90a" and gpu.capability != (9, 0):
-                row["result"] = "needs a Hopper GPU"
-                rows.append(row)
-                continue
-            try:
-                function = lamina.compile(source, target=f"cuda:{arch}")
-                results = function.allocate_results()
-                with function.bind(arrays[:len(function.inputs)], results) as call:
-                    seconds = statistics.median(call.time(runs))
-                    call.read_back()
-                got = torch.from_numpy(results[0].astype(np.float32)).to("cuda")
-                error = float((got - expected).abs().max() / expected.abs().max())
-                row.update(seconds=seconds, tflops=flops / seconds / 1e12,
-                           relative_error=error, image=function.image_kind,
-                           result="ok" if error < 2e-2 else "MISMATCH")
-            except lamina.CompileError as error:  # CUDAError included
-                row["result"] = f"FAILED: {str(error).splitlines()[0]}"
-            print(f"  {name} [{arch}]: {row.get('tflops', 0):.1f} TFLOP/s, {row['result']}",
-                  flush=True)
-            rows.append(row)
-    return rows
+            program = get_target(f"cuda:{arch}").build(lamina.parse(source))
+            program.save(program_path(directory, "check", number, arch))
+            index["resources"][f"check{number}-{arch}"] = resources(source, arch)
+            if arrays is None:
+                arrays, expected = check_data(source, program)
+                save_arrays(directory, number, arrays, expected)
+        print(f"  {name}: saved", flush=True)
+    for number, (name, dtype, epilogue) in enumerate(PERFORMANCE):
+        source = matmul_program(size, size, size, dtype, epilogue)
+        for arch in ARCHITECTURES:
+            get_target(f"cuda:{arch}").build(lamina.parse(source)).save(
+                program_path(directory, "time", number, arch))
+            index["resources"][f"time{number}-{arch}"] = resources(source, arch)
+        print(f"  {name} {size}^3: saved", flush=True)
+    with open(os.path.join(directory, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+
+
+def isolated(unit: str, options, seconds: float) -> dict:
+    """A unit of work ("check:INDEX:ARCH" or "time:INDEX:ARCH") run by a
+    process of its own, given `seconds`; its row, or one saying how it
+    ended."""
+    command = [sys.executable, os.path.abspath(__file__), "--unit", unit,
+               "--size", str(options.size), "--runs", str(options.runs)]
+    if options.programs:
+        command += ["--programs", options.programs]
+    kind, index, arch = unit.split(":")
+    name = correctness_cases()[int(index)][0] if kind == "check" else PERFORMANCE[int(index)][0]
+    row = ({"kernel": name, "where": "-"} if kind == "check" else {"workload": name, "torch": {}})
+    row.update(arch=arch, resources="-")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        row["result"] = f"FAILED: no result after {seconds:.0f} s (hung)"
+        return row
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("ROW "):
+            return json.loads(line[4:])
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    row["result"] = f"FAILED: the process ended with status {done.returncode}: {last}"
+    return row
 
 
 def time_torch(torch, call, runs: int) -> float:
@@ -245,16 +361,18 @@ def performance_table(rows: list[dict] | None, size: int, reason: str = "") -> s
     flops = 2.0 * size ** 3
     lines = []
     for r in rows:
-        cublas = flops / r["torch"]["torch.matmul"] / 1e12
+        cublas = r["torch"].get("torch.matmul")
+        cublas = flops / cublas / 1e12 if cublas else None
         unfused = r["torch"].get("torch gelu(a@b+bias)")
         unfused = f"{flops / unfused / 1e12:.1f}" if unfused else "-"
-        if "tflops" in r:
+        if "tflops" in r and cublas:
             lines.append(f"| {r['workload']} {size}^3 | {r['arch']} ({r['image']}) | "
                          f"{r['seconds'] * 1e3:.3f} | {r['tflops']:.1f} | {cublas:.1f} | "
                          f"{r['tflops'] / cublas:.2f} | {unfused} | {r['result']} (rel. error "
                          f"{r['relative_error']:.1e}) | {r['resources']} |")
         else:
-            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} | - | - | {cublas:.1f} | - "
+            cublas = f"{cublas:.1f}" if cublas else "-"
+            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} | - | - | {cublas} | - "
                          f"| {unfused} | {r['result']} | {r['resources']} |")
     return "\n".join(header + lines)
 
@@ -272,6 +390,14 @@ def epilogue_cost(rows: list[dict] | None) -> str:
     return "\n".join(lines)
 
 
+def progress(row: dict) -> None:
+    if "kernel" in row:
+        print(f"  {row['kernel']} [{row['arch']}]: {row['result']}", flush=True)
+    else:
+        print(f"  {row['workload']} [{row['arch']}]: {row.get('tflops', 0):.1f} TFLOP/s, "
+              f"{row['result']}", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--emulate", action="store_true",
@@ -280,8 +406,22 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="timed runs per workload")
     parser.add_argument("--output", default=os.path.join(HERE, "results-gpu.md"))
     parser.add_argument("--note", default="", help="a line written under the heading")
+    parser.add_argument("--save-programs", metavar="DIR",
+                        help="compile every program into DIR and stop (no GPU needed)")
+    parser.add_argument("--programs", metavar="DIR",
+                        help="run the programs --save-programs wrote instead of compiling")
+    parser.add_argument("--isolate", type=float, metavar="SECONDS",
+                        help="run each check and timed workload in a process of its own, "
+                             "given at most SECONDS")
+    parser.add_argument("--unit", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     started = time.perf_counter()
+    if options.save_programs:
+        print(f"compiling into {options.save_programs}:", flush=True)
+        save_programs(options.save_programs, options.size)
+        return 0
+    if options.programs:
+        options.size = saved_index(options.programs)["size"]
 
     gpu, reason = None, "--emulate was given"
     if not options.emulate:
@@ -290,19 +430,44 @@ def main(argv=None) -> int:
         except CUDAError as error:
             reason = str(error).splitlines()[0].removeprefix("error: ").split("; run")[0]
     emulate = gpu is None
+    if emulate and options.programs:
+        print(f"gpu.py: error: --programs runs saved programs on a GPU ({reason})",
+              file=sys.stderr)
+        return 1
+
+    def run(unit: str) -> dict:
+        kind, index, arch = unit.split(":")
+        if options.unit or not options.isolate or emulate:
+            if kind == "check":
+                return check_row(int(index), arch, gpu, emulate, options.programs)
+            return time_row(int(index), arch, gpu, options.size, options.runs, options.programs)
+        return isolated(unit, options, options.isolate)
+
+    if options.unit:
+        print("ROW " + json.dumps(run(options.unit)), flush=True)
+        return 0
+
     where = f"{gpu.name} (compute capability {gpu.capability[0]}.{gpu.capability[1]})" \
         if gpu else "none"
     print(f"GPU: {where}" + (f" [{reason}]" if reason else ""), flush=True)
 
     print("correctness:", flush=True)
-    checked = correctness(gpu, emulate)
+    checked = []
+    for index in range(len(correctness_cases())):
+        for arch in ARCHITECTURES:
+            checked.append(run(f"check:{index}:{arch}"))
+            progress(checked[-1])
     timed = None
     if not emulate:
         print(f"performance ({options.size}^3):", flush=True)
-        timed = performance(gpu, options.size, options.runs)
+        timed = []
+        for index in range(len(PERFORMANCE)):
+            for arch in ARCHITECTURES:
+                timed.append(run(f"time:{index}:{arch}"))
+                progress(timed[-1])
     needs = "needs a GPU (none here)" if emulate else ""
 
-    command = "python bench/gpu.py" + (" --emulate" if options.emulate else "")
+    command = " ".join(["python bench/gpu.py"] + (argv if argv is not None else sys.argv[1:]))
     report = [
         "# Lamina GPU kernels",
         "",

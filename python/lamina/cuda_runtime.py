@@ -34,6 +34,7 @@ checked and a failure raises `CUDAError` naming the call and the error.
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import functools
 import json
@@ -49,7 +50,7 @@ from mlir import ir
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.dialects import hw
 from lamina.runtime import ArrayFunction
-from lamina.types import MemRefType, VerifyError, numpy_dtype
+from lamina.types import MemRefType, TensorType, VerifyError, numpy_dtype
 
 
 class CUDAError(CompileError):
@@ -554,6 +555,46 @@ class GPUProgram:
     specific: bool = False
     module: ir.Module | None = None
 
+    def save(self, path: str) -> None:
+        """Writes the program to a JSON file that `load` reads back, on a
+        machine with a GPU and no compiler toolchain: compile where LLVM
+        and ptxas are, run where the GPU is. Everything but the module."""
+        document = {
+            "format": PROGRAM_FORMAT, "name": self.name, "chip": self.chip,
+            "specific": self.specific,
+            "inputs": [_type_record(t) for t in self.inputs],
+            "results": [_type_record(t) for t in self.results],
+            "host": {"parameters": [_type_record(t) for t in self.host.parameters],
+                     "values": self.host.values,
+                     "steps": [_step_record(step) for step in self.host.steps]},
+            "kernels": [_kernel_record(spec) for spec in self.kernels.values()],
+            "ptx": self.ptx,
+            "cubin": base64.b64encode(self.cubin).decode() if self.cubin is not None else None,
+        }
+        with open(path, "w") as f:
+            json.dump(document, f)
+
+    @classmethod
+    def load(cls, path: str) -> "GPUProgram":
+        """A program `save` wrote; raises CUDAError for a file that is not one."""
+        try:
+            with open(path) as f:
+                d = json.load(f)
+            if d.get("format") != PROGRAM_FORMAT:
+                raise ValueError(f"format {d.get('format')!r}, not {PROGRAM_FORMAT}")
+            host = HostProgram(d["name"], [_type_from(r) for r in d["host"]["parameters"]],
+                               [_step_from(r) for r in d["host"]["steps"]],
+                               int(d["host"]["values"]))
+            kernels = {r["name"]: _kernel_from(r) for r in d["kernels"]}
+            cubin = base64.b64decode(d["cubin"]) if d["cubin"] is not None else None
+            return cls(d["name"], [_type_from(r) for r in d["inputs"]],
+                       [_type_from(r) for r in d["results"]], host, kernels, d["ptx"], cubin,
+                       d["chip"], bool(d["specific"]))
+        except OSError as error:
+            raise CUDAError(f"cannot read the GPU program {path}: {error.strerror}") from None
+        except (ValueError, KeyError, TypeError) as error:
+            raise CUDAError(f"{path} is not a GPU program Lamina saved: {error}") from None
+
     def image(self, capability: tuple[int, int], device_name: str) -> tuple[str, bytes]:
         """The kind ("cubin" or "ptx") and bytes of the image a GPU of
         compute capability `capability` loads."""
@@ -561,6 +602,64 @@ class GPUProgram:
         if kind == "cubin" and self.cubin is not None:
             return kind, self.cubin
         return "ptx", self.ptx.encode() + b"\0"
+
+
+PROGRAM_FORMAT = "lamina-gpu-program-1"
+
+
+def _type_record(t: TensorType | MemRefType) -> dict:
+    if isinstance(t, MemRefType):
+        return {"memref": list(t.shape), "dtype": t.dtype, "space": t.space}
+    return {"tensor": list(t.shape), "dtype": t.dtype}
+
+
+def _type_from(record: dict) -> TensorType | MemRefType:
+    if "memref" in record:
+        return MemRefType(tuple(record["memref"]), record["dtype"], record["space"])
+    return TensorType(tuple(record["tensor"]), record["dtype"])
+
+
+def _step_record(step) -> dict:
+    if isinstance(step, Alloc):
+        return {"alloc": step.result, "type": _type_record(step.type)}
+    if isinstance(step, View):
+        return {"view": step.result, "source": step.source, "type": _type_record(step.type)}
+    if isinstance(step, Constant):
+        return {"constant": step.result, "type": step.type, "value": step.value}
+    if isinstance(step, Copy):
+        return {"copy": step.source, "target": step.target}
+    return {"launch": step.kernel, "grid": list(step.grid), "block": list(step.block),
+            "arguments": list(step.arguments)}
+
+
+def _step_from(r: dict):
+    if "alloc" in r:
+        return Alloc(int(r["alloc"]), _type_from(r["type"]))
+    if "view" in r:
+        return View(int(r["view"]), int(r["source"]), _type_from(r["type"]))
+    if "constant" in r:
+        if r["type"] not in _SCALARS:
+            raise ValueError(f"a constant of type {r['type']}")
+        return Constant(int(r["constant"]), r["type"], r["value"])
+    if "copy" in r:
+        return Copy(int(r["copy"]), int(r["target"]))
+    return Launch(str(r["launch"]), tuple(int(g) for g in r["grid"]),
+                  tuple(int(b) for b in r["block"]), tuple(int(a) for a in r["arguments"]))
+
+
+def _kernel_record(spec: KernelSpec) -> dict:
+    return {"name": spec.name, "block": list(spec.block),
+            "dynamic_shared_memory": spec.dynamic_shared_memory, "registers": spec.registers,
+            "tensor_maps": [{"argument": m.argument, "box": list(m.box), "dtype": m.dtype,
+                             "swizzle_bytes": m.swizzle_bytes} for m in spec.tensor_maps]}
+
+
+def _kernel_from(r: dict) -> KernelSpec:
+    maps = tuple(TensorMapSpec(int(m["argument"]), tuple(int(b) for b in m["box"]),
+                               str(m["dtype"]), int(m["swizzle_bytes"]))
+                 for m in r["tensor_maps"])
+    return KernelSpec(str(r["name"]), tuple(int(b) for b in r["block"]),
+                      int(r["dynamic_shared_memory"]), maps, r["registers"])
 
 
 class CUDAFunction(ArrayFunction):

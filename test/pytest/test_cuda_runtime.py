@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import lamina
-from lamina.cuda_runtime import (Constant, CUDAError, DeviceCall, HostProgram, Launch,
+from lamina.cuda_runtime import (Constant, CUDAError, DeviceCall, GPUProgram, HostProgram,
+                                 Launch,
                                  PackedParameters,
                                  TensorMapSpec, View, choose_image, entry_parameter_counts,
                                  launch_parameters, parse_manifest, tensor_map_parameters)
@@ -248,3 +249,24 @@ def test_device_call_bookkeeping():
         call.read_back()
         assert all((r.view(np.uint8) == 7).all() for r in results)
     assert sorted(gpu.freed) == sorted(gpu.buffers)
+
+
+def test_saved_program_loads_as_it_was(program, tmp_path):
+    path = str(tmp_path / "program.json")
+    program.save(path)
+    loaded = GPUProgram.load(path)
+    assert loaded.module is None
+    for field in ("name", "inputs", "results", "kernels", "ptx", "cubin", "chip", "specific"):
+        assert getattr(loaded, field) == getattr(program, field), field
+    assert loaded.host == program.host
+    assert [type(step).__name__ for step in loaded.host.steps] == ["View", "Launch", "Launch"]
+    if program.chip == "sm_90a":
+        assert all(spec.tensor_maps for spec in loaded.kernels.values())
+
+
+def test_loading_what_is_not_a_program(tmp_path):
+    with pytest.raises(CUDAError, match="cannot read the GPU program .*missing.json"):
+        GPUProgram.load(str(tmp_path / "missing.json"))
+    (tmp_path / "other.json").write_text('{"launches": []}')
+    with pytest.raises(CUDAError, match="is not a GPU program Lamina saved: format None"):
+        GPUProgram.load(str(tmp_path / "other.json"))
