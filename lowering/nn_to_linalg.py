@@ -577,6 +577,21 @@ def _tile_product(lhs: ir.Value, rhs: ir.Value, init: ir.Value) -> ir.Value:
     return op.result
 
 
+def _running_maximum(peak: ir.Value, tile_peak: ir.Value,
+                     shift: Callable[[ir.Value], ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """`m' = max(m, t)` written over `peak` and `exp(m - m')` over
+    `tile_peak`, by one generic that reads both before writing."""
+    identity = _dims(1, [0])
+    op = linalg.GenericOp([peak.type, tile_peak.type], [], [peak, tile_peak],
+                          [identity, identity], _loops(1, []))
+    block = op.regions[0].blocks.append(_f32(), _f32())
+    with ir.InsertionPoint(block):
+        m, t = block.arguments
+        new = arith.maximumf(m, t)
+        linalg.YieldOp([new, math.exp(arith.subf(m, shift(new)))])
+    return op.results[0], op.results[1]
+
+
 def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
                            mask: ir.Value | None, tiles: AttentionTiles) -> ir.Value:
     """Attention tile by tile, scores never materialised beyond one tile:
@@ -638,25 +653,32 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
             reached = arith.muli(arith.divui(arith.addi(row, _index(bq + bk - 1)), _index(bk)),
                                  _index(bk))
             upper = arith.minui(reached, upper)
+        # Besides the running maximum, sum and output, the loop carries
+        # the buffers of one tile's scores and of the rescaling factors:
+        # every op of its body writes into one of its own operands, so
+        # that the loop allocates nothing (bufferization keeps what a
+        # loop yields in the buffers of its arguments).
         loop = scf.ForOp(_index(0), upper, _index(bk),
                          [_filled((bq,), float("-inf")), _filled((bq,), 0.0),
-                          _filled((bq, dv_pad), 0.0)])
+                          _filled((bq, dv_pad), 0.0), tensor.empty([bq, bk], f32),
+                          tensor.empty([bq], f32)])
+        row_map = _dims(2, [0])
         with ir.InsertionPoint(loop.body):
             key = loop.induction_variable
-            peak, total, acc = loop.inner_iter_args
+            peak, total, acc, scratch, factors = loop.inner_iter_args
             k_tile = _tile_of(keys, [head, arith.divui(key, _index(bk)), 0, 0],
                               [1, 1, depth, bk], 2)
-            scores = _tile_product(q_tile, k_tile, _filled((bq, bk), 0.0))
+            scores = _tile_product(q_tile, k_tile, linalg.fill(constant(0.0), outs=[scratch]))
             hidden_keys = op.causal or sk_pad != sk
             if masks is not None or hidden_keys:
-                operands = [scores]
+                operands = []
                 if masks is not None:
                     masks_head = head if _shape(masks)[0] != 1 else 0
                     operands.append(_tile_of(masks, [masks_head, row, key], [1, bq, bk], 2))
 
-                def logit(s: ir.Value, *added: ir.Value) -> ir.Value:
-                    for term in added:
-                        s = arith.addf(s, term)
+                def logit(added: ir.Value | None, s: ir.Value) -> ir.Value:
+                    if added is not None:
+                        s = arith.addf(s, added)
                     if not hidden_keys:
                         return s
                     j = arith.addi(linalg.IndexOp(1).result, key)
@@ -666,7 +688,9 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
                         hidden = arith.ori(hidden, arith.cmpi(arith.CmpIPredicate.ugt, j, i))
                     return arith.select(hidden, constant(float("-inf")), s)
 
-                scores = elementwise(TensorType((bq, bk), "f32"), operands, logit)
+                scores = _generic((bq, bk), operands, scores,
+                                  lambda *mask_value: mask_value[0] if mask_value else None,
+                                  (), logit)
 
             def shift(m: ir.Value) -> ir.Value:
                 # A row whose keys so far are all masked has maximum -inf:
@@ -676,25 +700,28 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
                 empty = arith.cmpf(arith.CmpFPredicate.OEQ, m, constant(float("-inf")))
                 return arith.select(empty, constant(0.0), m)
 
-            # The carried values are updated in place (their loop
-            # arguments are the ops' inits), as bufferization wants of
-            # values a loop yields.
-            row_map = _dims(2, [0])
-            tile_peak = _reduce((bq, bk), (1,), [scores], _MAX)
-            rescale = _row_map([peak, tile_peak], lambda m, t: math.exp(
-                arith.subf(m, shift(arith.maximumf(m, t)))))
-            new_peak = _generic((bq,), [tile_peak], peak, lambda t: t, (), arith.maximumf)
-            weights = elementwise(TensorType((bq, bk), "f32"), [scores, (new_peak, row_map)],
-                                  lambda s, m: math.exp(arith.subf(s, shift(m))))
+            # The tile's row maxima, then (one generic, both in place)
+            # the new running maxima and the factor exp(m - m') rescaling
+            # what was summed so far.
+            tile_peak = _generic((bq, bk), [scores], linalg.fill(constant(float("-inf")),
+                                                                 outs=[factors]),
+                                 lambda s: s, (1,), arith.maximumf)
+            weights = _generic((bq, bk), [(peak, row_map), (tile_peak, row_map)], scores,
+                               lambda m, t: arith.maximumf(m, t), (),
+                               lambda m, s: math.exp(arith.subf(s, shift(m))))
+            new_peak, rescale = _running_maximum(peak, tile_peak, shift)
             scaled_total = _generic((bq,), [rescale], total, lambda r: r, (), arith.mulf)
             new_total = _generic((bq, bk), [weights], scaled_total, lambda p: p, (1,), arith.addf)
             v_tile = _tile_of(values, [head, key, 0], [1, bk, dv_pad], 2)
             scaled = _generic((bq, dv_pad), [(rescale, row_map)], acc, lambda r: r, (),
                               arith.mulf)
-            scf.YieldOp([new_peak, new_total, _tile_product(weights, v_tile, scaled)])
-        _, final_total, final_acc = loop.results
-        normalised = elementwise(TensorType((bq, dv_pad), result.dtype),
-                                 [final_acc, (final_total, row_map)], arith.divf)
+            scf.YieldOp([new_peak, new_total, _tile_product(weights, v_tile, scaled), weights,
+                         rescale])
+        _, final_total, final_acc, _, _ = loop.results
+        # Written in place into the result's tile.
+        destination = _tile_of(forall.inner_iter_args[0], [head, row, 0], [1, bq, dv_pad], 2)
+        normalised = _generic((bq, dv_pad), [final_acc, (final_total, row_map)], destination,
+                              arith.divf)
         with ir.InsertionPoint(forall.terminator().block):
             tensor.ParallelInsertSliceOp(normalised, forall.inner_iter_args[0], [head, row], [], [],
                                          [_DYNAMIC, _DYNAMIC, 0], [1, bq, dv_pad], [1, 1, 1])

@@ -170,6 +170,7 @@ class CPUTarget(Target):
             Stage("bufferized", [
                 CPUProtectInputs(),
                 ConvertShardCollectivesToMPI(),
+                "eliminate-empty-tensors",
                 BUFFERIZE,
                 CPUCopyRepeatedResults(),
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
