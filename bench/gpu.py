@@ -52,6 +52,7 @@ import numpy as np
 import lamina
 from lamina.cuda_runtime import CUDAError, CUDAFunction, GPUProgram, driver
 from lamina.reference import compare, evaluate, random_inputs
+from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.targets import get_target
 from lamina.targets.cuda import find_ptxas
 from lamina.types import numpy_dtype
@@ -139,18 +140,32 @@ def check_kernel(function, arrays: list[np.ndarray], expected: list[np.ndarray])
     return f"{'ok' if ok else 'MISMATCH'} (max abs error {error:.3g} vs NumPy)"
 
 
-def resources(source: str, arch: str) -> str:
-    """ptxas's registers, spills and shared memory of a program's kernels."""
+def pipeline_for(arch: str, tiles: str | None):
+    """The cuda target's pipeline, with the kernels' tiling forced to
+    `tiles` (BMxBNxBKxSTAGES) when given."""
+    pipeline = get_target(f"cuda:{arch}").pipeline()
+    if tiles:
+        for item in pipeline.stage("hw").passes:
+            if isinstance(item, ConvertNNToHW):
+                item.tiles = tiles
+    return pipeline
+
+
+def resources(source: str, arch: str, tiles: str | None = None) -> str:
+    """ptxas's registers, spills and shared memory of a program's kernels,
+    and the blocks an SM holds."""
     if find_ptxas() is None:
         return "no ptxas"
-    manifest = json.loads(get_target(f"cuda:{arch}").emit(lamina.parse(source), "manifest"))
+    manifest = json.loads(get_target(f"cuda:{arch}").emit(lamina.parse(source), "manifest",
+                                                          pipeline_for(arch, tiles)))
     dynamic = {launch["kernel"]: launch["dynamic_shared_memory"]
                for launch in manifest["launches"]}
     parts = []
     for name, r in sorted(manifest["kernels"].items()):
         spills = r["spill_stores"] + r["spill_loads"]
         parts.append(f"{r['registers']} regs, {'no' if not spills else spills} spill bytes, "
-                     f"{dynamic[name] // 1024} KiB dyn + {r['static_shared_memory']} B smem")
+                     f"{dynamic[name] // 1024} KiB dyn + {r['static_shared_memory']} B smem, "
+                     f"{r['blocks_per_sm']} blocks/SM")
     return "; ".join(parts)
 
 
@@ -196,15 +211,34 @@ PERFORMANCE = [
 ]
 
 
-def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | None) -> dict:
-    """Workload `index` of PERFORMANCE at size^3 on `arch`, timed next to
-    torch (cuBLAS) and checked against torch's result."""
+# Tilings (BMxBNxBKxSTAGES) that --sweep times for the f16 matmul and the
+# fused matmul + bias + gelu, to check the cost model's choice against.
+SWEEP = {
+    "sm_80": ["128x128x32x4", "128x128x32x3", "128x128x32x2", "128x128x64x3", "128x64x32x4",
+              "64x128x32x4", "64x64x32x4"],
+    "sm_90a": ["128x128x64x4", "128x128x64x3", "128x128x64x2", "128x64x64x4", "128x64x64x3",
+               "64x128x64x4", "64x64x64x4"],
+}
+
+
+def sweep_units() -> list[tuple[int, str, str]]:
+    """(PERFORMANCE index, arch, tiles) of the sweep."""
+    return [(index, arch, tiles) for index in (0, 2) for arch in ARCHITECTURES
+            for tiles in SWEEP[arch]]
+
+
+def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | None,
+             tiles: str | None = None) -> dict:
+    """Workload `index` of PERFORMANCE at size^3 on `arch` (with its
+    kernels' tiling forced to `tiles`), timed next to torch (cuBLAS) and
+    checked against torch's result."""
     import torch
     name, dtype, epilogue = PERFORMANCE[index]
     source = matmul_program(size, size, size, dtype, epilogue)
-    row = {"workload": name, "arch": arch}
-    row["resources"] = (saved_index(programs)["resources"][f"time{index}-{arch}"] if programs
-                        else resources(source, arch))
+    row = {"workload": name, "arch": arch, "tiles": tiles or "cost model"}
+    key = program_key("time", index, arch, tiles)
+    row["resources"] = (saved_index(programs)["resources"][key] if programs
+                        else resources(source, arch, tiles))
     if arch == "sm_90a" and gpu.capability != (9, 0):
         row.update(result="needs a Hopper GPU", torch={})
         return row
@@ -224,9 +258,10 @@ def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | N
     expected = (unfused if epilogue else matmul)().float()
     try:
         if programs:
-            function = CUDAFunction(GPUProgram.load(program_path(programs, "time", index, arch)))
+            function = CUDAFunction(GPUProgram.load(os.path.join(programs, key + ".json")))
         else:
-            function = lamina.compile(source, target=f"cuda:{arch}")
+            function = get_target(f"cuda:{arch}").compile(lamina.parse(source),
+                                                          pipeline=pipeline_for(arch, tiles))
         results = function.allocate_results()
         with function.bind(arrays[:len(function.inputs)], results) as call:
             seconds = statistics.median(call.time(runs))
@@ -244,8 +279,12 @@ def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | N
 # Programs compiled on one machine and run on another.
 
 
+def program_key(kind: str, index: int, arch: str, tiles: str | None = None) -> str:
+    return f"{kind}{index}-{arch}" + (f"-{tiles}" if tiles else "")
+
+
 def program_path(directory: str, kind: str, index: int, arch: str) -> str:
-    return os.path.join(directory, f"{kind}{index}-{arch}.json")
+    return os.path.join(directory, program_key(kind, index, arch) + ".json")
 
 
 @functools.lru_cache(maxsize=None)
@@ -276,7 +315,7 @@ def numpy_dtype_named(name: str) -> np.dtype:
     return np.dtype(getattr(ml_dtypes, name) if name == "bfloat16" else name)
 
 
-def save_programs(directory: str, size: int) -> None:
+def save_programs(directory: str, size: int, sweep: bool = False) -> None:
     """Compiles every program of both lists for both architectures into
     `directory` (see the module docstring)."""
     os.makedirs(directory, exist_ok=True)
@@ -298,6 +337,15 @@ def save_programs(directory: str, size: int) -> None:
                 program_path(directory, "time", number, arch))
             index["resources"][f"time{number}-{arch}"] = resources(source, arch)
         print(f"  {name} {size}^3: saved", flush=True)
+    for number, arch, tiles in (sweep_units() if sweep else []):
+        source = matmul_program(size, size, size, *PERFORMANCE[number][1:])
+        key = program_key("time", number, arch, tiles)
+        get_target(f"cuda:{arch}").build(lamina.parse(source),
+                                         pipeline=pipeline_for(arch, tiles)).save(
+            os.path.join(directory, key + ".json"))
+        index["resources"][key] = resources(source, arch, tiles)
+        print(f"  {PERFORMANCE[number][0]} {size}^3 [{arch}, {tiles}]: saved "
+              f"({index['resources'][key]})", flush=True)
     with open(os.path.join(directory, "index.json"), "w") as f:
         json.dump(index, f, indent=1)
 
@@ -310,9 +358,10 @@ def isolated(unit: str, options, seconds: float) -> dict:
                "--size", str(options.size), "--runs", str(options.runs)]
     if options.programs:
         command += ["--programs", options.programs]
-    kind, index, arch = unit.split(":")
+    kind, index, arch, *tiles = unit.split(":")
     name = correctness_cases()[int(index)][0] if kind == "check" else PERFORMANCE[int(index)][0]
-    row = ({"kernel": name, "where": "-"} if kind == "check" else {"workload": name, "torch": {}})
+    row = ({"kernel": name, "where": "-"} if kind == "check" else
+           {"workload": name, "torch": {}, "tiles": tiles[0] if tiles else "cost model"})
     row.update(arch=arch, resources="-")
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=seconds)
@@ -365,14 +414,16 @@ def performance_table(rows: list[dict] | None, size: int, reason: str = "") -> s
         cublas = flops / cublas / 1e12 if cublas else None
         unfused = r["torch"].get("torch gelu(a@b+bias)")
         unfused = f"{flops / unfused / 1e12:.1f}" if unfused else "-"
+        arch = r["arch"] + (f" {r['tiles']}" if r.get("tiles", "cost model") != "cost model"
+                            else "")
         if "tflops" in r and cublas:
-            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} ({r['image']}) | "
+            lines.append(f"| {r['workload']} {size}^3 | {arch} ({r['image']}) | "
                          f"{r['seconds'] * 1e3:.3f} | {r['tflops']:.1f} | {cublas:.1f} | "
                          f"{r['tflops'] / cublas:.2f} | {unfused} | {r['result']} (rel. error "
                          f"{r['relative_error']:.1e}) | {r['resources']} |")
         else:
             cublas = f"{cublas:.1f}" if cublas else "-"
-            lines.append(f"| {r['workload']} {size}^3 | {r['arch']} | - | - | {cublas} | - "
+            lines.append(f"| {r['workload']} {size}^3 | {arch} | - | - | {cublas} | - "
                          f"| {unfused} | {r['result']} | {r['resources']} |")
     return "\n".join(header + lines)
 
@@ -390,12 +441,24 @@ def epilogue_cost(rows: list[dict] | None) -> str:
     return "\n".join(lines)
 
 
+def sweep_epilogue_cost(rows: list[dict]) -> str:
+    """Per swept tiling, what the fused epilogue costs over the plain matmul."""
+    times = {(r["arch"], r["tiles"], r["workload"]): r["seconds"] for r in rows if "seconds" in r}
+    lines = []
+    for arch, tiles, workload in times:
+        fused = times.get((arch, tiles, "f16 matmul+bias+gelu"))
+        if workload == "f16 matmul" and fused:
+            lines.append(f"* {arch} {tiles}: the fused bias + gelu epilogue costs "
+                         f"{(fused / times[arch, tiles, workload] - 1) * 100:+.1f}%.")
+    return "\n".join(lines)
+
+
 def progress(row: dict) -> None:
     if "kernel" in row:
         print(f"  {row['kernel']} [{row['arch']}]: {row['result']}", flush=True)
     else:
-        print(f"  {row['workload']} [{row['arch']}]: {row.get('tflops', 0):.1f} TFLOP/s, "
-              f"{row['result']}", flush=True)
+        print(f"  {row['workload']} [{row['arch']}, {row.get('tiles')}]: "
+              f"{row.get('tflops', 0):.1f} TFLOP/s, {row['result']}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -413,12 +476,15 @@ def main(argv=None) -> int:
     parser.add_argument("--isolate", type=float, metavar="SECONDS",
                         help="run each check and timed workload in a process of its own, "
                              "given at most SECONDS")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also time the tilings of SWEEP (compiled by --save-programs "
+                             "--sweep when running --programs)")
     parser.add_argument("--unit", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     started = time.perf_counter()
     if options.save_programs:
         print(f"compiling into {options.save_programs}:", flush=True)
-        save_programs(options.save_programs, options.size)
+        save_programs(options.save_programs, options.size, options.sweep)
         return 0
     if options.programs:
         options.size = saved_index(options.programs)["size"]
@@ -436,11 +502,12 @@ def main(argv=None) -> int:
         return 1
 
     def run(unit: str) -> dict:
-        kind, index, arch = unit.split(":")
+        kind, index, arch, *tiles = unit.split(":")
         if options.unit or not options.isolate or emulate:
             if kind == "check":
                 return check_row(int(index), arch, gpu, emulate, options.programs)
-            return time_row(int(index), arch, gpu, options.size, options.runs, options.programs)
+            return time_row(int(index), arch, gpu, options.size, options.runs, options.programs,
+                            tiles[0] if tiles else None)
         return isolated(unit, options, options.isolate)
 
     if options.unit:
@@ -465,6 +532,12 @@ def main(argv=None) -> int:
             for arch in ARCHITECTURES:
                 timed.append(run(f"time:{index}:{arch}"))
                 progress(timed[-1])
+    swept = []
+    if options.sweep and not emulate:
+        print(f"tilings ({options.size}^3):", flush=True)
+        for index, arch, tiles in sweep_units():
+            swept.append(run(f"time:{index}:{arch}:{tiles}"))
+            progress(swept[-1])
     needs = "needs a GPU (none here)" if emulate else ""
 
     command = " ".join(["python bench/gpu.py"] + (argv if argv is not None else sys.argv[1:]))
@@ -487,12 +560,17 @@ def main(argv=None) -> int:
         performance_table(timed, options.size, needs),
         "",
         epilogue_cost(timed),
+        *(["", f"## Tilings at {options.size}^3 (--sweep)", "",
+           "The cost model's choice is the row without a tiling above.", "",
+           performance_table(swept, options.size), "", sweep_epilogue_cost(swept)]
+          if swept else []),
     ]
     text = "\n".join(report).rstrip() + "\n"
     print(text)
     with open(options.output, "w") as f:
         f.write(text)
-    failed = any(not r["result"].startswith(("ok", "needs")) for r in checked + (timed or []))
+    failed = any(not r["result"].startswith(("ok", "needs"))
+                 for r in checked + (timed or []) + swept)
     return 1 if failed else 0
 
 

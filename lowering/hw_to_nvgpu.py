@@ -337,6 +337,13 @@ class RegisterTile:
 # Kernels.
 
 
+def shared_alignment(chip: str) -> int:
+    """The alignment in bytes of shared tiles, and of the block's dynamic
+    shared memory (see gpu-extern-dynamic-shared-memory): 1024 on sm_90a,
+    for 128-byte-swizzled TMA boxes, else 128."""
+    return 1024 if chip == "sm_90a" else 128
+
+
 class KernelLowering:
     """Lowers the body of one kernel, moved into a gpu.func."""
 
@@ -351,7 +358,7 @@ class KernelLowering:
         self.shared: dict[ir.Value, SharedTile] = {}
         self.barriers: dict[ir.Value, ir.Value] = {}
         self.shared_bytes = 0
-        self.alignment = 1024 if chip == "sm_90a" else 128
+        self.alignment = shared_alignment(chip)
         self.plan = TmaPlan()
 
     # -- entry -----------------------------------------------------------------

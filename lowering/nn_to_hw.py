@@ -110,6 +110,17 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     return TileConfig(block_m, block_n, block_k, stages)
 
 
+def parse_tiles(text: str) -> TileConfig:
+    """A TileConfig from "BMxBNxBKxSTAGES"; raises PassFailure."""
+    parts = text.split("x")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise PassFailure(f"tiles='{text}' is not BMxBNxBKxSTAGES (e.g. 128x128x64x3)")
+    block_m, block_n, block_k, stages = map(int, parts)
+    if block_m % 64 or block_n % 16 or block_k % 16:
+        raise PassFailure(f"tiles='{text}': BM must be a multiple of 64, BN and BK of 16")
+    return TileConfig(block_m, block_n, block_k, stages)
+
+
 # ---------------------------------------------------------------------------
 # Finding the chains.
 
@@ -195,7 +206,8 @@ def _activation(operation: ir.Operation, result) -> scalar.Scalar | None:
 class KernelBuilder:
     """Writes the hw kernel of one chain."""
 
-    def __init__(self, chain: MatmulChain, name: str, chip: str):
+    def __init__(self, chain: MatmulChain, name: str, chip: str,
+                 tiles: "TileConfig | None" = None):
         self.chain = chain
         self.name = name
         self.chip = chip
@@ -211,7 +223,8 @@ class KernelBuilder:
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
         self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
-        self.tiles = choose_tiles(self.m, self.n, self.k, chip, self.tma, self.batch or 1)
+        self.tiles = tiles or choose_tiles(self.m, self.n, self.k, chip, self.tma,
+                                           self.batch or 1)
 
     @property
     def grid(self) -> tuple[int, ...]:
@@ -342,10 +355,15 @@ class ConvertNNToHW(Pass):
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
     keep_unconverted: bool = False
+    tiles: str = ""
+    """BMxBNxBKxSTAGES (e.g. 128x128x64x3): every kernel's tiling instead
+    of the cost model's choice (`choose_tiles`); hw-check holds it to the
+    architecture's limits."""
 
     def run(self, module: ir.Operation) -> None:
         if self.chip not in ARCHITECTURES:
             raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
+        forced = parse_tiles(self.tiles) if self.tiles else None
         body = module.regions[0].blocks[0]
         functions = [op.operation for op in body.operations
                      if op.operation.name == "func.func" and not hw.is_kernel(op.operation)]
@@ -363,7 +381,8 @@ class ConvertNNToHW(Pass):
                     chain = find_chain(matmul)
                     if chain is None:
                         continue
-                    builder = KernelBuilder(chain, f"{host}_matmul_{number}", self.chip)
+                    builder = KernelBuilder(chain, f"{host}_matmul_{number}", self.chip,
+                                            forced)
                     builder.build(body, matmul.location)
                     replace_chain(chain, builder)
         if not self.keep_unconverted:

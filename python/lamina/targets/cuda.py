@@ -63,7 +63,9 @@ from mlir.dialects import gpu
 from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, parse_manifest
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.nn_to_hw import ConvertNNToHW
-from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture
+from lamina.lowering.hw_to_nvgpu import (LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture,
+                                         shared_alignment)
+from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, clone_module, entry_signature, jit_compile
@@ -335,7 +337,8 @@ class CUDATarget(Target):
                 "canonicalize",
                 "cse",
             ], description="kernels distributed over threads: gpu, nvgpu, nvvm"),
-            Stage("llvm-mlir", list(NVVM_LOWERING), isolated=True,
+            Stage("llvm-mlir", list(NVVM_LOWERING) + [
+                GPUExternDynamicSharedMemory(alignment=shared_alignment(chip))], isolated=True,
                   description="the LLVM and NVVM dialects"),
             Stage("ptx", [SerializeToPTX()], kind="ptx", description="the kernels' PTX"),
             Stage("manifest", [KernelManifest(self)], kind="json", input="llvm-mlir",
