@@ -1,14 +1,15 @@
 """--cpu-schedule: a schedule for every fusion group and linalg op, appended
 to the module as a transform-dialect script.
 
-Static NCHW convolutions are first rewritten by upstream's img2col
-transform into a gather of their input windows and a multiply-add
-contraction (`lamina.schedules.convolution`). Then, for each function,
-the linalg ops on tensors are grouped (the fusion
+Static NCHW convolutions are first rewritten into channels-last ones
+between transposes (`lamina.schedules.convolution`). Then, for each
+function, the linalg ops on tensors are grouped (the fusion
 groups that `nn-inline-fused` marked; otherwise each op with the fills
 that initialise it), and the cost model of `lamina.schedules` chooses a
 `Schedule` for each group: contractions are packed, tiled for the caches
-and unrolled into a register tile of FMAs; elementwise ops and reductions
+and unrolled into a register tile of FMAs; convolutions are tiled into
+register tiles of output pixels x output channels, decomposed into 1-D
+convolutions and vectorised into FMAs; elementwise ops and reductions
 are split over threads by rows, with the group's producers fused into the
 root's loop, and vectorised along their contiguous dim. Each scheduled op
 gets the discardable attribute `lamina.schedule = "TAG"`, and the
@@ -30,7 +31,7 @@ from mlir import ir
 
 from lamina.pass_registry import Pass, register_pass
 from lamina.schedules import CPUModel, choose_schedules, default_threads, render
-from lamina.schedules.convolution import convolutions_to_contractions
+from lamina.schedules.convolution import convolutions_to_channels_last
 from lamina.tuning import tuned_model
 
 SCRIPT_NAME = "lamina_schedule"
@@ -66,6 +67,6 @@ class CPUSchedule(Pass):
         previous = schedule_script(op)
         if previous is not None:
             previous.erase()
-        convolutions_to_contractions(op)
+        convolutions_to_channels_last(op)
         schedules = choose_schedules(op, self.model(), model_for=tuned_model)
         render(schedules, op.regions[0].blocks[0], op.location)

@@ -1,67 +1,108 @@
-// A convolution becomes img2col and a contraction (upstream's
-// convert_conv2d_to_img2col) before its schedule is chosen: the window
-// matrix is packed in 32-pixel panels, the threads share the panels, and
-// the 8x32 register tile of FMAs runs over output channels x pixels; the
-// epilogue of the convolution's fusion group stays in the group.
-// RUN: lamina-opt %s --cpu-schedule='threads=2' | FileCheck %s
-// RUN: lamina-opt %s --cpu-schedule='threads=2' --cpu-apply-schedule --canonicalize | FileCheck %s --check-prefix=TILED
+// A static NCHW convolution becomes a channels-last one between transposes
+// (input NCHW -> NHWC, filter FCHW -> HWCF, result NHWC -> NCHW) and gets a
+// direct schedule: threads share the output rows, each register tile is 8
+// output pixels x 32 output channels, decomposed by upstream into a 1-D
+// convolution and vectorised into FMAs whose accumulators stay in
+// registers across the loops over filter rows and input channels.
+// RUN: lamina-opt %s --split-input-file --cpu-schedule='threads=2' | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --cpu-schedule='threads=2' --cpu-apply-schedule --canonicalize | FileCheck %s --check-prefix=TILED
 
-// The rewrite refuses dilations: that convolution stays one, the others
-// of the module are rewritten.
-// CHECK-LABEL: func.func @dilated
-// CHECK: linalg.conv_2d_nchw_fchw {{.*}}dilations = dense<2>
-// CHECK-NOT: lamina.img2col
-
-// CHECK-LABEL: func.func @conv
+// The padding moves after the input's transpose: the transpose writes the
+// interior of a zero-filled NHWC tensor. The convolution, its fill and the
+// result's transpose keep the fusion group of the epilogue.
+// CHECK-LABEL: func.func @conv_bias_relu
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: linalg.fill {{.*}} -> tensor<1x16x256xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<1x8x18x18xf32>) outs(%{{.+}} : tensor<1x72x256xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: %[[PADDED:.+]] = linalg.fill {{.*}} -> tensor<1x18x18x8xf32>
+// CHECK: %[[INTERIOR:.+]] = tensor.extract_slice %[[PADDED]][0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1]
+// CHECK: %[[X:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x8x16x16xf32>) outs(%[[INTERIOR]] : tensor<1x16x16x8xf32>) permutation = [0, 2, 3, 1]
+// CHECK: %[[XP:.+]] = tensor.insert_slice %[[X]] into %[[PADDED]][0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1]
+// CHECK: %[[W:.+]] = linalg.transpose ins(%{{.+}} : tensor<64x8x3x3xf32>) outs(%{{.+}} : tensor<3x3x8x64xf32>) permutation = [2, 3, 1, 0]
+// CHECK: %[[INIT:.+]] = linalg.fill {{.*}}lamina.fusion_group = "g0"{{.*}} -> tensor<1x16x16x64xf32>
+// CHECK: %[[Y:.+]] = linalg.conv_2d_nhwc_hwcf {{.*}}lamina.fusion_group = "g0"{{.*}}lamina.schedule = "[[CONV:conv_bias_relu_g0/[0-9]+]]"
+// CHECK-SAME: ins(%[[XP]], %[[W]] : tensor<1x18x18x8xf32>, tensor<3x3x8x64xf32>) outs(%[[INIT]] : tensor<1x16x16x64xf32>)
+// CHECK: linalg.transpose ins(%[[Y]] : tensor<1x16x16x64xf32>) outs(%{{.+}} : tensor<1x64x16x16xf32>) permutation = [0, 3, 1, 2]
 // CHECK-SAME: lamina.fusion_group = "g0"
-// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x72xf32>, tensor<1x72x256xf32>) outs(%{{.+}} : tensor<1x16x256xf32>)
-// CHECK-SAME: lamina.fusion_group = "g0"
-// CHECK-SAME: lamina.schedule = "[[MM:conv_g0/0]]"
-// CHECK: tensor.expand_shape
-// CHECK: linalg.generic
-// CHECK-SAME: lamina.schedule = "[[EPILOGUE:conv_g0/1]]"
 // CHECK: arith.maximumf
-// CHECK: transform.named_sequence @schedule_conv_g0_contraction
-// CHECK: %[[OP:.+]] = transform.structured.match attributes {lamina.schedule = "[[MM]]"}
-// CHECK: transform.structured.pack %[[OP]] packed_sizes = [0, 0, 32, 0]
-// CHECK: transform.structured.pack_transpose {{.*}} outer_perm = [0, 2, 1]
-// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 0, 4, 0, 0]
-// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 8, 1, 1, 0]
-// CHECK: transform.structured.vectorize
-// CHECK: transform.loop.hoist_loop_invariant_subsets
-// CHECK: transform.named_sequence @schedule_conv_g0(
-// CHECK: transform.structured.match attributes {lamina.schedule = "[[EPILOGUE]]"}
-// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 1, 1, 0]
+// CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_convolution
+// CHECK: %[[OP:.+]] = transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
+// CHECK: %{{.+}}, %{{.+}} = transform.structured.tile_using_forall %[[OP]] tile_sizes [0, 8, 0, 0, 0, 0, 0]
+// CHECK: %[[TILE:.+]], %[[LOOPS:.+]]:5 = transform.structured.tile_using_for %{{.+}} tile_sizes [0, 1, 8, 32, 1, 0, 1]
+// CHECK: %[[ROW:.+]] = transform.structured.decompose %[[TILE]]
+// CHECK: transform.structured.vectorize %[[ROW]]
+// CHECK: transform.apply_patterns.vector.reduction_to_contract
+// CHECK: transform.apply_patterns.tensor.fold_tensor_subset_ops
+// CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#4
+// CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#3
 
-// TILED-LABEL: func.func @conv
+// Two threads of 8 output rows; per register tile, loops over the 3
+// filter rows and the 8 input channels carry the 8x32 accumulators; the
+// filter's 3 columns are unrolled into contractions of one input channel.
+// TILED-LABEL: func.func @conv_bias_relu
+// TILED-NOT: linalg.conv
 // TILED: scf.forall (%{{.+}}) in (2)
-// TILED: scf.for {{.*}} -> (vector<1x8x1x32xf32>)
-// TILED: vector.contract
+// TILED: scf.for %{{.+}} = %c0 to %c16 step %c8
+// TILED: scf.for %{{.+}} = %c0 to %c64 step %c32
+// TILED: %[[ACC:.+]] = vector.transfer_read {{.*}} : tensor<1x8x16x64xf32>, vector<1x8x32xf32>
+// TILED: scf.for %{{.+}} = %c0 to %c3 step %c1 iter_args(%{{.+}} = %[[ACC]]) -> (vector<1x8x32xf32>)
+// TILED: scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args({{.*}}) -> (vector<1x8x32xf32>)
+// TILED-COUNT-3: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x32xf32> into vector<1x8x32xf32>
+// TILED: vector.transfer_write {{.*}} : vector<1x8x32xf32>, tensor<1x8x16x64xf32>
 // TILED-NOT: transform.
-
-func.func @dilated(%x: tensor<1x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x14x14xf32> {
-  %cst = arith.constant 0.000000e+00 : f32
-  %e = tensor.empty() : tensor<1x16x14x14xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
-  %c = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x18x18xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
-  return %c : tensor<1x16x14x14xf32>
-}
 
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #bias = affine_map<(d0, d1, d2, d3) -> (d1)>
-func.func @conv(%x: tensor<1x8x18x18xf32>, %w: tensor<16x8x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x16x16xf32> {
+func.func @conv_bias_relu(%x: tensor<1x8x16x16xf32>, %w: tensor<64x8x3x3xf32>, %b: tensor<64xf32>) -> tensor<1x64x16x16xf32> {
   %cst = arith.constant 0.000000e+00 : f32
-  %e = tensor.empty() : tensor<1x16x16x16xf32>
-  %f = linalg.fill {lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%cst : f32) outs(%e : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
-  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%x, %w : tensor<1x8x18x18xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
-  %r = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"], lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%c, %b : tensor<1x16x16x16xf32>, tensor<16xf32>) outs(%e : tensor<1x16x16x16xf32>) {
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x8x16x16xf32> to tensor<1x8x18x18xf32>
+  %e = tensor.empty() : tensor<1x64x16x16xf32>
+  %f = linalg.fill {lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%cst : f32) outs(%e : tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%padded, %w : tensor<1x8x18x18xf32>, tensor<64x8x3x3xf32>) outs(%f : tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"], lamina.fusion_group = "g0", lamina.fusion_kind = "convolution"} ins(%c, %b : tensor<1x64x16x16xf32>, tensor<64xf32>) outs(%e : tensor<1x64x16x16xf32>) {
   ^bb0(%in: f32, %bias: f32, %out: f32):
     %s = arith.addf %in, %bias : f32
     %m = arith.maximumf %s, %cst : f32
     linalg.yield %m : f32
-  } -> tensor<1x16x16x16xf32>
-  return %r : tensor<1x16x16x16xf32>
+  } -> tensor<1x64x16x16xf32>
+  return %r : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// Dilations and strides carry over; an init that is not a fill is
+// transposed like the input; the threads share the batch of two, and a
+// register tile covers a whole output row (5 pixels) x all 12 channels.
+// CHECK-LABEL: func.func @dilated_strided_accumulating
+// CHECK: %[[INIT:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x12x7x5xf32>) outs(%{{.+}} : tensor<2x7x5x12xf32>) permutation = [0, 2, 3, 1]
+// CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, {{.*}}strides = dense<[1, 2]> : tensor<2xi64>}
+// CHECK-SAME: outs(%[[INIT]] : tensor<2x7x5x12xf32>)
+// CHECK: transform.named_sequence @schedule_dilated_strided_accumulating_op{{[0-9]+}}_convolution
+// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [1, 0, 0, 0, 0, 0, 0]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 0, 0, 1, 0, 1]
+
+// TILED-LABEL: func.func @dilated_strided_accumulating
+// TILED-NOT: linalg.conv
+// TILED: scf.forall (%{{.+}}) in (2)
+// TILED: vector.contract {{.*}} into vector<1x1x12xf32>
+
+func.func @dilated_strided_accumulating(%x: tensor<2x3x11x13xf32>, %w: tensor<12x3x3x3xf32>, %acc: tensor<2x12x7x5xf32>) -> tensor<2x12x7x5xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%x, %w : tensor<2x3x11x13xf32>, tensor<12x3x3x3xf32>) outs(%acc : tensor<2x12x7x5xf32>) -> tensor<2x12x7x5xf32>
+  return %c : tensor<2x12x7x5xf32>
+}
+
+// -----
+
+// A convolution on dynamic shapes is left as it is (the loops stage makes
+// it scalar loops).
+// CHECK-LABEL: func.func @dynamic
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// CHECK-NOT: transform.structured.decompose
+
+func.func @dynamic(%x: tensor<?x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %acc: tensor<?x4x7x7xf32>) -> tensor<?x4x7x7xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%acc : tensor<?x4x7x7xf32>) -> tensor<?x4x7x7xf32>
+  return %c : tensor<?x4x7x7xf32>
 }

@@ -15,6 +15,10 @@ FUSION_GROUP = "lamina.fusion_group"
 FUSION_KIND = "lamina.fusion_kind"
 SCHEDULE_TAG = "lamina.schedule"
 
+# Ops whose input is indexed by sums of loops (windows), analysed all the
+# same: the direct convolutions the cost model schedules.
+WINDOWED = ("linalg.conv_2d_nhwc_hwcf",)
+
 
 @dataclass
 class LinalgOp:
@@ -25,7 +29,9 @@ class LinalgOp:
     reduction: tuple[bool, ...]
     maps: tuple[tuple[int | None, ...], ...]
     """Per operand (inputs, then outputs): the loop dim each of its dims is
-    indexed by, None for a constant index (a broadcast of size 1)."""
+    indexed by, None for a constant index (a broadcast of size 1) or a
+    window of a convolution's input (an output position plus a filter
+    position, whose loops the other operands index)."""
     inputs: int
     tag: str = ""
 
@@ -92,6 +98,8 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
                 extents[dim] = t.shape[position]
                 dims.append(dim)
             elif isinstance(expr, ir.AffineConstantExpr) and t.shape[position] == 1:
+                dims.append(None)
+            elif op.name in WINDOWED:
                 dims.append(None)
             else:
                 return None

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, replace
 from math import ceil
 
-from lamina.schedules.analysis import (Group, LinalgOp, contraction_dims)
+from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, contraction_dims
 from lamina.schedules.schedule import OpTiling, Packing, Schedule
 
 
@@ -206,13 +206,14 @@ def op_tiling(linalg: LinalgOp, model: CPUModel,
     loop, for uses outside the group, is tiled the same way)."""
     forall = forall or (0,) * linalg.rank
     extents = tuple(t or e for t, e in zip(forall, linalg.extents))
-    dim = replace(linalg, extents=extents).vector_dim()
+    tiled = replace(linalg, extents=extents)
+    dim = _vector_dim(tiled)
     if dim is None:
-        output = [d for d in linalg.output_map if d is not None]
-        if not output:
-            return None
-        dim = output[-1]
-    length = vector_length(extents[dim], model)
+        return None
+    # Strided reads (a transpose's) are gathered element by element: one
+    # vector at a time keeps the unrolled code small.
+    length = vector_length(extents[dim], model if tiled.vector_dim() is not None
+                           else replace(model, unroll=1))
     if not length:
         return None
     tile = [t or (0 if extent == 1 else 1) for t, extent in zip(forall, linalg.extents)]
@@ -227,10 +228,20 @@ def op_tiling(linalg: LinalgOp, model: CPUModel,
     return OpTiling(linalg.tag, tuple(tile))
 
 
+def _vector_dim(linalg: LinalgOp) -> int | None:
+    """The dim vector code runs along: `vector_dim()`, else the innermost
+    dim of the output (a transpose, whose reads are then strided)."""
+    dim = linalg.vector_dim()
+    if dim is None:
+        output = [d for d in linalg.output_map if d is not None]
+        dim = output[-1] if output else None
+    return dim
+
+
 def _forall_tiles(root: LinalgOp, model: CPUModel) -> tuple[int, ...]:
     """Rows (every parallel dim but the vector dim) one at a time; an op
     whose only parallel dim is its vector dim is cut into chunks."""
-    dim = root.vector_dim()
+    dim = _vector_dim(root)
     tiles = []
     for d, extent in enumerate(root.extents):
         if root.reduction[d] or extent == 1 or d == dim:
@@ -308,18 +319,67 @@ def loop_nest_schedules(name: str, ops: list[LinalgOp], model: CPUModel) -> list
     return schedules
 
 
+# ---------------------------------------------------------------------------
+# Convolutions.
+
+
+def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
+                         model: CPUModel) -> Schedule:
+    """The direct schedule of a channels-last convolution (loops n, oh, ow,
+    f, kh, kw, c; see lamina.schedules.convolution): threads share the
+    batch or the output rows, the register tile is `mr` pixels of one
+    output row x `nr` output channels, inside loops over the filter's rows
+    and the input channels (one at a time; the filter's width is unrolled)."""
+    n, oh, ow, f, kh, kw, c = linalg.extents
+    mr = 8 if model.vector_registers >= 32 else 4
+    nr = 2 * model.lanes
+    threads = [0] * linalg.rank
+    if model.threads > 1:
+        if n >= model.threads:
+            threads[0] = ceil(n / model.threads)
+        elif oh > 1:
+            threads[1] = ceil(oh / min(oh, model.threads))
+    channels = f if f <= nr else _largest_divisor(
+        f, nr, model.lanes if f % model.lanes == 0 else 1)
+    register = [1, 1, _largest_divisor(ow, mr), channels, 1, 0, 1]
+    # No loop where a tile covers its whole extent (a loop of one
+    # iteration would be folded away under the script's handles).
+    extents = list(linalg.extents)
+    for d, split in enumerate(threads):
+        if split:
+            extents[d] = split
+        if split >= linalg.extents[d]:
+            threads[d] = 0
+    register = [0 if size >= extent else size for size, extent in zip(register, extents)]
+    return Schedule(
+        group=group, kind="convolution", root=linalg.tag,
+        threads=tuple(threads) if any(threads) else (), tile_sizes=(tuple(register),),
+        fills=tuple(t for t in (op_tiling(fill, model) for fill in fills) if t))
+
+
 def group_schedules(group: Group, model: CPUModel) -> list[Schedule]:
-    """The schedules of one group: a contraction (with its fills) gets the
-    packed schedule and its epilogue a loop nest; other groups loop nests."""
+    """The schedules of one group: a contraction or a convolution (with its
+    fills) gets its register-tiled schedule and its epilogue a loop nest;
+    other groups loop nests."""
+    for linalg in group.ops:
+        if linalg.name in WINDOWED:
+            fills = _fills(group, linalg)
+            schedule = convolution_schedule(f"{group.name}_convolution", linalg, fills, model)
+            rest = [op for op in group.ops if op is not linalg and op not in fills]
+            return [schedule] + loop_nest_schedules(group.name, rest, model)
     for linalg in group.ops:
         if contraction_dims(linalg) is None:
             continue
-        init = list(linalg.op.operands)[linalg.inputs]
-        fills = [op for op in group.ops
-                 if op.name == "linalg.fill" and op.op.results[0] == init]
+        fills = _fills(group, linalg)
         schedule = contraction_schedule(f"{group.name}_contraction", linalg, fills, model)
         if schedule is None:
             continue
         rest = [op for op in group.ops if op is not linalg and op not in fills]
         return [schedule] + loop_nest_schedules(group.name, rest, model)
     return loop_nest_schedules(group.name, group.ops, model)
+
+
+def _fills(group: Group, linalg: LinalgOp) -> list[LinalgOp]:
+    """The fills of `group` that initialise `linalg`."""
+    init = list(linalg.op.operands)[linalg.inputs]
+    return [op for op in group.ops if op.name == "linalg.fill" and op.op.results[0] == init]

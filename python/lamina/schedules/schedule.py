@@ -74,7 +74,7 @@ class Schedule:
     module docstring."""
 
     group: str
-    kind: str                                # "contraction" or "loop-nest"
+    kind: str                                # "contraction", "convolution" or "loop-nest"
     root: str                                # tag of the op whose loops are tiled
     threads: tuple[int, ...] = ()
     tile_sizes: tuple[tuple[int, ...], ...] = ()
@@ -247,6 +247,30 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
         _render_op_tiling(root, tiling)
 
 
+def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
+    """A channels-last convolution (loops n, oh, ow, f, kh, kw, c): each
+    register tile, one output row by one filter row, becomes a 1-D
+    convolution (upstream's decomposition), vectorised into FMAs; its
+    accumulators stay in registers across the loops over the filter's
+    rows and the input channels."""
+    target = _match_tag(root, schedule.root)
+    if schedule.threads:
+        target, _ = _forall(target, schedule.threads)
+    register = schedule.tile_sizes[-1]
+    tiled, loops = _tile(target, register)
+    convolution = structured.DecomposeOp(tiled).transformed
+    _vectorize(convolution)
+    _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
+              vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization,
+              tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
+              tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
+    reductions = sum(1 for size in register[4:] if size)
+    for reduction_loop in reversed(loops[len(loops) - reductions:]):
+        loop.HoistLoopInvariantSubsetsOp(reduction_loop)
+    for tiling in schedule.fills:
+        _render_op_tiling(root, tiling)
+
+
 def _op_type(name: str) -> ir.Type:
     return transform.OperationType.get(name)
 
@@ -282,6 +306,8 @@ def render(schedules: list[Schedule], block: ir.Block,
                     root = sequence.bodyTarget
                     if schedule.kind == "contraction":
                         _render_contraction(root, schedule)
+                    elif schedule.kind == "convolution":
+                        _render_convolution(root, schedule)
                     else:
                         _render_loop_nest(root, schedule)
                     transform.YieldOp()

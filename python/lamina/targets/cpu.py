@@ -264,8 +264,8 @@ _M_MMAP_THRESHOLD, _M_TRIM_THRESHOLD = -3, -1
 
 def _reuse_freed_temporaries() -> None:
     """Keeps the memory of freed temporaries in the process. Compiled
-    functions allocate their temporaries (megabytes: attention scores, an
-    img2col matrix) at each call and free them before returning; glibc
+    functions allocate their temporaries (megabytes: attention scores, a
+    conv's NHWC copies) at each call and free them before returning; glibc
     hands blocks that large back to the kernel at once, and every call
     then pays page faults to zero them again (measured: 3x the time of the
     bench's attention). Raised once, process-wide, unless the user tunes

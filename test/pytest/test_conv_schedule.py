@@ -1,0 +1,134 @@
+"""Convolutions scheduled as direct channels-last convolutions match NumPy:
+strides, padding, dilations, widths and channel counts no register tile
+divides, batches, 1x1 and 5x5 filters, f16, with bias, relu and residual
+epilogues, on one and two threads; and the cost model's choices as data."""
+
+import numpy as np
+import pytest
+
+import lamina
+from lamina.reference import compare, evaluate, random_inputs
+from lamina.schedules import CPUModel, choose_schedules
+from lamina.schedules.convolution import convolutions_to_channels_last
+
+CONV = """
+func.func @main(%x: tensor<{x}x{t}>, %w: tensor<{w}x{t}>, %b: tensor<{f}x{t}>, %r: tensor<{y}x{t}>)
+    -> tensor<{y}x{t}> {{
+  %0 = "nn.conv2d"(%x, %w, %b) {{strides = array<i64: {s}>, padding = array<i64: {p}>,
+                                dilations = array<i64: {d}>}}
+      : (tensor<{x}x{t}>, tensor<{w}x{t}>, tensor<{f}x{t}>) -> tensor<{y}x{t}>
+  %1 = "nn.relu"(%0) : (tensor<{y}x{t}>) -> tensor<{y}x{t}>
+  %2 = "nn.add"(%1, %r) : (tensor<{y}x{t}>, tensor<{y}x{t}>) -> tensor<{y}x{t}>
+  return %2 : tensor<{y}x{t}>
+}}
+"""
+
+
+def conv_source(n, c, h, w, f, k, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1),
+                dtype="f32"):
+    """A conv2d with bias, then relu and a residual add (one fusion group)."""
+    top, left, bottom, right = padding
+    oh = (h + top + bottom - dilation[0] * (k - 1) - 1) // stride[0] + 1
+    ow = (w + left + right - dilation[1] * (k - 1) - 1) // stride[1] + 1
+    dims = lambda *d: "x".join(map(str, d))
+    return CONV.format(x=dims(n, c, h, w), w=dims(f, c, k, k), f=f, y=dims(n, f, oh, ow),
+                       s=", ".join(map(str, stride)), p=", ".join(map(str, padding)),
+                       d=", ".join(map(str, dilation)), t=dtype)
+
+
+def tiled(source: str, threads: int) -> str:
+    module = lamina.parse(source)
+    lamina.get_target(f"cpu:threads={threads}").pipeline().run(module, until="tiled")
+    return str(module)
+
+
+def check(source: str, threads: int):
+    """The compiled program matches the NumPy reference, and its convolution
+    was scheduled (no linalg convolution is left to the loops stage)."""
+    code = tiled(source, threads)
+    assert "linalg.conv" not in code and "vector.contract" in code
+    f = lamina.compile(source, target=f"cpu:threads={threads}")
+    args = random_inputs(f.inputs, seed=1)
+    (expected,) = evaluate(lamina.parse(source), args)
+    comparison = compare(f(*args), expected, f.results[0].dtype)
+    assert comparison.ok, str(comparison)
+
+
+@pytest.mark.parametrize("shape,options,threads", [
+    # The bench's register tile (8 pixels x 32 channels), two threads.
+    ((1, 64, 20, 20, 64, 3), dict(padding=(1, 1, 1, 1)), 2),
+    # A batch of two, stride 2, uneven padding, 7 output channels.
+    ((2, 5, 13, 11, 7, 3), dict(stride=(2, 2), padding=(1, 0, 2, 1)), 2),
+    # 5x5 filters, 10 output channels, 17 pixels wide (no divisor up to 8).
+    ((1, 3, 17, 17, 10, 5), dict(padding=(2, 2, 2, 2)), 1),
+    # 1x1 filters, 33 output channels (a 3-wide register tile).
+    ((1, 16, 9, 9, 33, 1), dict(), 2),
+    # 48 channels (16-wide tiles), 30 pixels (6-pixel tiles).
+    ((1, 8, 30, 30, 48, 3), dict(padding=(1, 1, 1, 1)), 1),
+    # Dilations with unequal strides.
+    ((1, 4, 15, 16, 12, 3), dict(stride=(2, 1), dilation=(2, 2), padding=(0, 1, 0, 1)), 2),
+])
+def test_direct_convolution_matches_numpy(shape, options, threads):
+    check(conv_source(*shape, **options), threads)
+
+
+def test_half_precision_convolution():
+    check(conv_source(1, 6, 10, 10, 16, 3, padding=(1, 1, 1, 1), dtype="f16"), threads=2)
+
+
+def test_grouped_convolution_stays_a_convolution():
+    # Groups lower to linalg's grouped convolution, which is not rewritten
+    # (scalar loops), next to a rewritten one.
+    source = """
+func.func @main(%x: tensor<1x4x9x9xf32>, %g: tensor<6x2x3x3xf32>, %w: tensor<8x4x3x3xf32>)
+    -> (tensor<1x6x7x7xf32>, tensor<1x8x7x7xf32>) {
+  %0 = "nn.conv2d"(%x, %g) {groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x7x7xf32>
+  %1 = "nn.conv2d"(%x, %w) : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  return %0, %1 : tensor<1x6x7x7xf32>, tensor<1x8x7x7xf32>
+}"""
+    code = tiled(source, threads=2)
+    assert "linalg.conv_2d_ngchw_gfchw" in code and "vector.contract" in code
+    f = lamina.compile(source, target="cpu:threads=2")
+    args = random_inputs(f.inputs, seed=2)
+    for actual, expected in zip(f(*args), evaluate(lamina.parse(source), args)):
+        comparison = compare(actual, expected, "f32")
+        assert comparison.ok, str(comparison)
+
+
+def schedules_of(source: str, threads: int):
+    module = lamina.parse(source)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    assert convolutions_to_channels_last(module.operation) == 1
+    return choose_schedules(module.operation, CPUModel(threads=threads))
+
+
+def test_direct_schedule_is_data():
+    # Loops (n, oh, ow, f, kh, kw, c): two threads share the 56 output rows;
+    # the register tile is 8 pixels x 32 channels, one filter row and one
+    # input channel at a time, the filter's width whole (unrolled).
+    (conv,) = [s for s in schedules_of(conv_source(1, 64, 56, 56, 64, 3, padding=(1, 1, 1, 1)), 2)
+               if s.kind == "convolution"]
+    assert conv.threads == (0, 28, 0, 0, 0, 0, 0)
+    assert conv.tile_sizes == ((0, 1, 8, 32, 1, 0, 1),)
+    assert len(conv.fills) == 1
+    # A batch at least as large as the threads is what they share.
+    (batched,) = [s for s in schedules_of(conv_source(4, 8, 12, 12, 16, 3), 2)
+                  if s.kind == "convolution"]
+    assert batched.threads == (2, 0, 0, 0, 0, 0, 0)
+    assert batched.tile_sizes == ((1, 1, 5, 0, 1, 0, 1),)
+
+
+def test_temporaries_are_reused_across_calls():
+    # The NHWC copies of the input and result are freed at the end of each
+    # call; the next call reuses their memory instead of faulting in fresh
+    # pages.
+    import resource
+    f = lamina.compile(conv_source(1, 64, 56, 56, 64, 3, padding=(1, 1, 1, 1)),
+                       target="cpu:threads=1")
+    args = f.check_arguments(random_inputs(f.inputs, seed=0))
+    results = f.allocate_results()
+    f.call_with_results(args, results)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(3):
+        f.call_with_results(args, results)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 300
