@@ -11,11 +11,14 @@ and unrolled into a register tile of FMAs; convolutions are tiled into
 register tiles of output pixels x output channels, decomposed into 1-D
 convolutions and vectorised into FMAs; elementwise ops and reductions
 are split over threads by rows, with the group's producers fused into the
-root's loop, and vectorised along their contiguous dim. Each scheduled op
-gets the discardable attribute `lamina.schedule = "TAG"`, and the
-schedules, rendered with the transform dialect's Python builders, become a
-nested `module @lamina_schedule attributes {transform.with_named_sequence}`
-at the end of the module, which `cpu-apply-schedule` runs.
+root's loop, and vectorised along their contiguous dim. Linalg ops that a
+lowering placed inside loops (flash attention's) are vectorised where
+they are, products as register tiles (`lamina.schedules.attention`).
+Each scheduled op gets the discardable attribute `lamina.schedule =
+"TAG"`, and the schedules, rendered with the transform dialect's Python
+builders, become a nested `module @lamina_schedule attributes
+{transform.with_named_sequence}` at the end of the module, which
+`cpu-apply-schedule` runs.
 
 Expects linalg on statically shaped tensors (ops it cannot analyse are
 left unscheduled). Guarantees: the payload computes the same values,

@@ -12,17 +12,21 @@ lamina.targets.frontend):
   asked for a distributed run. In `bufferized`, collectives become MPI
   calls (`convert-shard-collectives-to-mpi`, upstream `convert-shard-to-mpi`
   after deallocation, `shard-finalize-mpi`);
-* `linalg`: `convert-nn-to-linalg`, then upstream cleanup and elementwise
-  fusion on tensors;
+* `linalg`: `convert-nn-to-linalg` (attention flash-style, in query tiles
+  of the register tile's rows and key tiles of 128: `attention-query-tile`),
+  then upstream cleanup and elementwise fusion on tensors;
 * `schedule`: a schedule for each fusion group and linalg op, chosen by
   the cost model of `lamina.schedules` and appended to the module as a
-  transform-dialect script (`cpu-schedule`); this stage prints both;
+  transform-dialect script (`cpu-schedule`; the ops inside the loops of
+  flash attention are vectorised in place); this stage prints both;
 * `tiled`: the script applied (`cpu-apply-schedule`): contractions packed,
   tiled for the caches and unrolled into register tiles, fusion groups
   fused into one loop nest per group, split over threads (`scf.forall`)
   and vectorised, all on tensors;
 * `bufferized`: one-shot bufferization across function boundaries with
-  identity layouts; results become caller-allocated out-parameters (the C
+  identity layouts (empty tensors that become a loop's output tile are
+  eliminated first, so that the tile is computed in place); results
+  become caller-allocated out-parameters (the C
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written
   (`cpu-protect-inputs`); a buffer returned twice is copied for its
