@@ -83,14 +83,20 @@ func.func @attention(%q: tensor<2x4x64x32xf32>, %k: tensor<2x4x256x32xf32>, %v: 
 
 // 37 queries and keys: queries padded to 40 (5 tiles), keys to one tile of
 // 64 (a multiple of 32), value columns to 32; padded keys and later keys
-// are -inf, and causal key tiles stop at the query tile's diagonal.
+// are -inf, and causal key tiles stop at the query tile's diagonal. The
+// iterations take light and heavy query tiles in turn (0, 4, 1, 3, 2).
 // CHECK-LABEL: func.func @causal_padded
 // CHECK: tensor.pad %{{.+}} low[0, 0, 0] high[0, 3, 0]
 // CHECK: tensor<3x37x16xf32> to tensor<3x40x16xf32>
 // CHECK: tensor.pad %{{.+}} low[0, 0, 0] high[0, 27, 0]
 // CHECK: tensor.pad %{{.+}} low[0, 0, 0] high[0, 27, 8]
 // CHECK: tensor<3x37x24xf32> to tensor<3x64x32xf32>
-// CHECK: scf.forall (%{{.+}}, %[[TILE:.+]]) in (3, 5)
+// CHECK: scf.forall (%{{.+}}, %[[ITERATION:.+]]) in (3, 5)
+// CHECK: %[[HALF:.+]] = arith.divui %[[ITERATION]], %{{.+}} : index
+// CHECK: %[[PARITY:.+]] = arith.remui %[[ITERATION]], %{{.+}} : index
+// CHECK: %[[EVEN:.+]] = arith.cmpi eq, %[[PARITY]], %{{.+}} : index
+// CHECK: %[[FROM_END:.+]] = arith.subi %{{.+}}, %[[HALF]] : index
+// CHECK: %[[TILE:.+]] = arith.select %[[EVEN]], %[[HALF]], %[[FROM_END]] : index
 // CHECK: %[[ROW:.+]] = arith.muli %[[TILE]], %{{.+}} : index
 // CHECK: %[[REACHED:.+]] = arith.muli
 // CHECK: %[[UPPER:.+]] = arith.minui %[[REACHED]], %{{.+}} : index
