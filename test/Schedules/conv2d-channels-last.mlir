@@ -26,7 +26,8 @@
 // CHECK: arith.maximumf
 // CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_convolution
 // CHECK: %[[OP:.+]] = transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
-// CHECK: %{{.+}}, %{{.+}} = transform.structured.tile_using_forall %[[OP]] tile_sizes [0, 8, 0, 0, 0, 0, 0]
+// CHECK: %{{.+}}, %[[FORALL:.+]] = transform.structured.tile_using_forall %[[OP]] tile_sizes [0, 8, 0, 0, 0, 0, 0]
+// CHECK: transform.structured.fuse_into_containing_op %{{.+}} into %[[FORALL]]
 // CHECK: %[[TILE:.+]], %[[LOOPS:.+]]:5 = transform.structured.tile_using_for %{{.+}} tile_sizes [0, 1, 8, 32, 1, 0, 1]
 // CHECK: %[[ROW:.+]] = transform.structured.decompose %[[TILE]]
 // CHECK: transform.structured.vectorize %[[ROW]]
@@ -35,12 +36,14 @@
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#4
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#3
 
-// Two threads of 8 output rows; per register tile, loops over the 3
-// filter rows and the 8 input channels carry the 8x32 accumulators; the
-// filter's 3 columns are unrolled into contractions of one input channel.
+// Two threads of 8 output rows, each zeroing its rows first; per register
+// tile, loops over the 3 filter rows and the 8 input channels carry the
+// 8x32 accumulators; the filter's 3 columns are unrolled into
+// contractions of one input channel.
 // TILED-LABEL: func.func @conv_bias_relu
 // TILED-NOT: linalg.conv
 // TILED: scf.forall (%{{.+}}) in (2)
+// TILED: vector.transfer_write {{.*}} : vector<1x1x1x64xf32>, tensor<1x1x1x64xf32>
 // TILED: scf.for %{{.+}} = %c0 to %c16 step %c8
 // TILED: scf.for %{{.+}} = %c0 to %c64 step %c32
 // TILED: %[[ACC:.+]] = vector.transfer_read {{.*}} : tensor<1x8x16x64xf32>, vector<1x8x32xf32>

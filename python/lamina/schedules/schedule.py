@@ -254,8 +254,18 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
     accumulators stay in registers across the loops over the filter's
     rows and the input channels."""
     target = _match_tag(root, schedule.root)
+    fills = []
     if schedule.threads:
-        target, _ = _forall(target, schedule.threads)
+        target, forall = _forall(target, schedule.threads)
+        # Each thread zeroes the rows it computes, in its own loop (the
+        # fills of several convolutions, alike, would otherwise be merged
+        # by CSE and copied by bufferization).
+        for tiling in schedule.fills:
+            fused = structured.FuseIntoContainingOp(_match_tag(root, tiling.tag), forall)
+            fills.append((fused.fused_op, tiling))
+            forall = fused.new_containing_op
+    else:
+        fills = [(_match_tag(root, tiling.tag), tiling) for tiling in schedule.fills]
     register = schedule.tile_sizes[-1]
     tiled, loops = _tile(target, register)
     convolution = structured.DecomposeOp(tiled).transformed
@@ -267,8 +277,9 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
     reductions = sum(1 for size in register[4:] if size)
     for reduction_loop in reversed(loops[len(loops) - reductions:]):
         loop.HoistLoopInvariantSubsetsOp(reduction_loop)
-    for tiling in schedule.fills:
-        _render_op_tiling(root, tiling)
+    for fill, tiling in fills:
+        tiled_fill, _ = _tile(fill, tiling.vector_tile)
+        _vectorize(tiled_fill)
 
 
 def _op_type(name: str) -> ir.Type:
