@@ -1,7 +1,8 @@
 """Convolutions scheduled as direct channels-last convolutions match NumPy:
 strides, padding, dilations, widths and channel counts no register tile
-divides, batches, 1x1 and 5x5 filters, f16, with bias, relu and residual
-epilogues, on one and two threads; and the cost model's choices as data."""
+divides, batches, 1x1 and 5x5 filters, f16 and bf16, constant filters,
+with bias, relu and residual epilogues, on one and two threads; and the
+cost model's choices as data."""
 
 import numpy as np
 import pytest
@@ -72,8 +73,9 @@ def test_direct_convolution_matches_numpy(shape, options, threads):
     check(conv_source(*shape, **options), threads)
 
 
-def test_half_precision_convolution():
-    check(conv_source(1, 6, 10, 10, 16, 3, padding=(1, 1, 1, 1), dtype="f16"), threads=2)
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_half_precision_convolution(dtype):
+    check(conv_source(1, 6, 10, 10, 16, 3, padding=(1, 1, 1, 1), dtype=dtype), threads=2)
 
 
 def test_grouped_convolution_stays_a_convolution():
@@ -132,3 +134,30 @@ def test_temporaries_are_reused_across_calls():
     for _ in range(3):
         f.call_with_results(args, results)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 300
+
+
+def constant_filter_source(dtype: str) -> str:
+    weights = np.random.default_rng(3).uniform(-1, 1, (8, 4, 3, 3)).round(2)
+    literal = np.array2string(weights, separator=", ", threshold=10**6,
+                              formatter={"float_kind": lambda v: f"{v:.2f}"})
+    return f"""
+func.func @main(%x: tensor<1x4x10x10x{dtype}>) -> tensor<1x8x10x10x{dtype}> {{
+  %w = arith.constant dense<{literal}> : tensor<8x4x3x3x{dtype}>
+  %0 = "nn.conv2d"(%x, %w) {{padding = array<i64: 1, 1, 1, 1>}}
+      : (tensor<1x4x10x10x{dtype}>, tensor<8x4x3x3x{dtype}>) -> tensor<1x8x10x10x{dtype}>
+  return %0 : tensor<1x8x10x10x{dtype}>
+}}"""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_constant_filter_is_transposed_at_compile_time(dtype):
+    source = constant_filter_source(dtype)
+    assert f"tensor<8x4x3x3x{dtype}>" not in tiled(source, threads=2)
+    check(source, threads=2)
+
+
+def test_bf16_constant_filter_is_transposed_at_each_call():
+    # NumPy cannot hold bf16 elements: the filter stays a constant in FCHW,
+    # transposed by the program.
+    code = tiled(constant_filter_source("bf16"), threads=2)
+    assert "tensor<8x4x3x3xbf16>" in code and "linalg.conv" not in code
