@@ -516,7 +516,7 @@ def main(argv=None) -> int:
 
     where = f"{gpu.name} (compute capability {gpu.capability[0]}.{gpu.capability[1]})" \
         if gpu else "none"
-    print(f"GPU: {where}" + (f" [{reason}]" if reason else ""), flush=True)
+    print(f"GPU: {where}" + (f" [{reason}]" if emulate else ""), flush=True)
 
     print("correctness:", flush=True)
     checked = []

@@ -15,7 +15,7 @@ from lamina.cuda_runtime import (Constant, CUDAError, DeviceCall, GPUProgram, Ho
                                  PackedParameters,
                                  TensorMapSpec, View, choose_image, entry_parameter_counts,
                                  launch_parameters, parse_manifest, tensor_map_parameters)
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
+from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, BankSwizzle
 from lamina.targets import get_target
 from lamina.targets.cuda import occupancy
 from lamina.types import MemRefType
@@ -270,3 +270,30 @@ def test_loading_what_is_not_a_program(tmp_path):
     (tmp_path / "other.json").write_text('{"launches": []}')
     with pytest.raises(CUDAError, match="is not a GPU program Lamina saved: format None"):
         GPUProgram.load(str(tmp_path / "other.json"))
+
+
+@pytest.mark.parametrize("row_bytes", [32, 64, 96, 128, 192, 256, 400])
+def test_bank_swizzle_permutes_chunks_within_rows_and_spreads_banks(row_bytes):
+    """A swizzled row holds each of its chunks once; the eight rows one
+    ldmatrix matrix reads at one column are in eight different 16-byte
+    bank groups wherever the period allows it."""
+    swizzle = BankSwizzle.for_rows(row_bytes)
+    chunks = row_bytes // 16
+    if swizzle is None:
+        assert chunks % 2
+        return
+    for row in range(64):
+        assert sorted(swizzle.chunk(row, c) for c in range(chunks)) == list(range(chunks))
+    for first in range(0, 64, 8):
+        for chunk in range(chunks):
+            rows = range(first, first + 8)
+            plain = {(row * row_bytes // 16 + chunk) % 8 for row in rows}
+            swizzled = {(row * row_bytes // 16 + swizzle.chunk(row, chunk)) % 8 for row in rows}
+            assert len(swizzled) >= len(plain)
+            if row_bytes in (32, 64, 128, 256):
+                assert len(swizzled) == 8
+
+
+def test_matmul_tiles_are_bank_swizzled_on_sm_80():
+    ptx = get_target("cuda:sm_80").build(lamina.parse(CHAIN)).ptx
+    assert "ldmatrix" in ptx and "cp.async" in ptx and "xor.b" in ptx
