@@ -154,10 +154,7 @@ class CPUTarget(Target):
 
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
-        queries, keys = attention_tiles(CPUModel.for_features(self.features, self.threads))
-        front[-1].passes[front[-1].passes.index("convert-nn-to-linalg")] = ConvertNNToLinalg(
-            attention_query_tile=queries, attention_key_tile=keys)
-        return Pipeline(front[:1] + [
+        pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
             ], description="one rank's program of a sharded nn program, in linalg with shard "
@@ -229,6 +226,10 @@ class CPUTarget(Target):
             Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],
                   kind="obj", input="llvm", description="relocatable object file"),
         ], target=self)
+        # Attention flash-style, in tiles of this CPU's register tile.
+        queries, keys = attention_tiles(CPUModel.for_features(self.features, self.threads))
+        return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
+            attention_query_tile=queries, attention_key_tile=keys), stage="linalg")
 
     def compile(self, module: ir.Module, entry: str | None = None,
                 pipeline: Pipeline | None = None, distributed: bool = False) -> CompiledFunction:
