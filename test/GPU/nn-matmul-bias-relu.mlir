@@ -7,16 +7,24 @@
 // RUN: lamina-run %s --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %s --target=cuda:sm_90a --emulate --random --seed 1 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-compile %s --target=cuda:sm_80 --emit=hw | lamina-run - --target=cuda:sm_80 --emulate --random -q
+// RUN: lamina-opt %s --convert-nn-to-hw="chip=sm_80 tiles=128x64x32x2" | FileCheck %s --check-prefix=TILES
+// RUN: not lamina-opt %s --convert-nn-to-hw="chip=sm_80 tiles=128x64" 2>&1 | FileCheck %s --check-prefix=BAD-TILES
 
 // An nn f16 matmul + bias + relu of shapes that are not powers of two
 // (200 x 200 x 136) compiles to PTX for sm_80 (a four-stage cp.async
 // pipeline feeding ldmatrix + mma.sync) and sm_90a (TMA loads on
 // mbarriers feeding wgmma); ptxas accepts both with no spills; the same
 // hw kernels, emulated on the CPU, match the nn program's NumPy reference;
-// the hw checkpoint (--emit=hw) runs again.
+// the hw checkpoint (--emit=hw) runs again. The dynamic shared memory is
+// declared as such, aligned for the tiles (1024 bytes for sm_90a's swizzled
+// TMA boxes); on sm_80 the tiles that cp.async fills and ldmatrix reads are
+// XOR-swizzled against bank conflicts. A forced tiling replaces the cost
+// model's.
 
 // SM80: .target sm_80
+// SM80: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
 // SM80-LABEL: .entry main_matmul_0(
+// SM80: xor.b64
 // SM80: cp.async.cg.shared.global
 // SM80: cp.async.commit_group;
 // SM80: cp.async.wait_group 3;
@@ -28,6 +36,7 @@
 // SM80: cvt.rn.f16.f32
 
 // SM90: .target sm_90a
+// SM90: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
 // SM90-LABEL: .entry main_matmul_0(
 // SM90: mbarrier.init.shared.b64
 // SM90: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
@@ -37,6 +46,13 @@
 
 // PTXAS: Compiling entry function 'main_matmul_0'
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// TILES: "hw.launch"({{.*}}) {block = array<i64: 128>, grid = array<i64: 2, 3>, kernel = @main_matmul_0}
+// TILES: memref<128x32xf16, #gpu.address_space<workgroup>>
+// TILES: memref<32x64xf16, #gpu.address_space<workgroup>>
+// TILES: "hw.pipeline"() {stages = 2 : i64}
+
+// BAD-TILES: error: tiles='128x64' is not BMxBNxBKxSTAGES (e.g. 128x128x64x3)
 
 // EMULATED: check res0 (tensor<200x136xf16>): {{.*}}: ok
 // EMULATED: check: all results match the reference
