@@ -38,7 +38,8 @@
 // CHECK-NOT: linalg.batch_matmul
 
 // The loop body's ops are vectorised where they are: both products as
-// 8 x 32 register tiles over their reduction dim, accumulators hoisted.
+// 8 x 32 register tiles over their reduction dim, accumulators hoisted;
+// the exponentials and row sums one vector of 16 at a time.
 // SCHEDULE-LABEL: func.func @attention
 // SCHEDULE: transform.named_sequence @schedule_attention_loop0
 // SCHEDULE: %[[QK:.+]], %[[QK_LOOPS:.+]]:2 = transform.structured.tile_using_for %{{.+}} tile_sizes [0, 32, 1]
@@ -46,7 +47,7 @@
 // SCHEDULE: transform.apply_patterns.vector.reduction_to_contract
 // SCHEDULE: transform.apply_licm to %[[QK_LOOPS]]#1
 // SCHEDULE-NEXT: transform.loop.hoist_loop_invariant_subsets %[[QK_LOOPS]]#1
-// SCHEDULE: transform.structured.tile_reduction_using_for {{.*}} by tile_sizes = [0, 64]
+// SCHEDULE: transform.structured.tile_reduction_using_for {{.*}} by tile_sizes = [0, 16]
 // SCHEDULE: %[[PV:.+]], %[[PV_LOOP:.+]] = transform.structured.tile_using_for %{{.+}} tile_sizes [0, 0, 1]
 // SCHEDULE: transform.loop.hoist_loop_invariant_subsets %[[PV_LOOP]]
 // SCHEDULE: transform.include @schedule_attention_loop0 failures(suppress)
@@ -56,7 +57,7 @@
 // TILED: scf.for {{.*}} -> (tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x128xf32>, tensor<8xf32>)
 // TILED: scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
 // TILED: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// TILED: math.exp %{{.+}} : vector<1x64xf32>
+// TILED: math.exp %{{.+}} : vector<1x16xf32>
 // TILED: vector.multi_reduction <add>
 // TILED: scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
 // TILED: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
