@@ -24,6 +24,11 @@
 // CHECK: linalg.transpose ins(%[[Y]] : tensor<1x16x16x64xf32>) outs(%{{.+}} : tensor<1x64x16x16xf32>) permutation = [0, 3, 1, 2]
 // CHECK-SAME: lamina.fusion_group = "g0"
 // CHECK: arith.maximumf
+// The input's transpose: threads share the input's rows, each vectorised
+// along the channels (strided reads).
+// CHECK: transform.named_sequence @schedule_conv_bias_relu_op0
+// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 1, 0, 0]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 1, 8]
 // CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_convolution
 // CHECK: %[[OP:.+]] = transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
 // CHECK: %{{.+}}, %[[FORALL:.+]] = transform.structured.tile_using_forall %[[OP]] tile_sizes [0, 8, 0, 0, 0, 0, 0]
@@ -35,6 +40,10 @@
 // CHECK: transform.apply_patterns.tensor.fold_tensor_subset_ops
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#4
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#3
+// The result's transpose back to NCHW: threads share its input's rows.
+// CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_0
+// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 0, 1, 0]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 1, 16]
 
 // Two threads of 8 output rows, each zeroing its rows first; per register
 // tile, loops over the 3 filter rows and the 8 input channels carry the

@@ -240,8 +240,16 @@ def _vector_dim(linalg: LinalgOp) -> int | None:
 
 def _forall_tiles(root: LinalgOp, model: CPUModel) -> tuple[int, ...]:
     """Rows (every parallel dim but the vector dim) one at a time; an op
-    whose only parallel dim is its vector dim is cut into chunks."""
+    whose only parallel dim is its vector dim is cut into chunks. A
+    transpose is split along the outermost dim of its input only: each
+    thread's iteration reads a contiguous block (a row at a time, its
+    reads would be scattered over the whole input, and the iterations
+    too short for the loop's overhead)."""
     dim = _vector_dim(root)
+    if root.vector_dim() is None and root.inputs == 1:
+        for d in root.maps[0]:
+            if d is not None and d != dim and not root.reduction[d] and root.extents[d] > 1:
+                return tuple(1 if e == d else 0 for e in range(root.rank))
     tiles = []
     for d, extent in enumerate(root.extents):
         if root.reduction[d] or extent == 1 or d == dim:
