@@ -136,3 +136,26 @@ func.func @constant_filter(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %c : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A row of 19 output pixels (no tile of 5 to 8 divides it) is split
+// inside the threads' loop: 16 pixels in 8-pixel tiles, then one tile of
+// the last 3, each decomposed and vectorised.
+// CHECK-LABEL: func.func @split_row
+// CHECK: transform.named_sequence @schedule_split_row_op{{[0-9]+}}_convolution
+// CHECK: %[[T:.+]], %{{.+}} = transform.structured.tile_using_forall {{.*}} tile_sizes [0, 2, 0, 0, 0, 0, 0]
+// CHECK: %[[BOTH:.+]] = transform.structured.split %[[T]] after 16 {dimension = 2 : i64}
+// CHECK: %[[MAIN:.+]]:2 = transform.split_handle %[[BOTH]]
+// CHECK: transform.structured.tile_using_for %[[MAIN]]#0 tile_sizes [0, 1, 8, 0, 1, 0, 1]
+// CHECK: transform.structured.tile_using_for %[[MAIN]]#1 tile_sizes [0, 1, 0, 0, 1, 0, 1]
+
+// TILED-LABEL: func.func @split_row
+// TILED-NOT: linalg.conv
+// TILED: vector.contract {{.*}} into vector<1x8x16xf32>
+// TILED: vector.contract {{.*}} into vector<1x3x16xf32>
+
+func.func @split_row(%x: tensor<1x4x5x21xf32>, %w: tensor<16x4x3x3xf32>, %acc: tensor<1x16x3x19xf32>) -> tensor<1x16x3x19xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x5x21xf32>, tensor<16x4x3x3xf32>) outs(%acc : tensor<1x16x3x19xf32>) -> tensor<1x16x3x19xf32>
+  return %c : tensor<1x16x3x19xf32>
+}

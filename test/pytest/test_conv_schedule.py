@@ -68,6 +68,9 @@ def check(source: str, threads: int):
     ((1, 8, 30, 30, 48, 3), dict(padding=(1, 1, 1, 1)), 1),
     # Dilations with unequal strides.
     ((1, 4, 15, 16, 12, 3), dict(stride=(2, 1), dilation=(2, 2), padding=(0, 1, 0, 1)), 2),
+    # Rows of 19 and 29 pixels split into 8-pixel tiles and the rest.
+    ((1, 8, 9, 37, 16, 3), dict(stride=(2, 2), padding=(1, 1, 1, 1)), 2),
+    ((1, 16, 6, 29, 32, 3), dict(padding=(1, 1, 1, 1)), 1),
 ])
 def test_direct_convolution_matches_numpy(shape, options, threads):
     check(conv_source(*shape, **options), threads)
@@ -118,6 +121,11 @@ def test_direct_schedule_is_data():
                   if s.kind == "convolution"]
     assert batched.threads == (2, 0, 0, 0, 0, 0, 0)
     assert batched.tile_sizes == ((1, 1, 5, 0, 1, 0, 1),)
+    # A row of 17 pixels: 16 in 8-pixel tiles, then one tile of the last.
+    (split,) = [s for s in schedules_of(conv_source(1, 8, 17, 17, 64, 3, padding=(1, 1, 1, 1)), 2)
+                if s.kind == "convolution"]
+    assert split.split == (2, 16)
+    assert split.tile_sizes == ((0, 1, 8, 32, 1, 0, 1), (0, 1, 0, 32, 1, 0, 1))
 
 
 def test_temporaries_are_reused_across_calls():

@@ -13,9 +13,10 @@ as a direct convolution (`convolution_schedule` in the cost model):
 * upstream does the rest: `transform.structured.decompose` turns each
   register tile (one output row, one filter row) into a 1-D convolution,
   which `transform.structured.vectorize` unrolls over the filter's width
-  into `vector.contract`s, the CPU's FMAs of outer products. Widths and
-  channel counts the register tile does not divide get the largest tile
-  that divides them (exact, with fewer FMAs per load).
+  into `vector.contract`s, the CPU's FMAs of outer products. A row that
+  no tile of 5 to 8 pixels divides is split (`transform.structured.split`)
+  into 8-pixel tiles and one tile of the rest (17 pixels: 91 -> 156
+  GFLOP/s); channel counts get the largest tile that divides them.
 
 Upstream has no transform that changes a convolution's layout (IREE's
 channels-last conversion is its own pass), so the rewrite is Lamina's:

@@ -337,7 +337,9 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     f, kh, kw, c; see lamina.schedules.convolution): threads share the
     batch or the output rows, the register tile is `mr` pixels of one
     output row x `nr` output channels, inside loops over the filter's rows
-    and the input channels (one at a time; the filter's width is unrolled)."""
+    and the input channels (one at a time; the filter's width is unrolled).
+    A row that no tile of more than `mr / 2` pixels divides is split in
+    two: `mr`-pixel tiles, then one tile of the rest."""
     n, oh, ow, f, kh, kw, c = linalg.extents
     mr = 8 if model.vector_registers >= 32 else 4
     nr = 2 * model.lanes
@@ -349,19 +351,28 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
             threads[1] = ceil(oh / min(oh, model.threads))
     channels = f if f <= nr else _largest_divisor(
         f, nr, model.lanes if f % model.lanes == 0 else 1)
-    register = [1, 1, _largest_divisor(ow, mr), channels, 1, 0, 1]
-    # No loop where a tile covers its whole extent (a loop of one
-    # iteration would be folded away under the script's handles).
+    pixels = _largest_divisor(ow, mr)
+    # A row no wide tile divides (17 pixels) is split: `mr`-pixel tiles
+    # for most of it, one tile for the rest.
+    split = (2, ow - ow % mr) if ow > mr and pixels <= mr // 2 else ()
+    widths = [split[1], ow % mr] if split else [ow]
     extents = list(linalg.extents)
-    for d, split in enumerate(threads):
-        if split:
-            extents[d] = split
-        if split >= linalg.extents[d]:
+    for d, size in enumerate(threads):
+        if size:
+            extents[d] = size
+        if size >= linalg.extents[d]:
             threads[d] = 0
-    register = [0 if size >= extent else size for size, extent in zip(register, extents)]
+    levels = []
+    for width in widths:
+        register = [1, 1, mr if split else pixels, channels, 1, 0, 1]
+        # No loop where a tile covers its whole extent (a loop of one
+        # iteration would be folded away under the script's handles).
+        extents[2] = width
+        levels.append(tuple(0 if size >= extent else size
+                            for size, extent in zip(register, extents)))
     return Schedule(
         group=group, kind="convolution", root=linalg.tag,
-        threads=tuple(threads) if any(threads) else (), tile_sizes=(tuple(register),),
+        threads=tuple(threads) if any(threads) else (), tile_sizes=tuple(levels), split=split,
         fills=tuple(t for t in (op_tiling(fill, model) for fill in fills) if t))
 
 

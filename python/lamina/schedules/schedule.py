@@ -87,6 +87,11 @@ class Schedule:
     pack_tiles: tuple[tuple[int, ...], ...] = field(default=())
     """Contraction: vector tiles of the lowered packs of A and B (as
     transposes) and of the unpacked result."""
+    split: tuple[int, int] = ()
+    """Convolution: (dim, size), the root split in two along `dim` after
+    `size` iterations (inside the threads' loop); the parts take the
+    levels of `tile_sizes` in order (a register tile for most of a row,
+    one for the rest)."""
 
     def describe(self) -> str:
         """One line per decision, for humans (`--emit=schedule` shows the IR)."""
@@ -96,6 +101,8 @@ class Schedule:
                          f"{self.unroll[0]} rows x {self.unroll[1]} vectors")
         if self.threads:
             lines.append(f"  threads {list(self.threads)}")
+        if self.split:
+            lines.append(f"  split dim {self.split[0]} after {self.split[1]}")
         for level in self.tile_sizes:
             lines.append(f"  tiles {list(level)}")
         for op in self.ops:
@@ -266,16 +273,22 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
             forall = fused.new_containing_op
     else:
         fills = [(_match_tag(root, tiling.tag), tiling) for tiling in schedule.fills]
-    register = schedule.tile_sizes[-1]
-    tiled, loops = _tile(target, register)
-    convolution = structured.DecomposeOp(tiled).transformed
-    _vectorize(convolution)
+    parts = [target]
+    if schedule.split:
+        dim, size = schedule.split
+        both = structured.SplitOp(target, dim, size).results[0]
+        parts = list(transform.SplitHandleOp([_any(), _any()], both).results)
+    reduction_loops = []
+    for part, register in zip(parts, schedule.tile_sizes):
+        tiled, loops = _tile(part, register)
+        _vectorize(structured.DecomposeOp(tiled).transformed)
+        reductions = sum(1 for size in register[4:] if size)
+        reduction_loops += reversed(loops[len(loops) - reductions:])
     _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
               vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization,
               tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
               tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
-    reductions = sum(1 for size in register[4:] if size)
-    for reduction_loop in reversed(loops[len(loops) - reductions:]):
+    for reduction_loop in reduction_loops:
         loop.HoistLoopInvariantSubsetsOp(reduction_loop)
     for fill, tiling in fills:
         tiled_fill, _ = _tile(fill, tiling.vector_tile)
