@@ -12,6 +12,9 @@ lamina.targets.frontend):
   asked for a distributed run. In `bufferized`, collectives become MPI
   calls (`convert-shard-collectives-to-mpi`, upstream `convert-shard-to-mpi`
   after deallocation, `shard-finalize-mpi`);
+* `fused`: composites decomposed (`nn-decompose`), f16 and bf16
+  contractions and convolutions computed as f32 ones on widened operands
+  (`cpu-widen-contractions`), fusion groups formed (`nn-fuse`);
 * `linalg`: `convert-nn-to-linalg` (attention flash-style, in query tiles
   of the register tile's rows and key tiles of 128: `attention-query-tile`),
   then upstream cleanup and elementwise fusion on tensors;
@@ -74,6 +77,7 @@ import sys
 from mlir import ir
 
 from lamina.passes.cpu_apply_schedule import CPUApplySchedule
+from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
 from lamina.passes.cpu_copy_repeated_results import CPUCopyRepeatedResults
@@ -226,6 +230,8 @@ class CPUTarget(Target):
             Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],
                   kind="obj", input="llvm", description="relocatable object file"),
         ], target=self)
+        # f16/bf16 contractions through the f32 schedules.
+        pipeline.insert_before("nn-fuse", CPUWidenContractions(), stage="fused")
         # Attention flash-style, in tiles of this CPU's register tile.
         queries, keys = attention_tiles(CPUModel.for_features(self.features, self.threads))
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
