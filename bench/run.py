@@ -16,6 +16,21 @@ missing. NumPy runs with `OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` unset
 same number of threads. Timing: warm-up by time (a core that has been
 idle needs ~100 ms to reach full speed), then calls until a second has
 passed (at least five); outputs are preallocated where the system allows.
+
+Besides the four systems: `lamina_unfused` is Lamina with fusion turned off
+(no `nn-fuse`, no upstream elementwise fusion: one loop nest per op), so the
+table shows what fusion buys; Lamina's rows also give the compile time of a
+second `compile` of the same program in the same process (`cached ms`,
+loaded from the compiled-program cache, which the bench points at an empty
+directory so that the first compile is cold); with `--tune SECONDS`,
+`lamina_tuned` compiles with `tune=SECONDS`. Memory-bound rows say which
+share of the machine's copy bandwidth they reach: NumPy's `copyto` of 64
+MiB, split over the same threads, counting bytes read and written. The
+`x best peer` column is the speed relative to the fastest of NumPy, XLA
+and Inductor on that workload. The `block` workload is examples/attention.mlir (a pre-norm transformer block
+of 16 tokens); NumPy runs it as Lamina's reference evaluator does (one
+NumPy call per nn op). `matmul1024_bf16` has no NumPy row (NumPy has no
+bf16 matmul).
 """
 
 from __future__ import annotations
@@ -44,13 +59,17 @@ WORKLOADS = {
     "layer_norm": "layer_norm 4096x4096 (rows)",
     "attention": "attention B=1 H=8 S=512 D=64",
     "conv2d": "conv2d 3x3 N=1 C=64->64 56x56 pad 1",
+    "block": "examples/attention.mlir: pre-norm transformer block, 16 tokens x 64, 4 heads",
+    "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
 }
-SYSTEMS = ["lamina", "numpy", "jax", "torch_compile"]
+SYSTEMS = ["lamina", "lamina_unfused", "numpy", "jax", "torch_compile"]
+PEERS = ("numpy", "jax", "torch_compile")
+EXAMPLE_BLOCK = os.path.join(os.path.dirname(HERE), "examples", "attention.mlir")
 
 
 def shapes(workload: str) -> list[tuple[int, ...]]:
     if workload.startswith("matmul"):
-        n = int(workload[6:])
+        n = int(workload[6:].split("_")[0])
         return [(n, n), (n, n)]
     return {
         "mlp": [(1024, 1024), (1024, 4096), (4096,)],
@@ -59,14 +78,20 @@ def shapes(workload: str) -> list[tuple[int, ...]]:
         "layer_norm": [(4096, 4096), (4096,), (4096,)],
         "attention": [(1, 8, 512, 64)] * 3,
         "conv2d": [(1, 64, 56, 56), (64, 64, 3, 3)],
+        "block": [(1, 16, 64), (64,), (64,), (64, 64), (64, 64), (64, 64), (64, 64), (64,),
+                  (64,), (64, 256), (256,), (256, 64), (64,)],
     }[workload]
 
 
 def work(workload: str) -> tuple[float, str]:
     """(amount, unit): FLOPs for contractions, bytes moved for the rest."""
     if workload.startswith("matmul"):
-        n = int(workload[6:])
+        n = int(workload[6:].split("_")[0])
         return 2.0 * n ** 3, "GFLOP/s"
+    if workload == "block":
+        # The matmuls (q, k, v, output projection, two MLP layers) and attention.
+        return (2.0 * 16 * 64 * 64 * 4 + 2 * 2.0 * 16 * 64 * 256
+                + 2 * 2.0 * 4 * 16 * 16 * 16), "GFLOP/s"
     if workload == "mlp":
         return 2.0 * 1024 * 1024 * 4096, "GFLOP/s"
     if workload == "attention":
@@ -82,9 +107,12 @@ def lamina_source(workload: str) -> str:
     def t(shape):
         return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
+    if workload == "block":
+        with open(EXAMPLE_BLOCK) as f:
+            return f.read()
     if workload.startswith("matmul"):
-        n = int(workload[6:])
-        a = t((n, n))
+        n = int(workload[6:].split("_")[0])
+        a = t((n, n)).replace("f32", "bf16" if workload.endswith("_bf16") else "f32")
         return (f'func.func @main(%a: {a}, %b: {a}) -> {a} {{\n'
                 f'  %0 = "nn.matmul"(%a, %b) : ({a}, {a}) -> {a}\n  return %0 : {a}\n}}\n')
     if workload == "mlp":
@@ -144,18 +172,37 @@ def measure(call, warmup: float = 0.3, budget: float = 1.0) -> float:
 def inputs(workload: str):
     import numpy as np
     rng = np.random.default_rng(0)
-    return [rng.standard_normal(s).astype(np.float32) for s in shapes(workload)]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes(workload)]
+    if workload.endswith("_bf16"):
+        import ml_dtypes
+        arrays = [a.astype(ml_dtypes.bfloat16) for a in arrays]
+    return arrays
 
 
-def run_lamina(workload: str, threads: int):
+def run_lamina(workload: str, threads: int, fuse: bool = True, tune: float | None = None):
     import lamina
     target = lamina.get_target(f"cpu:threads={threads}")
+    pipeline = None
+    if not fuse:
+        pipeline = target.pipeline().remove("nn-fuse").remove("linalg-fuse-elementwise-ops")
     start = time.perf_counter()
-    f = target.compile(lamina.parse(lamina_source(workload)))
+    f = lamina.compile(lamina.parse(lamina_source(workload)), target=target, pipeline=pipeline,
+                       tune=tune)
     compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    lamina.compile(lamina.parse(lamina_source(workload)), target=target, pipeline=pipeline)
+    cached_s = time.perf_counter() - start
     args = f.check_arguments(inputs(workload))
     results = f.allocate_results()
-    return measure(lambda: f.call_with_results(args, results)), compile_s
+    return measure(lambda: f.call_with_results(args, results)), compile_s, cached_s
+
+
+def run_lamina_unfused(workload: str, threads: int):
+    return run_lamina(workload, threads, fuse=False)
+
+
+def run_lamina_tuned(workload: str, threads: int):
+    return run_lamina(workload, threads, tune=float(os.environ["LAMINA_BENCH_TUNE"]))
 
 
 def _numpy_function(workload: str, np):
@@ -211,6 +258,14 @@ def _output_shape(workload: str):
 
 def run_numpy(workload: str, threads: int):
     import numpy as np
+    if workload.endswith("_bf16"):
+        raise NotImplementedError("NumPy has no bf16 matmul")
+    if workload == "block":
+        import lamina
+        from lamina.reference import evaluate
+        module = lamina.parse(lamina_source(workload))
+        args = inputs(workload)
+        return measure(lambda: evaluate(module, args)), None
     f = _numpy_function(workload, np)
     args = inputs(workload)
     out = np.empty(_output_shape(workload), np.float32)
@@ -228,6 +283,9 @@ def run_jax(workload: str, threads: int):
         / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b,
         "attention": lambda q, k, v: jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / 8.0, axis=-1) @ v,
         "conv2d": lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1))),
+        "block": lambda *a: example_block(jnp, a, jax.nn.softmax,
+                                          lambda y: jax.nn.gelu(y, approximate=True),
+                                          lambda y, p: jnp.transpose(y, p)),
     }.get(workload, lambda a, b: a @ b)
     args = [jax.device_put(a) for a in inputs(workload)]
     start = time.perf_counter()
@@ -247,8 +305,15 @@ def run_torch_compile(workload: str, threads: int):
         "layer_norm": lambda x, g, b: F.layer_norm(x, (4096,), g, b),
         "attention": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
         "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
+        "block": lambda *a: example_block(torch, a, lambda y, axis: torch.softmax(y, dim=axis),
+                                          lambda y: F.gelu(y, approximate="tanh"),
+                                          lambda y, p: y.permute(*p)),
     }.get(workload, lambda a, b: a @ b)
-    args = [torch.from_numpy(a) for a in inputs(workload)]
+    if workload.endswith("_bf16"):
+        args = [torch.from_numpy(a.astype("float32")).to(torch.bfloat16)
+                for a in inputs(workload)]
+    else:
+        args = [torch.from_numpy(a) for a in inputs(workload)]
     compiled = torch.compile(f)
     start = time.perf_counter()
     with torch.no_grad():
@@ -261,9 +326,35 @@ def run_torch_compile(workload: str, threads: int):
     return measure(call), compile_s
 
 
-RUNNERS = {"lamina": run_lamina, "numpy": run_numpy, "jax": run_jax,
+def example_block(xp, a, softmax, gelu, transpose):
+    """examples/attention.mlir written with an array library `xp` (jax.numpy
+    or torch): layer norms, causal 4-head attention, a tanh-GELU MLP."""
+    x, g1, b1, wq, wk, wv, wo, g2, b2, w1, c1, w2, c2 = a
+
+    def mean(y):
+        return y.sum(-1)[..., None] / y.shape[-1]
+
+    def norm(y, g, b):
+        centred = y - mean(y)
+        return centred / xp.sqrt(mean(centred * centred) + 1e-5) * g + b
+
+    def heads(y):
+        return transpose(y.reshape(1, 16, 4, 16), (0, 2, 1, 3))
+    n1 = norm(x, g1, b1)
+    q, k, v = heads(n1 @ wq), heads(n1 @ wk), heads(n1 @ wv)
+    scores = q @ transpose(k, (0, 1, 3, 2)) * 0.25
+    mask = xp.tril(xp.ones((16, 16))) > 0
+    scores = xp.where(mask, scores, -xp.inf)
+    att = transpose(softmax(scores, -1) @ v, (0, 2, 1, 3)).reshape(1, 16, 64)
+    r1 = x + att @ wo
+    return r1 + gelu(norm(r1, g2, b2) @ w1 + c1) @ w2 + c2
+
+
+RUNNERS = {"lamina": run_lamina, "lamina_unfused": run_lamina_unfused,
+           "lamina_tuned": run_lamina_tuned, "numpy": run_numpy, "jax": run_jax,
            "torch_compile": run_torch_compile}
-MODULES = {"lamina": "lamina", "numpy": "numpy", "jax": "jax", "torch_compile": "torch"}
+MODULES = {"lamina": "lamina", "lamina_unfused": "lamina", "lamina_tuned": "lamina",
+           "numpy": "numpy", "jax": "jax", "torch_compile": "torch"}
 
 
 def system_main(system: str, workloads: list[str], threads: int) -> None:
@@ -275,9 +366,11 @@ def system_main(system: str, workloads: list[str], threads: int) -> None:
         return
     for workload in workloads:
         try:
-            seconds, compile_s = RUNNERS[system](workload, threads)
+            seconds, compile_s, *cached = RUNNERS[system](workload, threads)
             row = {"system": system, "workload": workload, "seconds": seconds,
-                   "compile_seconds": compile_s}
+                   "compile_seconds": compile_s, "cached_seconds": cached[0] if cached else None}
+        except NotImplementedError as error:
+            row = {"system": system, "workload": workload, "absent": str(error)}
         except Exception as error:  # a system that cannot run a workload says so
             row = {"system": system, "workload": workload,
                    "error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
@@ -296,6 +389,10 @@ def system_environment(system: str, threads: int) -> dict[str, str]:
     if system == "numpy":
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
+    if system.startswith("lamina"):
+        # An empty compiled-program cache: the first compile is cold.
+        env["LAMINA_CACHE_DIR"] = tempfile.mkdtemp(prefix="lamina-bench-cache-")
+        env.pop("LAMINA_CACHE", None)
     if system == "jax":
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
                             f" --xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
@@ -328,14 +425,35 @@ def run_system(system: str, workloads: list[str], threads: int, bar=None) -> lis
     return rows
 
 
-def table(rows: list[dict], workloads: list[str], systems: list[str], threads: int) -> str:
+def copy_bandwidth(threads: int) -> float:
+    """The machine's copy bandwidth in GB/s (bytes read and written):
+    NumPy's copyto of 64 MiB, split over `threads` threads (it releases
+    the GIL), median of 20 after warming up."""
+    import concurrent.futures
+    import numpy as np
+    source = np.ones(1 << 24, np.float32)
+    target = np.empty_like(source)
+    pieces = np.array_split(np.arange(source.size), threads)
+    bounds = [(p[0], p[-1] + 1) for p in pieces]
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        def copy():
+            list(pool.map(lambda b: np.copyto(target[b[0]:b[1]], source[b[0]:b[1]]), bounds))
+        seconds = measure(copy, warmup=0.3, budget=0.5)
+    return 2 * source.nbytes / seconds / 1e9
+
+
+def table(rows: list[dict], workloads: list[str], systems: list[str], threads: int,
+          bandwidth: float | None = None) -> str:
     by = {(r["system"], r.get("workload")): r for r in rows}
     missing = {r["system"]: r["missing"] for r in rows if "missing" in r}
-    lines = ["| workload | system | median ms | rate | x NumPy (>1 faster) | compile ms |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| workload | system | median ms | rate | of copy bandwidth | x NumPy (>1 faster) "
+             "| x best peer | compile ms | cached ms |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for workload in workloads:
         amount, unit = work(workload)
         base = by.get(("numpy", workload), {}).get("seconds")
+        peers = [by[p, workload]["seconds"] for p in PEERS if "seconds" in by.get((p, workload), {})]
+        best = min(peers) if peers else None
         for system in systems:
             if system in missing:
                 continue
@@ -343,15 +461,20 @@ def table(rows: list[dict], workloads: list[str], systems: list[str], threads: i
             if row is None:
                 continue
             if "error" in row:
-                lines.append(f"| {workload} | {system} | failed: {row['error']} | | | |")
+                lines.append(f"| {workload} | {system} | failed: {row['error']} | | | | | | |")
+                continue
+            if "absent" in row:
+                lines.append(f"| {workload} | {system} | - ({row['absent']}) | | | | | | |")
                 continue
             seconds = row["seconds"]
             rate = amount / seconds / 1e9
+            share = (f"{rate / bandwidth * 100:.0f}%" if bandwidth and unit == "GB/s" else "-")
             ratio = f"{base / seconds:.2f}" if base else "-"
-            compile_ms = (f"{row['compile_seconds'] * 1000:.0f}"
-                          if row.get("compile_seconds") is not None else "-")
+            versus_best = f"{best / seconds:.2f}" if best else "-"
+            compile_ms, cached_ms = (f"{row[key] * 1000:.0f}" if row.get(key) is not None
+                                     else "-" for key in ("compile_seconds", "cached_seconds"))
             lines.append(f"| {workload} | {system} | {seconds * 1000:.2f} | {rate:.1f} {unit} "
-                         f"| {ratio} | {compile_ms} |")
+                         f"| {share} | {ratio} | {versus_best} | {compile_ms} | {cached_ms} |")
     for system, why in missing.items():
         lines.append(f"\n{system}: missing ({why})")
     return "\n".join(lines)
@@ -392,6 +515,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--output", default=os.path.join(HERE, "results.md"))
     parser.add_argument("--note", default="", help="a line written under the table's heading")
+    parser.add_argument("--tune", type=float, metavar="SECONDS",
+                        help="also run lamina_tuned: Lamina compiled with tune=SECONDS")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     workloads = [w for w in options.workloads.split(",") if w]
@@ -402,6 +527,10 @@ def main(argv=None) -> int:
         system_main(options.child, workloads, options.threads)
         return 0
     systems = [s for s in options.systems.split(",") if s]
+    if options.tune:
+        os.environ["LAMINA_BENCH_TUNE"] = str(options.tune)
+        systems.insert(systems.index("lamina") + 1 if "lamina" in systems else 0,
+                       "lamina_tuned")
     for system in systems:
         if system not in RUNNERS:
             parser.error(f"unknown system '{system}' (systems: {', '.join(SYSTEMS)})")
@@ -413,17 +542,20 @@ def main(argv=None) -> int:
             note(f"running {system}...", sys.stderr)
             bar.set_description(system)
             rows.extend(run_system(system, workloads, options.threads, bar))
-    text = table(rows, workloads, systems, options.threads)
+    bandwidth = copy_bandwidth(options.threads)
+    text = table(rows, workloads, systems, options.threads, bandwidth)
     print(text)
+    command = " ".join(["python bench/run.py"] + (argv if argv is not None else sys.argv[1:]))
     heading = (f"# Lamina benchmarks\n\n{datetime.date.today().isoformat()}, "
                f"{platform.machine()} {platform.processor() or ''}, {options.threads} thread(s), "
-               f"`python bench/run.py --threads {options.threads}`.\n"
+               f"`{command}`; copy bandwidth {bandwidth:.1f} GB/s (NumPy copyto of 64 MiB "
+               f"over {options.threads} thread(s), bytes read and written).\n"
                + (f"\n{options.note}\n" if options.note else "") + "\n")
     workload_list = "\n".join(f"* `{w}`: {WORKLOADS[w]}" for w in workloads)
     png = os.path.splitext(options.output)[0] + ".png"
     plotted = plot(rows, workloads, systems, png)
     with open(options.output, "w") as f:
-        f.write(heading + text + "\n\nWorkloads (f32):\n\n" + workload_list + "\n"
+        f.write(heading + text + "\n\nWorkloads (f32 unless named):\n\n" + workload_list + "\n"
                 + (f"\n![speed vs NumPy]({os.path.basename(png)})\n" if plotted else ""))
     return 0
 

@@ -1,0 +1,69 @@
+"""bench/run.py's parts that need no timing: the peers compute what Lamina
+computes (the transformer block written for jax and torch against the
+NumPy reference of examples/attention.mlir), and the table reports rates,
+shares of the copy bandwidth, ratios and rows a system cannot run."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import lamina
+from lamina.reference import evaluate
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "bench"))
+import run  # noqa: E402  (bench/run.py)
+
+
+@pytest.fixture(scope="module")
+def block():
+    arrays = run.inputs("block")
+    [want] = evaluate(lamina.parse(run.lamina_source("block")), arrays)
+    return arrays, want
+
+
+def assert_close(got, want):
+    """Equal up to f32 rounding at the output's scale (the random weights
+    make values of a few hundred)."""
+    scale = float(np.abs(want).max())
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale)
+
+
+def test_torch_block_is_the_example(block):
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+    arrays, want = block
+    got = run.example_block(torch, [torch.from_numpy(a) for a in arrays],
+                            lambda y, axis: torch.softmax(y, dim=axis),
+                            lambda y: F.gelu(y, approximate="tanh"), lambda y, p: y.permute(*p))
+    assert_close(got.numpy(), want)
+
+
+def test_jax_block_is_the_example(block):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    arrays, want = block
+    got = run.example_block(jnp, [jnp.asarray(a) for a in arrays], jax.nn.softmax,
+                            lambda y: jax.nn.gelu(y, approximate=True),
+                            lambda y, p: jnp.transpose(y, p))
+    assert_close(np.asarray(got), want)
+
+
+def test_table():
+    rows = [
+        {"system": "lamina", "workload": "elementwise", "seconds": 0.005,
+         "compile_seconds": 0.2, "cached_seconds": 0.01},
+        {"system": "numpy", "workload": "elementwise", "seconds": 0.02, "compile_seconds": None},
+        {"system": "jax", "workload": "elementwise", "seconds": 0.01, "compile_seconds": 0.1},
+        {"system": "numpy", "workload": "matmul1024_bf16", "absent": "NumPy has no bf16 matmul"},
+        {"system": "torch_compile", "missing": "No module named 'torch'"},
+    ]
+    text = run.table(rows, ["elementwise", "matmul1024_bf16"],
+                     ["lamina", "numpy", "jax", "torch_compile"], 2, bandwidth=50.0)
+    lines = text.splitlines()
+    # 5 arrays of 64 MiB in 5 ms: 67.1 GB/s, 134% of 50 GB/s; 4x NumPy, 2x jax.
+    assert "| elementwise | lamina | 5.00 | 67.1 GB/s | 134% | 4.00 | 2.00 | 200 | 10 |" in lines
+    assert "| elementwise | numpy | 20.00 | 16.8 GB/s | 34% | 1.00 | 0.50 | - | - |" in lines
+    assert "| matmul1024_bf16 | numpy | - (NumPy has no bf16 matmul) | | | | | | |" in lines
+    assert lines[-1] == "torch_compile: missing (No module named 'torch')"
