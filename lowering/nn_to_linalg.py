@@ -596,6 +596,21 @@ def _running_maximum(peak: ir.Value, tile_peak: ir.Value,
     return op.results[0], op.results[1]
 
 
+def _mask_batch(head: ir.Value, batch: Shape, mask_batch: Shape) -> ir.Value | int:
+    """The index into a mask's flattened batch dims (`mask_batch`, each the
+    batch's or 1) of the flattened batch index `head`."""
+    index: ir.Value | int = 0
+    stride = 1
+    for d in reversed(range(len(batch))):
+        if mask_batch[d] != 1:
+            inner = prod(batch[d + 1:])
+            position = arith.remui(arith.divui(head, _index(inner)), _index(batch[d]))
+            term = arith.muli(position, _index(stride))
+            index = term if isinstance(index, int) else arith.addi(index, term)
+        stride *= mask_batch[d]
+    return index
+
+
 def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
                            mask: ir.Value | None, tiles: AttentionTiles) -> ir.Value:
     """Attention tile by tile, scores never materialised beyond one tile
@@ -654,17 +669,19 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     if _element_type(values) != f32:
         values = elementwise(TensorType((heads, sk, dv), "f32"), [values], lambda x: x)
     values = _pad(values, (0, 0, 0), (0, sk_pad - sk, dv_pad - dv), 0.0)
+    # The mask keeps the dims it broadcasts along (one per batch dim, the
+    # rows), as [mask batches, rows or 1, keys]: a padding mask
+    # [B, 1, 1, Sk] is not copied out to [B x H, Sq, Sk].
     masks = None
     if mask is not None:
-        shape = _shape(mask)
-        if prod(shape[:-2]) == 1:
-            rows = _broadcast(_reshape(mask, shape[-2:]) if len(shape) > 2 else mask, (sq, sk))
-            masks = _reshape(rows, (1, sq, sk))
-        else:
-            masks = _reshape(_broadcast(mask, tuple(batch) + (sq, sk)), (heads, sq, sk))
+        shape = (1,) * (len(batch) + 2 - len(_shape(mask))) + _shape(mask)
+        mask_batch, mask_rows = shape[:-2], shape[-2]
+        masks = _reshape(mask, (prod(mask_batch), mask_rows, shape[-1]))
+        masks = _broadcast(masks, (prod(mask_batch), mask_rows, sk))
         if _element_type(masks) != f32:
             masks = elementwise(TensorType(_shape(masks), "f32"), [masks], lambda x: x)
-        masks = _pad(masks, (0, 0, 0), (0, sq_pad - sq, sk_pad - sk), 0.0)
+        masks = _pad(masks, (0, 0, 0), (0, sq_pad - sq if mask_rows != 1 else 0, sk_pad - sk),
+                     0.0)
 
     out_type = ir.Type.parse(result.dtype)
     forall = scf.ForallOp([0, 0], [heads, sq_pad // bq], [1, 1],
@@ -707,8 +724,12 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
             if masks is not None or hidden_keys:
                 operands = []
                 if masks is not None:
-                    masks_head = head if _shape(masks)[0] != 1 else 0
-                    operands.append(_tile_of(masks, [masks_head, row, key], [1, bq, bk], 2))
+                    which = _mask_batch(head, tuple(batch), mask_batch)
+                    if mask_rows == 1:
+                        operands.append((_tile_of(masks, [which, 0, key], [1, 1, bk], 1),
+                                         _dims(2, [1])))
+                    else:
+                        operands.append(_tile_of(masks, [which, row, key], [1, bq, bk], 2))
 
                 def logit(added: ir.Value | None, s: ir.Value) -> ir.Value:
                     if added is not None:

@@ -136,3 +136,23 @@ func.func @masked_f16(%q: tensor<2x16x16xf16>, %k: tensor<2x64x16xf16>, %v: tens
   %0 = "nn.attention"(%q, %k, %v, %m) {scale = 0.5 : f32} : (tensor<2x16x16xf16>, tensor<2x64x16xf16>, tensor<2x64x16xf16>, tensor<16x64xf16>) -> tensor<2x16x16xf16>
   return %0 : tensor<2x16x16xf16>
 }
+
+// -----
+
+// A padding mask [B, 1, 1, Sk] is read in place, one row of keys per batch:
+// its batch is the head index over the 3 heads, broadcast over the rows.
+// CHECK-DAG: #[[$KEYS_ONLY:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @padding_mask
+// CHECK-SAME: %[[MASK:[^:]+]]: tensor<2x1x1x64xf32>
+// CHECK: %[[MASKS:.+]] = tensor.collapse_shape %[[MASK]] {{\[}}[0], [1], [2, 3]] : tensor<2x1x1x64xf32> into tensor<2x1x64xf32>
+// CHECK-NOT: tensor<6x16x64xf32>
+// CHECK: scf.forall (%[[HEAD:.+]], %{{.+}}) in (6, 2)
+// CHECK: scf.for %[[KEY:[^ ]+]] =
+// CHECK: %[[OUTER:.+]] = arith.divui %[[HEAD]], %{{.+}} : index
+// CHECK: arith.remui %[[OUTER]], %{{.+}} : index
+// CHECK: %[[ROW:.+]] = tensor.extract_slice %[[MASKS]][%{{.+}}, 0, %[[KEY]]] [1, 1, 64] [1, 1, 1] : tensor<2x1x64xf32> to tensor<64xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$KEYS_ONLY]], #{{.+}}], {{.*}} ins(%[[ROW]] : tensor<64xf32>)
+func.func @padding_mask(%q: tensor<2x3x16x16xf32>, %k: tensor<2x3x64x16xf32>, %v: tensor<2x3x64x16xf32>, %m: tensor<2x1x1x64xf32>) -> tensor<2x3x16x16xf32> {
+  %0 = "nn.attention"(%q, %k, %v, %m) : (tensor<2x3x16x16xf32>, tensor<2x3x64x16xf32>, tensor<2x3x64x16xf32>, tensor<2x1x1x64xf32>) -> tensor<2x3x16x16xf32>
+  return %0 : tensor<2x3x16x16xf32>
+}

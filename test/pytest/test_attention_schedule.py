@@ -3,7 +3,7 @@ lengths no tile divides (queries padded to the query tile, keys to a
 multiple of 32, value columns to 16), head dims 16, 64 and 80, causal
 attention with as many or fewer keys than queries, masks with -inf (rows
 whose first key tile is all masked, rows masked whole), masks broadcast
-over heads, negative scales, f16 and bf16, several batch dims and heads,
+over heads and over queries (padding masks), negative scales, f16 and bf16, several batch dims and heads,
 one and two threads, and attention between fused neighbours.
 
 Tolerances are `lamina.reference.TOLERANCES` of the result's type: rtol
@@ -95,6 +95,16 @@ def test_flash_attention(threads, shape):
 ], ids=["mask", "mask-over-heads-negative-scale", "bf16-mask"])
 def test_masked_flash_attention(shape):
     check(2, masked_keys=mask_keys, seed=1, **shape)
+
+
+def test_padding_mask_over_heads_and_queries():
+    """A [B, 1, 1, Sk] mask (one row of keys per batch) is read as it is;
+    the first batch's first 140 keys are masked (the first key tile whole)."""
+    def mask_padding(mask):
+        mask[..., ::3] = -np.inf
+        mask[0, ..., :140] = -np.inf
+    check(2, masked_keys=mask_padding, seed=3,
+          batch=(3, 2), sq=20, sk=150, d=16, dv=16, mask=(3, 1, 1, 150))
 
 
 def test_attention_between_fused_neighbours():
