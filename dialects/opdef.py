@@ -519,6 +519,11 @@ def registered_dialects() -> list[type["Dialect"]]:
     return list(_DIALECTS.values())
 
 
+def registered_dialect(name: str) -> type["Dialect"] | None:
+    """The dialect defined with `name`, or None."""
+    return _DIALECTS.get(name)
+
+
 def lookup_op(name: str) -> type["Op"] | None:
     """The op class of a full op name (`nn.matmul`), or None."""
     dialect, _, mnemonic = name.partition(".")
@@ -577,6 +582,22 @@ class Dialect:
         return verify_ops(root, cls.op_class)
 
 
+def follows_rules(operation: ir.Operation, op_cls: type["Op"]) -> bool:
+    """Runs the Python rules of one op of class `op_cls`; a violation is
+    emitted as an error at the op. Returns success."""
+    try:
+        op_cls.from_operation(operation).verify_all()
+    except VerifyError as e:
+        operation.location.emit_error(f"'{operation.name}' op {e}")
+        return False
+    except Exception as e:  # a bug in a rule: still reported at the op
+        operation.location.emit_error(
+            f"'{operation.name}' op internal error in its verifier: "
+            f"{type(e).__name__}: {e}")
+        return False
+    return True
+
+
 def verify_ops(root: ir.Operation, op_class_of) -> bool:
     """Runs the Python rules of every op under `root` that `op_class_of`
     maps to a class; errors are emitted at the ops. Returns success."""
@@ -586,16 +607,7 @@ def verify_ops(root: ir.Operation, op_class_of) -> bool:
         nonlocal ok
         op_cls = op_class_of(operation)
         if op_cls is not None:
-            try:
-                op_cls.from_operation(operation).verify_all()
-            except VerifyError as e:
-                operation.location.emit_error(f"'{operation.name}' op {e}")
-                ok = False
-            except Exception as e:  # a bug in a rule: still reported at the op
-                operation.location.emit_error(
-                    f"'{operation.name}' op internal error in its verifier: "
-                    f"{type(e).__name__}: {e}")
-                ok = False
+            ok = follows_rules(operation, op_cls) and ok
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)

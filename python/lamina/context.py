@@ -19,7 +19,8 @@ from mlir import ir
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
 import lamina.dialects.hw  # noqa: F401  (registers the hw dialect)
 import lamina.hw_instructions  # noqa: F401  (registers the hw instruction ops)
-from lamina.dialects.opdef import (Dialect, lookup_op, registered_dialects, verify_ops)
+from lamina.dialects.opdef import (Dialect, follows_rules, lookup_op, registered_dialect,
+                                   registered_dialects)
 from lamina.types import size_problem
 
 
@@ -30,7 +31,7 @@ def dialects() -> list[type[Dialect]]:
 
 def lookup_dialect(name: str) -> type[Dialect] | None:
     """The registered dialect called `name`, or None."""
-    return next((d for d in dialects() if d.name == name), None)
+    return registered_dialect(name)
 
 
 def builtin_dialects() -> list[type[Dialect]]:
@@ -65,12 +66,18 @@ def verify(operation: ir.Operation) -> bool:
         for diagnostic in error.error_diagnostics:
             diagnostic.location.emit_error(diagnostic.message)
         return False
-    return check_registered(operation) and verify_ops(
-        operation, lambda op: lookup_op(op.name))
+    return check_registered(operation, rules=True)
 
 
-def _type_problem(t: ir.Type) -> str | None:
-    """Why a type belongs to no dialect or is too large, or None."""
+def _type_problem(t: ir.Type, known: dict | None = None) -> str | None:
+    """Why a type belongs to no dialect or is too large, or None. `known`
+    remembers the answers for types already asked about (types are
+    uniqued: one verification asks about the same few again and again)."""
+    if known is not None:
+        if t in known:
+            return known[t]
+        known[t] = problem = _type_problem(t)
+        return problem
     if isinstance(t, ir.ShapedType):
         return size_problem(t) or _type_problem(ir.ShapedType(t).element_type)
     if isinstance(t, ir.FunctionType):
@@ -104,12 +111,16 @@ def _has_properties(operation: ir.Operation) -> bool:
 _NO_TERMINATOR = {"builtin.module", "gpu.module", "spirv.module"}
 
 
-def check_registered(root: ir.Operation) -> bool:
+def check_registered(root: ir.Operation, rules: bool = False) -> bool:
     """Reports every op and type under `root` that no loaded dialect
     defines (what MLIR's parser reports for registered dialects), and
-    properties on Lamina's ops. Returns success."""
+    properties on Lamina's ops; with `rules`, when there are none, the
+    Python rules of the Lamina ops (in the same walk of the IR). Returns
+    success."""
     context = root.context
     ok = True
+    known_types: dict = {}
+    lamina_ops: list = []
 
     def error(operation, message):
         nonlocal ok
@@ -120,21 +131,24 @@ def check_registered(root: ir.Operation) -> bool:
         name = operation.name
         namespace = name.partition(".")[0]
         if lookup_dialect(namespace) is not None:
-            if lookup_op(name) is None:
+            op_class = lookup_op(name)
+            if op_class is None:
                 error(operation, f"unregistered operation '{name}' found in dialect "
                                  f"('{namespace}'), which has no such op")
             elif _has_properties(operation):
                 error(operation, f"'{name}' op is written with properties (<{{...}}>); the ops "
                                  "of Lamina's dialects take attributes ({...})")
+            else:
+                lamina_ops.append((operation, op_class))
         elif not context.is_registered_operation(name):
             error(operation, f"operation '{name}' belongs to no loaded dialect")
         types = [r.type for r in operation.results]
         for region in operation.regions:
             for block in region.blocks:
                 types.extend(a.type for a in block.arguments)
-                last = None
-                for last in block.operations:
-                    pass
+                operations = block.operations
+                count = len(operations)
+                last = operations[count - 1] if count else None
                 # MLIR takes an unregistered op for a possible terminator.
                 if (last is not None and name not in _NO_TERMINATOR
                         and lookup_dialect(last.operation.name.partition(".")[0]) is not None):
@@ -146,11 +160,15 @@ def check_registered(root: ir.Operation) -> bool:
             if isinstance(attribute, ir.TypeAttr):
                 types.append(ir.TypeAttr(attribute).value)
         for t in types:
-            problem = _type_problem(t)
+            problem = _type_problem(t, known_types)
             if problem:
                 error(operation, problem)
                 break
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if ok and rules:
+        for operation, op_class in lamina_ops:
+            ok = follows_rules(operation, op_class) and ok
     return ok
+
