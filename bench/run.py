@@ -10,7 +10,8 @@ Prints a table and writes bench/results.md (and bench/results.png when
 matplotlib is installed): median time per call, GFLOP/s (contractions) or
 GB/s (the rest: bytes of the inputs read once and the output written
 once), the ratio to NumPy (> 1: faster than NumPy) and the compile time
-(parse to callable; cold). A system that is not installed is reported as
+(parse to callable, the first of that program in a process whose system
+is initialised). A system that is not installed is reported as
 missing. NumPy runs with `OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` unset
 (they halve OpenBLAS's speed on some machines) and every system gets the
 same number of threads. Timing: warm-up by time (a core that has been
@@ -179,9 +180,28 @@ def inputs(workload: str):
     return arrays
 
 
+_WARM = []
+
+
+def warm_up_lamina(lamina, target) -> None:
+    """Compiles a small other program once per process, so that what a
+    process does once (loading the JIT's and OpenMP's libraries, lazy
+    imports) is not counted as the first workload's compile time, as
+    jax's and torch's backends are initialised before theirs is timed."""
+    if not _WARM:
+        lamina.compile(lamina.parse(
+            'func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n'
+            '  %0 = "nn.matmul"(%x, %x) : (tensor<64x64xf32>, tensor<64x64xf32>) -> '
+            'tensor<64x64xf32>\n  %1 = "nn.softmax"(%0) {axis = -1 : i64} : '
+            '(tensor<64x64xf32>) -> tensor<64x64xf32>\n  return %1 : tensor<64x64xf32>\n}\n'),
+            target=target)
+        _WARM.append(True)
+
+
 def run_lamina(workload: str, threads: int, fuse: bool = True, tune: float | None = None):
     import lamina
     target = lamina.get_target(f"cpu:threads={threads}")
+    warm_up_lamina(lamina, target)
     pipeline = None
     if not fuse:
         pipeline = target.pipeline().remove("nn-fuse").remove("linalg-fuse-elementwise-ops")
