@@ -635,7 +635,10 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     2 threads, `bench/run.py` on the shared 2-core machine, load average
     about 2): 3.5 ms against XLA's 4.2 ms and NumPy's 15 ms; the
     whole-row lowering took 10.8 ms (XLA 5.4 ms in that quieter run),
-    materialising 8 MB of scores. 8 queries x 128 keys was the fastest
+    materialising 8 MB of scores. On one thread: 6.8 ms against XLA's
+    12.0 ms. At load average 4 the two-thread times swing (Lamina 7-12 ms,
+    XLA 8-16 ms, either ahead): OpenMP's static halves of the forall wait
+    for whichever thread the other processes delay. 8 queries x 128 keys was the fastest
     tile measured (64 or 256 keys, 4 or 16 queries: 2-20% slower); the
     products' FMA loops take 73% of the time, at the rate of Lamina's
     packed matmul on the same machine. Compiling it (parse to callable,
