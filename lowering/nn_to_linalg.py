@@ -781,8 +781,9 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
         normalised = _generic((bq, dv_pad), [final_acc, (final_total, row_map)], destination,
                               arith.divf)
         with ir.InsertionPoint(forall.terminator().block):
-            tensor.ParallelInsertSliceOp(normalised, forall.inner_iter_args[0], [head, row], [], [],
-                                         [_DYNAMIC, _DYNAMIC, 0], [1, bq, dv_pad], [1, 1, 1])
+            tensor.ParallelInsertSliceOp(normalised, forall.inner_iter_args[0], [head, row], [],
+                                         [], [_DYNAMIC, _DYNAMIC, 0], [1, bq, dv_pad],
+                                         [1, 1, 1])
     out = forall.results[0]
     if (sq_pad, dv_pad) != (sq, dv):
         out = _tile_of(out, [0, 0, 0], [heads, sq, dv])

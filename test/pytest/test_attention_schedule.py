@@ -3,8 +3,9 @@ lengths no tile divides (queries padded to the query tile, keys to a
 multiple of 32, value columns to 16), head dims 16, 64 and 80, causal
 attention with as many or fewer keys than queries, masks with -inf (rows
 whose first key tile is all masked, rows masked whole), masks broadcast
-over heads and over queries (padding masks), negative scales, f16 and bf16, several batch dims and heads,
-one and two threads, and attention between fused neighbours.
+over heads and over queries (padding masks), negative scales, f16 and
+bf16, several batch dims and heads, one and two threads, and attention
+between fused neighbours.
 
 Tolerances are `lamina.reference.TOLERANCES` of the result's type: rtol
 1e-4 and atol 1e-5 (times the largest expected magnitude) for f32, 1e-2
@@ -28,7 +29,7 @@ def source(batch, sq, sk, d, dv, dtype="f32", causal=False, mask=None, scale=Non
     def t(*shape):
         return "tensor<" + "x".join(map(str, shape)) + f"x{dtype}>"
     q, k, v, out = t(*batch, sq, d), t(*batch, sk, d), t(*batch, sk, dv), t(*batch, sq, dv)
-    attributes = ([f"causal = true"] if causal else []) + (
+    attributes = (["causal = true"] if causal else []) + (
         [f"scale = {scale} : f32"] if scale is not None else [])
     attrs = " {" + ", ".join(attributes) + "}" if attributes else ""
     arguments, operands, types = f"%q: {q}, %k: {k}, %v: {v}", "%q, %k, %v", f"{q}, {k}, {v}"
@@ -135,8 +136,10 @@ def test_tiles_follow_the_registers():
 
 
 PRODUCT = """
-func.func @product(%a: tensor<8x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<8x{n}xf32>) -> tensor<8x{n}xf32> {{
-  %r = linalg.generic {{indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (d, j)>,
+func.func @product(%a: tensor<8x{k}xf32>, %b: tensor<{k}x{n}xf32>,
+                    %c: tensor<8x{n}xf32>) -> tensor<8x{n}xf32> {{
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j, d) -> (i, d)>,
+                                        affine_map<(i, j, d) -> (d, j)>,
                                         affine_map<(i, j, d) -> (i, j)>],
                        iterator_types = ["parallel", "parallel", "reduction"]}}
       ins(%a, %b : tensor<8x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<8x{n}xf32>) {{
