@@ -574,10 +574,10 @@ def _tile_product(lhs: ir.Value, rhs: ir.Value, init: ir.Value) -> ir.Value:
     (what the schedule turns into a register tile of FMAs)."""
     maps = [_dims(3, [0, 2]), _dims(3, [2, 1]), _dims(3, [0, 1])]
     op = linalg.GenericOp([init.type], [lhs, rhs], [init], maps, _loops(3, [2]))
-    block = op.regions[0].blocks.append(_f32(), _f32(), _f32())
+    block = op.regions[0].blocks.append(_element_type(lhs), _element_type(rhs), _f32())
     with ir.InsertionPoint(block):
         a, b, acc = block.arguments
-        linalg.YieldOp([arith.addf(acc, arith.mulf(a, b))])
+        linalg.YieldOp([arith.addf(acc, arith.mulf(_widen(a), _widen(b)))])
     return op.result
 
 
@@ -618,8 +618,8 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     a `scf.forall` over (batch x heads, query tiles) whose body runs the
     online softmax over key tiles in a `scf.for` carrying each row's running
     maximum, sum of exponentials and unnormalised output. Per key tile:
-    `s = q k^T` (q pre-scaled; k pre-transposed tile by tile into
-    `[BH, Sk/bk, D, bk]`), the mask, causality and padded keys as -inf,
+    `s = q k^T` (k scaled and transposed tile by tile beforehand, into
+    `[BH, Sk/bk, D, bk]` f32), the mask, causality and padded keys as -inf,
     `m' = max(m, rowmax s)`, `p = exp(s - m')`, `l' = l exp(m - m') +
     rowsum p`, `acc' = acc exp(m - m') + p v`. Causal tiles stop at the
     diagonal, and the forall takes light and heavy query tiles in turn
@@ -659,15 +659,15 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     dv_pad = _round_up(dv, tiles.column_multiple)
     f32 = _f32()
 
-    # Operands in f32, q scaled, k transposed by key tiles, all padded.
-    queries = elementwise(TensorType((heads, sq, depth), "f32"), [_reshape(q, (heads, sq, depth))],
-                          lambda x: arith.mulf(x, constant(scale)))
-    queries = _pad(queries, (0, 0, 0), (0, sq_pad - sq, 0), 0.0)
+    # k transposed by key tiles, in f32 and scaled (the one pass over it
+    # that the transposition makes anyway); q as it is (widened inside the
+    # product); all padded.
+    queries = _pad(_reshape(q, (heads, sq, depth)), (0, 0, 0), (0, sq_pad - sq, 0), 0.0)
     keys = _pad(_reshape(k, (heads, sk, depth)), (0, 0, 0), (0, sk_pad - sk, 0), 0.0)
     keys = _reshape(keys, (heads, sk_pad // bk, bk, depth))
     packed = (heads, sk_pad // bk, depth, bk)
     keys = _generic(packed, [(keys, _dims(4, [0, 1, 3, 2]))], tensor.empty(list(packed), f32),
-                    lambda x: x)
+                    lambda x: arith.mulf(x, constant(scale)))
     values = _reshape(v, (heads, sk, dv))
     if _element_type(values) != f32:
         values = elementwise(TensorType((heads, sk, dv), "f32"), [values], lambda x: x)

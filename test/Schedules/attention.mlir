@@ -9,14 +9,19 @@
 // RUN: lamina-compile %s --target=cpu:threads=2 --emit=tiled | FileCheck %s --check-prefix=COMPILE
 
 // 8 heads of 64 queries, 256 keys: 8 x 8 query tiles of 8 rows, two key
-// tiles of 128. q is scaled once (1/sqrt(32)), k transposed tile by tile
-// into [heads, key tiles, D, 128]; the scores are one [8, 128] tile.
+// tiles of 128. k is transposed tile by tile into [heads, key tiles, D,
+// 128] and scaled (1/sqrt(32)) on the way; q is read as it is; the scores
+// are one [8, 128] tile.
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x4x64x32xf32>, %[[K:.+]]: tensor<2x4x256x32xf32>, %[[V:.+]]: tensor<2x4x256x32xf32>)
 // CHECK-NOT: tensor.pad
-// CHECK: arith.constant 0.176776692 : f32
+// CHECK: %[[QS:.+]] = tensor.collapse_shape %[[Q]]
+// CHECK-NOT: linalg.generic
 // CHECK: %[[KT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<8x2x128x32xf32>) outs(%{{.+}} : tensor<8x2x32x128xf32>)
+// CHECK: arith.constant 0.176776692 : f32
+// CHECK: arith.mulf
 // CHECK: %[[OUT:.+]] = scf.forall (%[[HEAD:.+]], %[[TILE:.+]]) in (8, 8) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<8x64x32xf32>)
+// CHECK: tensor.extract_slice %[[QS]][%[[HEAD]], %{{.+}}, 0] [1, 8, 32] [1, 1, 1] : tensor<8x64x32xf32> to tensor<8x32xf32>
 // CHECK: %[[KEYS:.+]]:5 = scf.for %[[KEY:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[PEAK:[^ ]+]] = %{{.+}}, %[[TOTAL:[^ ]+]] = %{{.+}}, %[[ACC:[^ ]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x128xf32>, tensor<8xf32>)
 // CHECK: tensor.extract_slice %[[KT]][%[[HEAD]], %{{.+}}, 0, 0] [1, 1, 32, 128] [1, 1, 1, 1] : tensor<8x2x32x128xf32> to tensor<32x128xf32>
 // CHECK: %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.+}} : tensor<8x128xf32>)
@@ -116,9 +121,10 @@ func.func @causal_padded(%q: tensor<3x37x16xf32>, %k: tensor<3x37x16xf32>, %v: t
 
 // -----
 
-// f16 operands are widened once, outside the loops; the mask's tile is
-// added to the scores, and a row whose keys so far are all masked takes
-// its exponentials from 0; the output tile is rounded to f16.
+// f16 keys, values and mask are widened once, outside the loops, q inside
+// the product; the mask's tile is added to the scores, and a row whose
+// keys so far are all masked takes its exponentials from 0; the output
+// tile is rounded to f16.
 // CHECK-LABEL: func.func @masked_f16
 // CHECK-SAME: %[[MASK:[^:]+]]: tensor<16x64xf16>
 // CHECK: arith.extf %{{.+}} : f16 to f32
@@ -126,6 +132,8 @@ func.func @causal_padded(%q: tensor<3x37x16xf32>, %k: tensor<3x37x16xf32>, %v: t
 // CHECK: %[[MASK_F32:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x16x64xf32>)
 // CHECK: scf.forall
 // CHECK: scf.for %[[KEY:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x16xf16>, tensor<16x64xf32>)
+// CHECK: arith.extf %{{.+}} : f16 to f32
 // CHECK: %[[MASK_TILE:.+]] = tensor.extract_slice %[[MASK_F32]][0, %{{.+}}, %[[KEY]]] [1, 8, 64] [1, 1, 1] : tensor<1x16x64xf32> to tensor<8x64xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[MASK_TILE]] : tensor<8x64xf32>)
 // CHECK: arith.addf
