@@ -642,12 +642,12 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     tile measured (64 or 256 keys, 4 or 16 queries: 2-20% slower); the
     products' FMA loops take 73% of the time, at the rate of Lamina's
     packed matmul on the same machine. Compiling it (parse to callable,
-    first compile of the process) takes 0.37-0.46 s, from 1.0 s for the
-    whole-row lowering, whose JIT alone took 0.6 s (XLA: 0.08-0.13 s).
-    Of the ~0.3 s of a later compile, LLVM takes ~0.1-0.14 s (k's
+    first compile of the process) takes 0.34-0.46 s, from 1.0 s for the
+    whole-row lowering, whose JIT alone took 0.6 s (XLA: 0.08-0.15 s).
+    Of the ~0.25 s of a later compile, LLVM takes ~0.09 s (k's
     transposition, vectorised as gathers, is 40% of the LLVM IR) and the
     verification after each Python pass (a walk of every op in Python)
-    ~0.06-0.08 s."""
+    ~0.05 s."""
     result = op.result_type
     *batch, sq, depth = _shape(q)
     sk, dv = _shape(v)[-2:]
