@@ -623,10 +623,10 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     `m' = max(m, rowmax s)`, `p = exp(s - m')`, `l' = l exp(m - m') +
     rowsum p`, `acc' = acc exp(m - m') + p v`. Causal tiles stop at the
     diagonal, and the forall takes light and heavy query tiles in turn
-    (one head, S=2048, 2 threads: 3.8 ms instead of 7.5 ms with the
-    tiles in order, which left one thread three times the other's work).
-    Sizes no tile divides are padded (queries, keys, value
-    columns) and the padding is cut from the result.
+    (one head, S=2048, 2 threads: 3.8 ms instead of 7.5 ms with the tiles
+    in order, which left one thread three times the other's work). Sizes
+    no tile divides are padded (queries, keys, value columns) and the
+    padding is cut from the result.
 
     The loop body's ops are small and static, so the CPU schedule only
     vectorises them in place (`lamina.schedules.attention`): both products
@@ -636,18 +636,19 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     about 2): 3.5 ms against XLA's 4.2 ms and NumPy's 15 ms; the
     whole-row lowering took 10.8 ms (XLA 5.4 ms in that quieter run),
     materialising 8 MB of scores. On one thread: 6.8 ms against XLA's
-    12.0 ms. At load average 4 the two-thread times swing (Lamina 7-12 ms,
-    XLA 8-16 ms, either ahead): OpenMP's static halves of the forall wait
-    for whichever thread the other processes delay. 8 queries x 128 keys was the fastest
-    tile measured (64 or 256 keys, 4 or 16 queries: 2-20% slower); the
-    products' FMA loops take 73% of the time, at the rate of Lamina's
-    packed matmul on the same machine. Compiling it (parse to callable,
-    first compile of the process) takes 0.34-0.46 s, from 1.0 s for the
-    whole-row lowering, whose JIT alone took 0.6 s (XLA: 0.08-0.15 s).
-    Of the ~0.25 s of a later compile, LLVM takes ~0.09 s (k's
-    transposition, vectorised as gathers, is 40% of the LLVM IR) and the
-    verification after each Python pass (a walk of every op in Python)
-    ~0.05 s."""
+    12.0 ms. At load average 4 the two-thread times swing (Lamina 7-12
+    ms, XLA 8-16 ms, either ahead): OpenMP's static halves of the forall
+    wait for whichever thread the other processes delay. 8 queries x 128
+    keys was the fastest tile measured (64 or 256 keys, 4 or 16 queries:
+    2-20% slower); the products' FMA loops take 73% of the time, at the
+    rate of Lamina's packed matmul on the same machine.
+
+    Compiling it (parse to callable, first compile of the process) takes
+    0.34-0.46 s, from 1.0 s for the whole-row lowering, whose JIT alone
+    took 0.6 s (XLA: 0.08-0.15 s). Of the ~0.25 s of a later compile,
+    LLVM takes ~0.09 s (k's transposition, vectorised as gathers, is
+    about 40% of the LLVM IR) and the verification after each Python pass
+    (a walk of every op in Python) ~0.05 s."""
     result = op.result_type
     *batch, sq, depth = _shape(q)
     sk, dv = _shape(v)[-2:]
