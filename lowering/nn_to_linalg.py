@@ -633,9 +633,9 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     become 8 x 32 register tiles of FMAs looping over their reduction dim.
     Measured on the bench's attention (B=1 H=8 S=512 D=64, f32, AVX-512,
     2 threads, `bench/run.py` on the shared 2-core machine, load average
-    about 2): 3.5 ms against XLA's 4.2 ms and NumPy's 15 ms; the
-    whole-row lowering took 10.8 ms (XLA 5.4 ms in that quieter run),
-    materialising 8 MB of scores. On one thread: 6.8 ms against XLA's
+    about 2): 3.3 ms against XLA's 4.2-5.0 ms and NumPy's 12 ms; the
+    whole-row lowering took 10.8 ms (XLA 5.4 ms in that run), and
+    materialised 8 MB of scores. On one thread: 6.8 ms against XLA's
     12.0 ms. At load average 4 the two-thread times swing (Lamina 7-12
     ms, XLA 8-16 ms, either ahead): OpenMP's static halves of the forall
     wait for whichever thread the other processes delay. 8 queries x 128
@@ -644,8 +644,8 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     rate of Lamina's packed matmul on the same machine.
 
     Compiling it (parse to callable, first compile of the process) takes
-    0.34-0.46 s, from 1.0 s for the whole-row lowering, whose JIT alone
-    took 0.6 s (XLA: 0.08-0.15 s). Of the ~0.25 s of a later compile,
+    0.26-0.46 s depending on the load, from 1.0 s for the whole-row
+    lowering, whose JIT alone took 0.6 s (XLA: 0.09-0.15 s). Of the ~0.25 s of a later compile,
     LLVM takes ~0.09 s (k's transposition, vectorised as gathers, is
     about 40% of the LLVM IR) and the verification after each Python pass
     (a walk of every op in Python) ~0.05 s."""
