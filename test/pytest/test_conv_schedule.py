@@ -157,10 +157,9 @@ func.func @main(%x: tensor<1x4x10x10x{dtype}>) -> tensor<1x8x10x10x{dtype}> {{
 }}"""
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f16"])
-def test_constant_filter_is_transposed_at_compile_time(dtype):
-    source = constant_filter_source(dtype)
-    assert f"tensor<8x4x3x3x{dtype}>" not in tiled(source, threads=2)
+def test_constant_filter_is_transposed_at_compile_time():
+    source = constant_filter_source("f32")
+    assert "tensor<8x4x3x3xf32>" not in tiled(source, threads=2)
     check(source, threads=2)
 
 

@@ -190,13 +190,15 @@ class Group:
         other ops of the group (members, reshapes marked with the group),
         consumers before their producers."""
         members = {_op_key(op.op): op for op in self.ops}
+        markers = self._markers()
         reached = {_op_key(linalg.op)}
         found: list[LinalgOp] = []
         body = list(linalg.op.parent.regions[0].blocks[0].operations)
         for operation in reversed(body):
             op = operation.operation
             key = _op_key(op)
-            if key in reached or (key not in members and not self._marked(op)):
+            if key in reached or (key not in members and not (
+                    FUSION_GROUP in op.attributes and str(op.attributes[FUSION_GROUP]) in markers)):
                 continue
             if any(_op_key(_top_level(use.owner)) in reached
                    for result in op.results for use in result.uses):
@@ -205,10 +207,10 @@ class Group:
                     found.append(members[key])
         return found
 
-    def _marked(self, op: ir.Operation) -> bool:
-        markers = {str(m.op.attributes[FUSION_GROUP]) for m in self.ops
-                   if FUSION_GROUP in m.op.attributes}
-        return FUSION_GROUP in op.attributes and str(op.attributes[FUSION_GROUP]) in markers
+    def _markers(self) -> set[str]:
+        """The fusion groups the members were marked with."""
+        return {str(m.op.attributes[FUSION_GROUP]) for m in self.ops
+                if FUSION_GROUP in m.op.attributes}
 
     def _leaves(self, linalg: LinalgOp) -> bool:
         members = [op.op for op in self.ops]

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, tensor
 
 from lamina.schedules.analysis import FUSION_GROUP, FUSION_KIND
 
@@ -144,7 +144,10 @@ def _channels_last_input(x: ir.Value) -> ir.Value:
     """`x` (NCHW) as NHWC. A constant padding of `x` moves after the
     transpose in destination-passing style: the transpose writes the
     interior of a filled NHWC tensor (in place once bufferized) instead of
-    the padded tensor being built, then transposed."""
+    the padded tensor being built, then transposed. The filled tensor is a
+    new allocation (`bufferization.alloc_tensor`), not a `tensor.empty`:
+    the fills of convolutions of the same shape would be alike, merged by
+    CSE, then copied for each."""
     padding = _constant_padding(x)
     if padding is None:
         return _transposed(x, _TO_NHWC).results[0]
@@ -154,8 +157,8 @@ def _channels_last_input(x: ir.Value) -> ir.Value:
     element = ir.RankedTensorType(x.type).element_type
     padded_shape = [ir.RankedTensorType(x.type).shape[p] for p in _TO_NHWC]
     interior_shape = [ir.RankedTensorType(source.type).shape[p] for p in _TO_NHWC]
-    filled = linalg.fill(arith.constant(element, value),
-                         outs=[tensor.empty(padded_shape, element)])
+    allocation = bufferization.AllocTensorOp(ir.RankedTensorType.get(padded_shape, element), [])
+    filled = linalg.fill(arith.constant(element, value), outs=[allocation.result])
     interior_type = ir.RankedTensorType.get(interior_shape, element)
     slice_of = dict(offsets=[], sizes=[], strides=[], static_offsets=low,
                     static_sizes=interior_shape, static_strides=[1] * 4)

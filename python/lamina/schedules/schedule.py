@@ -289,6 +289,9 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
               tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
               tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
     for reduction_loop in reduction_loops:
+        # The accumulators leave the loop once their indices (constants
+        # made inside it) do.
+        transform.ApplyLoopInvariantCodeMotionOp(reduction_loop)
         loop.HoistLoopInvariantSubsetsOp(reduction_loop)
     for fill, tiling in fills:
         tiled_fill, _ = _tile(fill, tiling.vector_tile)
