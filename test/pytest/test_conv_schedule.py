@@ -4,6 +4,8 @@ divides, batches, 1x1 and 5x5 filters, f16 and bf16, constant filters,
 with bias, relu and residual epilogues, on one and two threads; and the
 cost model's choices as data."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,8 @@ def check(source: str, threads: int):
     was scheduled (no linalg convolution is left to the loops stage)."""
     code = tiled(source, threads)
     assert "linalg.conv" not in code and "vector.contract" in code
+    # The accumulators are carried in registers by the reduction loops.
+    assert re.search(r"scf\.for .* iter_args\(.*\) -> \(vector<", code)
     f = lamina.compile(source, target=f"cpu:threads={threads}")
     args = random_inputs(f.inputs, seed=1)
     (expected,) = evaluate(lamina.parse(source), args)

@@ -262,6 +262,7 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
     rows and the input channels."""
     target = _match_tag(root, schedule.root)
     fills = []
+    scopes = []
     if schedule.threads:
         target, forall = _forall(target, schedule.threads)
         # Each thread zeroes the rows it computes, in its own loop (the
@@ -271,6 +272,7 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
             fused = structured.FuseIntoContainingOp(_match_tag(root, tiling.tag), forall)
             fills.append((fused.fused_op, tiling))
             forall = fused.new_containing_op
+        scopes = [forall]
     else:
         fills = [(_match_tag(root, tiling.tag), tiling) for tiling in schedule.fills]
     parts = [target]
@@ -284,10 +286,19 @@ def _render_convolution(root: ir.Value, schedule: Schedule) -> None:
         _vectorize(structured.DecomposeOp(tiled).transformed)
         reductions = sum(1 for size in register[4:] if size)
         reduction_loops += reversed(loops[len(loops) - reductions:])
-    _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
-              vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization,
-              tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
-              tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
+        if not schedule.threads:
+            scopes.append(loops[0] if loops else root)
+    # Within the convolution's own loops (over the whole module, once per
+    # convolution, compiling a network would take time quadratic in its
+    # size). In a region not isolated from above the greedy driver stops
+    # short of the fixpoint: a second round folds what the first exposed
+    # (the accumulators' reads and writes, into one pair to hoist).
+    for scope in scopes:
+        for _ in range(2):
+            _patterns(scope, vector_transform.ApplyVectorReductionToContractPatternsOp,
+                      vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization,
+                      tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
+                      tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
     for reduction_loop in reduction_loops:
         # The accumulators leave the loop once their indices (constants
         # made inside it) do.
