@@ -22,37 +22,41 @@ Upstream has no transform that changes a convolution's layout (IREE's
 channels-last conversion is its own pass), so the rewrite is Lamina's:
 transposes built with the linalg builders. A constant filter is
 transposed at compile time (with NumPy; bf16, which NumPy cannot hold,
-at each call). A constant padding of the
-input moves after its transpose, in destination-passing style (the
-transpose writes the interior of a filled NHWC tensor, in place once
-bufferized); a zero-filled result gets a fill of the NHWC shape. The
-convolution, its fill and the result's transpose keep the convolution's
-fusion group, so a bias, an activation or a residual add fused with it
-stays in its group and reads the result's transpose in its own loop nest;
-the transposes of the input and the filter are data movement of their
-own, vectorised and split over threads by rows.
+at each call). A constant padding of the input moves after its
+transpose, in destination-passing style: the transpose writes the
+interior of a filled NHWC allocation (in place once bufferized). A
+zero-filled result gets a fill of the NHWC shape, which each thread runs
+on its rows inside the convolution's loop. The convolution, its fill and
+the result's transpose keep the convolution's fusion group, so a bias,
+an activation or a residual add fused with it stays in its group and
+reads the result's transpose in its own loop nest; the transposes of the
+input and the filter are data movement of their own, vectorised and
+split over threads along their input's outermost dim.
 
 Why not img2col. The previous schedule rewrote the convolution with
 upstream's `convert_conv2d_to_img2col` into a gather of input windows
 (`[N, C*KH*KW, OH*OW]`) and a contraction packed like a matmul's. On the
-bench's conv2d (3x3, 64 -> 64 channels, 56x56, f32, 2 threads, this
-2-core machine under a load of 1-2 from other work) it took 2.2-3.4 ms:
-the gather (7 MB, scalar loops on one thread, its floordiv/mod indexing
-map defeating upstream's tiling) took 0.6-0.7 ms, and packing the gathered
-matrix into 32-pixel panels copied the 7 MB again before the contraction
-(1.4 ms with the packing, measured as a 64x576x3136 matmul). The direct
-convolution reads the input where it lies: its inner loop is 48 FMAs, 10
-broadcasts and 6 loads per input channel and filter row, and runs at the
-speed of the packed matmul and of OpenBLAS on this machine (110 GFLOP/s
-on one core; OpenBLAS's matmul measured 97 at the same time); the
-transposes and fills around it cost 0.15 ms, the only temporaries are
-the NHWC copies (under 1 MB each).
+bench's conv2d (3x3, 64 -> 64 channels, 56x56, f32, 2 threads, on this
+2-core machine shared with other work) the gather (7 MB, scalar loops on
+one thread, its floordiv/mod indexing map defeating upstream's tiling)
+took 0.6-0.7 ms, and packing the gathered matrix into 32-pixel panels
+copied the 7 MB again before the contraction (1.4 ms with the packing,
+measured as a 64x576x3136 matmul). The direct convolution reads the input
+where it lies: its inner loop is 48 FMAs, 10 broadcasts and 6 loads per
+input channel and filter row, and runs at the speed of the packed matmul
+and of OpenBLAS on this machine (110 GFLOP/s on one core; OpenBLAS's
+matmul measured 97 at the same time). Of the bench's 1.07 ms, the
+convolution itself takes 1.01 ms; the transposes and fills around it
+0.05 ms; the only temporaries are the NHWC copies (under 1 MB each).
 
 Measured with `bench/run.py --threads 2 --systems lamina,numpy,jax
---workloads conv2d` (load average 2.0-2.1): Lamina 1.15-1.67 ms (before:
-2.16-3.39 ms), XLA 2.78-3.04 ms, NumPy 5.0-7.9 ms; in one process,
-alternating, 1.16 ms against 2.25 ms for img2col. torchvision's resnet18
-at 224x224 (2 threads): 37.9 ms, from 63.7 ms.
+--workloads conv2d`, before and after in alternation (load average
+1.3-1.5): Lamina 1.07-1.09 ms, 211-215 GFLOP/s (img2col: 2.03-2.51 ms),
+XLA 2.60-2.76 ms, NumPy 4.96-6.93 ms: 2.5x the best peer; compile 212-255
+ms (img2col: 192-211; XLA 120-131). Inductor, in a run under a load of 2:
+13.9 ms, against 2.78 ms. torchvision's resnet18 at 224x224 (2 threads,
+in alternation): 34.2-36.7 ms, from 39.1-47.0 ms with img2col; its
+compile takes about as long (6.1-7.4 s against 6.1-6.8 s).
 """
 
 from __future__ import annotations
