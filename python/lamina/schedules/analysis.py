@@ -146,8 +146,8 @@ def contraction_dims(linalg: LinalgOp) -> ContractionDims | None:
         elif dim in b and dim in c:
             n.append(dim)
     if len(n) > 1:
-        # Dims of B and C only beyond the innermost one of C (the batch of
-        # an img2col convolution, whose filter has none) are batch dims.
+        # Dims of B and C only beyond the innermost one of C (a batch that
+        # A does not have, as a weight shared by every batch) are batch dims.
         innermost = next(d for d in reversed(linalg.output_map) if d in n)
         batch += [d for d in n if d != innermost]
         n = [innermost]
