@@ -29,6 +29,12 @@
 // CHECK: transform.named_sequence @schedule_conv_bias_relu_op0
 // CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 1, 0, 0]
 // CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 1, 8]
+// The filter's transpose: its input rows are 9 elements, too short to
+// share one at a time; threads share blocks of 16 output channels, each
+// streaming 16 whole rows of the FCHW filter.
+// CHECK: transform.named_sequence @schedule_conv_bias_relu_op1
+// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 0, 0, 16]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [1, 1, 1, 16]
 // CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_convolution
 // CHECK: %[[OP:.+]] = transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
 // CHECK: %{{.+}}, %[[FORALL:.+]] = transform.structured.tile_using_forall %[[OP]] tile_sizes [0, 8, 0, 0, 0, 0, 0]

@@ -75,6 +75,8 @@ def check(source: str, threads: int):
     # Rows of 19 and 29 pixels split into 8-pixel tiles and the rest.
     ((1, 8, 9, 37, 16, 3), dict(stride=(2, 2), padding=(1, 1, 1, 1)), 2),
     ((1, 16, 6, 29, 32, 3), dict(padding=(1, 1, 1, 1)), 1),
+    # 7 rows: the threads share the output channels.
+    ((1, 16, 7, 7, 128, 3), dict(padding=(1, 1, 1, 1)), 2),
 ])
 def test_direct_convolution_matches_numpy(shape, options, threads):
     check(conv_source(*shape, **options), threads)
@@ -130,6 +132,12 @@ def test_direct_schedule_is_data():
                 if s.kind == "convolution"]
     assert split.split == (2, 16)
     assert split.tile_sizes == ((0, 1, 8, 32, 1, 0, 1), (0, 1, 0, 32, 1, 0, 1))
+    # 7 output rows do not split evenly over two threads; 4 tiles of 32
+    # output channels do.
+    (channels,) = [s for s in schedules_of(conv_source(1, 16, 7, 7, 128, 3, padding=(1, 1, 1, 1)), 2)
+                   if s.kind == "convolution"]
+    assert channels.threads == (0, 0, 0, 64, 0, 0, 0)
+    assert channels.tile_sizes == ((0, 1, 0, 32, 1, 0, 1),)
 
 
 def test_temporaries_are_reused_across_calls():

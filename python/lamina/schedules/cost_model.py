@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from math import ceil
+from math import ceil, prod
 
 from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, contraction_dims
 from lamina.schedules.schedule import OpTiling, Packing, Schedule
@@ -241,15 +241,15 @@ def _vector_dim(linalg: LinalgOp) -> int | None:
 def _forall_tiles(root: LinalgOp, model: CPUModel) -> tuple[int, ...]:
     """Rows (every parallel dim but the vector dim) one at a time; an op
     whose only parallel dim is its vector dim is cut into chunks. A
-    transpose is split along the outermost dim of its input only: each
-    thread's iteration reads a contiguous block (a row at a time, its
+    transpose is split along one dim only (`_transpose_forall_tiles`):
+    each thread's iteration reads a contiguous block (a row at a time, its
     reads would be scattered over the whole input, and the iterations
     too short for the loop's overhead)."""
     dim = _vector_dim(root)
     if root.vector_dim() is None and root.inputs == 1:
-        for d in root.maps[0]:
-            if d is not None and d != dim and not root.reduction[d] and root.extents[d] > 1:
-                return tuple(1 if e == d else 0 for e in range(root.rank))
+        tiles = _transpose_forall_tiles(root, dim, model)
+        if tiles:
+            return tiles
     tiles = []
     for d, extent in enumerate(root.extents):
         if root.reduction[d] or extent == 1 or d == dim:
@@ -263,6 +263,27 @@ def _forall_tiles(root: LinalgOp, model: CPUModel) -> tuple[int, ...]:
         if chunk < root.extents[dim]:
             tiles[dim] = chunk
     return tuple(tiles) if any(tiles) else ()
+
+
+def _transpose_forall_tiles(root: LinalgOp, dim: int | None,
+                            model: CPUModel) -> tuple[int, ...]:
+    """The thread loop of a transpose: the outermost dim of its input, one
+    at a time, under which the input is read in runs of a cache line at
+    least (an NCHW image's rows); else its vector dim in blocks of one
+    vector, each streaming that many whole rows of the input (a filter's
+    output channels); empty when neither splits."""
+    input_dims = root.maps[0]
+    for position, d in enumerate(input_dims):
+        if d is None or d == dim or root.reduction[d] or root.extents[d] == 1:
+            continue
+        run = prod(root.extents[e] for e in input_dims[position + 1:] if e is not None)
+        if run >= model.lanes:
+            return tuple(1 if e == d else 0 for e in range(root.rank))
+    if dim is not None and not root.reduction[dim]:
+        size = vector_length(root.extents[dim], replace(model, unroll=1))
+        if size and size < root.extents[dim]:
+            return tuple(size if e == dim else 0 for e in range(root.rank))
+    return ()
 
 
 def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bool:
@@ -335,22 +356,29 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
                          model: CPUModel) -> Schedule:
     """The direct schedule of a channels-last convolution (loops n, oh, ow,
     f, kh, kw, c; see lamina.schedules.convolution): threads share the
-    batch or the output rows, the register tile is `mr` pixels of one
-    output row x `nr` output channels, inside loops over the filter's rows
-    and the input channels (one at a time; the filter's width is unrolled).
+    batch, else the output rows, else (too few rows to share evenly: 7 on
+    2 threads) the output channels; the register tile is `mr` pixels of
+    one output row x `nr` output channels, inside loops over the filter's
+    rows and the input channels (one at a time; the filter's width is
+    unrolled).
     A row that no tile of more than `mr / 2` pixels divides is split in
     two: `mr`-pixel tiles, then one tile of the rest."""
     n, oh, ow, f, kh, kw, c = linalg.extents
     mr = 8 if model.vector_registers >= 32 else 4
     nr = 2 * model.lanes
+    channels = f if f <= nr else _largest_divisor(
+        f, nr, model.lanes if f % model.lanes == 0 else 1)
+    channel_tiles = f // channels
     threads = [0] * linalg.rank
     if model.threads > 1:
         if n >= model.threads:
             threads[0] = ceil(n / model.threads)
+        elif oh % model.threads == 0 or oh >= 4 * model.threads:
+            threads[1] = ceil(oh / model.threads)
+        elif channel_tiles >= model.threads:
+            threads[3] = channels * ceil(channel_tiles / model.threads)
         elif oh > 1:
             threads[1] = ceil(oh / min(oh, model.threads))
-    channels = f if f <= nr else _largest_divisor(
-        f, nr, model.lanes if f % model.lanes == 0 else 1)
     pixels = _largest_divisor(ow, mr)
     # A row no wide tile divides (17 pixels) is split: `mr`-pixel tiles
     # for most of it, one tile for the rest.
@@ -370,10 +398,13 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
         extents[2] = width
         levels.append(tuple(0 if size >= extent else size
                             for size, extent in zip(register, extents)))
+    # A fill runs on each thread's slice of the result (loops n, oh, ow, f).
+    slices = [size or extent for size, extent in zip(threads[:4], linalg.extents)]
+    fill_tilings = (op_tiling(replace(fill, extents=tuple(slices)), model) for fill in fills)
     return Schedule(
         group=group, kind="convolution", root=linalg.tag,
         threads=tuple(threads) if any(threads) else (), tile_sizes=tuple(levels), split=split,
-        fills=tuple(t for t in (op_tiling(fill, model) for fill in fills) if t))
+        fills=tuple(t for t in fill_tilings if t))
 
 
 def group_schedules(group: Group, model: CPUModel) -> list[Schedule]:
