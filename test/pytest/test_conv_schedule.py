@@ -77,6 +77,8 @@ def check(source: str, threads: int):
     ((1, 16, 6, 29, 32, 3), dict(padding=(1, 1, 1, 1)), 1),
     # 7 rows: the threads share the output channels.
     ((1, 16, 7, 7, 128, 3), dict(padding=(1, 1, 1, 1)), 2),
+    # 5 rows and 3 register tiles of 11 channels: the rows (3 and 2).
+    ((1, 14, 12, 9, 33, 7), dict(stride=(2, 1), padding=(1, 2, 2, 0)), 2),
 ])
 def test_direct_convolution_matches_numpy(shape, options, threads):
     check(conv_source(*shape, **options), threads)

@@ -357,12 +357,12 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     """The direct schedule of a channels-last convolution (loops n, oh, ow,
     f, kh, kw, c; see lamina.schedules.convolution): threads share the
     batch, else the output rows, else (too few rows to share evenly: 7 on
-    2 threads) the output channels; the register tile is `mr` pixels of
-    one output row x `nr` output channels, inside loops over the filter's
-    rows and the input channels (one at a time; the filter's width is
-    unrolled).
-    A row that no tile of more than `mr / 2` pixels divides is split in
-    two: `mr`-pixel tiles, then one tile of the rest."""
+    2 threads) the output channels' register tiles if they share evenly;
+    the register tile is `mr` pixels of one output row x `nr` output
+    channels, inside loops over the filter's rows and the input channels
+    (one at a time; the filter's width is unrolled). A row that no tile
+    of more than `mr / 2` pixels divides is split in two: `mr`-pixel
+    tiles, then one tile of the rest."""
     n, oh, ow, f, kh, kw, c = linalg.extents
     mr = 8 if model.vector_registers >= 32 else 4
     nr = 2 * model.lanes
@@ -375,8 +375,9 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
             threads[0] = ceil(n / model.threads)
         elif oh % model.threads == 0 or oh >= 4 * model.threads:
             threads[1] = ceil(oh / model.threads)
-        elif channel_tiles >= model.threads:
-            threads[3] = channels * ceil(channel_tiles / model.threads)
+        elif channel_tiles % model.threads == 0:
+            # Whole register tiles each: a partial one would not vectorise.
+            threads[3] = channels * channel_tiles // model.threads
         elif oh > 1:
             threads[1] = ceil(oh / min(oh, model.threads))
     pixels = _largest_divisor(ow, mr)
