@@ -50,13 +50,16 @@ convolution itself takes 1.01 ms; the transposes and fills around it
 0.05 ms; the only temporaries are the NHWC copies (under 1 MB each).
 
 Measured with `bench/run.py --threads 2 --systems lamina,numpy,jax
---workloads conv2d`, before and after in alternation (load average
-1.3-1.5): Lamina 1.07-1.09 ms, 211-215 GFLOP/s (img2col: 2.03-2.51 ms),
-XLA 2.60-2.76 ms, NumPy 4.96-6.93 ms: 2.5x the best peer; compile 212-255
-ms (img2col: 192-211; XLA 120-131). Inductor, in a run under a load of 2:
-13.9 ms, against 2.78 ms. torchvision's resnet18 at 224x224 (2 threads,
-in alternation): 34.2-36.7 ms, from 39.1-47.0 ms with img2col; its
-compile takes about as long (6.1-7.4 s against 6.1-6.8 s).
+--workloads conv2d`, before and after in alternation, 4 runs each (load
+average 1.0-1.5): Lamina 1.07-1.18 ms, 196-215 GFLOP/s (img2col:
+2.03-2.95 ms), XLA 2.57-3.01 ms, NumPy 4.96-7.26 ms: 2.2-2.75x the best
+peer; compile 212-255 ms (img2col: 192-271; XLA 120-176). Inductor, in a
+run under a load of 2: 13.9 ms, against 2.78 ms. A 3x3 convolution of
+7x7 pixels and 512 channels (resnet18's last stage): 2.0 ms, as with
+img2col (1.9), once the filter's transpose streamed its rows (it took
+2.75 ms of the first 4.1). torchvision's resnet18 at 224x224 (2 threads,
+in alternation): 24.1-24.2 ms, from 38.1-39.2 ms with img2col; its
+compile takes 7.4-7.7 s instead of 6.1-6.3 (more, smaller loop nests).
 """
 
 from __future__ import annotations
