@@ -117,3 +117,70 @@ func.func @main(%q: tensor<2x40x16xf32>, %k: tensor<2x72x16xf32>, %v: tensor<2x7
                                         "causal = true"])
 def test_kept_attention(attributes):
     check(ATTENTION.format(attributes=attributes), threads=2, seed=3)
+
+
+EPILOGUE = """
+func.func @main(%x: tensor<{m}x{k}xf32>, %w: tensor<{k}x{n}xf32>, %b: tensor<{n}xf32>,
+                %r: tensor<{m}x{n}xf32>) -> tensor<{m}x{n}x{t}> {{
+  %0 = "nn.matmul"(%x, %w) : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %1 = "nn.add"(%0, %b) : (tensor<{m}x{n}xf32>, tensor<{n}xf32>) -> tensor<{m}x{n}xf32>
+  %2 = {activation}
+  %3 = "nn.add"(%2, %r) : (tensor<{m}x{n}xf32>, tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %4 = "nn.cast"(%3) : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}x{t}>
+  return %4 : tensor<{m}x{n}x{t}>
+}}
+"""
+
+ACTIVATIONS = {
+    "relu": '"nn.relu"(%1) : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>',
+    "gelu": '"nn.gelu"(%1) : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>',
+    "gelu_tanh": '"nn.gelu"(%1) {{approximate = "tanh"}} : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>',
+}
+
+
+def epilogue_source(m, n, k, activation="relu", t="f32"):
+    body = EPILOGUE.replace("{activation}", ACTIVATIONS[activation])
+    return body.format(m=m, n=n, k=k, t=t)
+
+
+def epilogue_schedule(source: str, threads: int) -> Schedule:
+    module = lamina.parse(source)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    contraction = [s for s in choose_schedules(module.operation, CPUModel(threads=threads))
+                   if s.kind == "contraction"]
+    assert len(contraction) == 1
+    return contraction[0]
+
+
+# Bias, activation, residual and cast: compare() holds f32 results to
+# rtol 1e-4 and bf16/f16 ones to their own precision (lamina.reference).
+@pytest.mark.parametrize("activation,t", [("relu", "f32"), ("gelu", "bf16"), ("gelu_tanh", "f16")])
+def test_epilogue_in_the_contraction_loops(activation, t):
+    source = epilogue_source(64, 256, 48, activation, t)
+    schedule = epilogue_schedule(source, threads=2)
+    # The elementwise ops are one generic by now; threads share its columns.
+    assert len(schedule.epilogue) == 1 and schedule.epilogue_tiles[0] == (0, 128)
+    check(source, threads=2)
+
+
+@pytest.mark.parametrize("m,n,k", [(67, 129, 33), (24, 40, 8)])
+def test_epilogue_where_blocks_do_not_divide(m, n, k):
+    """The epilogue keeps a loop nest of its own when the result's blocks
+    would not divide it."""
+    source = epilogue_source(m, n, k, "gelu", "f32")
+    assert not epilogue_schedule(source, threads=2).epilogue
+    check(source, threads=2)
+
+
+def test_batched_epilogue():
+    source = """
+func.func @main(%x: tensor<4x32x16xf32>, %w: tensor<4x16x64xf32>, %r: tensor<4x32x64xf32>)
+    -> tensor<4x32x64xbf16> {
+  %0 = "nn.matmul"(%x, %w) : (tensor<4x32x16xf32>, tensor<4x16x64xf32>) -> tensor<4x32x64xf32>
+  %1 = "nn.relu"(%0) : (tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %2 = "nn.add"(%1, %r) : (tensor<4x32x64xf32>, tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %3 = "nn.cast"(%2) : (tensor<4x32x64xf32>) -> tensor<4x32x64xbf16>
+  return %3 : tensor<4x32x64xbf16>
+}"""
+    assert epilogue_schedule(source, threads=2).epilogue
+    check(source, threads=2)

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, replace
 from math import ceil, prod
 
-from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, contraction_dims
+from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, _op_key, contraction_dims
 from lamina.schedules.schedule import OpTiling, Packing, Schedule
 
 
@@ -426,8 +426,60 @@ def group_schedules(group: Group, model: CPUModel) -> list[Schedule]:
         if schedule is None:
             continue
         rest = [op for op in group.ops if op is not linalg and op not in fills]
+        with_epilogue = _with_epilogue(schedule, linalg, rest, group, model)
+        if with_epilogue:
+            return [with_epilogue]
         return [schedule] + loop_nest_schedules(group.name, rest, model)
     return loop_nest_schedules(group.name, group.ops, model)
+
+
+def _with_epilogue(schedule: Schedule, linalg: LinalgOp, epilogue: list[LinalgOp],
+                   group: Group, model: CPUModel) -> Schedule | None:
+    """`schedule` with `epilogue` (elementwise ops over the contraction's
+    result, the last one the group's root) computed on each cache block of
+    the result inside the contraction's loops; None when the epilogue is
+    not such a chain, or the blocks do not divide the result."""
+    if not epilogue or group.root is not epilogue[-1]:
+        return None
+    dims = contraction_dims(linalg)
+    out = linalg.output_map
+    shape = tuple(linalg.extents[d] for d in out)
+    members = {_op_key(op.op) for op in epilogue}
+    for op in epilogue:
+        if any(op.reduction) or op.output_map != tuple(range(len(shape))) or op.extents != shape:
+            return None
+    for producer in [linalg] + epilogue[:-1]:
+        if any(_op_key(use.owner) not in members for use in producer.op.results[0].uses):
+            return None
+    threads = schedule.threads or (0,) * len(schedule.tile_sizes[0])
+    cache = schedule.tile_sizes[0]
+    if schedule.packing.a_packed:
+        return None
+    nr = schedule.packing.packed_sizes[dims.n]
+
+    def result_tile(packed: tuple[int, ...]) -> tuple[int, ...]:
+        scale = {dims.n: nr}
+        return tuple(packed[d] * scale.get(d, 1) for d in out)
+
+    thread_tile = result_tile(threads)
+    cache_tile = result_tile(cache)
+    block = []
+    for extent, thread, size in zip(shape, thread_tile, cache_tile):
+        if thread and extent % thread or size and (thread or extent) % size:
+            return None
+        block.append(size or thread or extent)
+    # The fused contraction block keeps its loops over k and its register
+    # tile; its cache loops over m and n are the epilogue's.
+    levels = list(schedule.tile_sizes)
+    levels[0] = tuple(size if d == dims.k else 0 for d, size in enumerate(levels[0]))
+    # The other epilogue ops and the unpack fuse into the last op's vector
+    # loop, which reads whole panels of the packed result.
+    tiling = op_tiling(replace(epilogue[-1], extents=tuple(block)), model)
+    if tiling is None or tiling.vector_tile[-1] % nr:
+        return None
+    return replace(schedule, group=group.name, tile_sizes=tuple(levels),
+                   epilogue=tuple(op.tag for op in epilogue),
+                   epilogue_tiles=(thread_tile, cache_tile), ops=(tiling,))
 
 
 def _fills(group: Group, linalg: LinalgOp) -> list[LinalgOp]:

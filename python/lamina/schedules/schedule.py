@@ -92,6 +92,12 @@ class Schedule:
     `size` iterations (inside the threads' loop); the parts take the
     levels of `tile_sizes` in order (a register tile for most of a row,
     one for the rest)."""
+    epilogue: tuple[str, ...] = ()
+    """Contraction: the tags of the elementwise ops after it (in order),
+    computed on each block of the result inside the contraction's loops."""
+    epilogue_tiles: tuple[tuple[int, ...], ...] = ()
+    """Contraction with an epilogue: the thread tile and the cache block of
+    the last epilogue op's loops (the result's dims)."""
 
     def describe(self) -> str:
         """One line per decision, for humans (`--emit=schedule` shows the IR)."""
@@ -231,6 +237,12 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
     consumers = transform.GetConsumersOfResult(_any(), packed, 0).consumers
     unpack = structured.MatchOp.match_op_names(_op_type("linalg.unpack"), consumers,
                                                ["linalg.unpack"]).result
+    if schedule.epilogue:
+        fill_tile = copies.pop()[1]
+        copies.pop()
+        _render_contraction_with_epilogue(root, schedule, packed, unpack, copies,
+                                          fill_tile, pack_tiles.pop(0))
+        return
     lowered = structured.LowerUnPackOp(_op_type("tensor.empty"), _op_type("linalg.transpose"),
                                        _op_type("tensor.collapse_shape"),
                                        _op_type("tensor.extract_slice"), unpack)
@@ -250,6 +262,64 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
         loop.HoistLoopInvariantSubsetsOp(loops[-1])
     for handle, sizes in copies:
         _vectorize_copy(handle, sizes, schedule.threads)
+    for tiling in schedule.fills:
+        _render_op_tiling(root, tiling)
+
+
+def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed: ir.Value,
+                                      unpack: ir.Value, copies: list, fill_tile: tuple[int, ...],
+                                      unpack_tile: tuple[int, ...]) -> None:
+    """The epilogue's last op tiled over threads and cache blocks, with the
+    rest of the epilogue, the unpack, the packed contraction and the fill
+    of its result fused into each block: the epilogue reads a block of the
+    result while it is in cache, and no pass over the whole result is
+    left."""
+    fill = transform.GetProducerOfOperand(_any(), packed, 2).producer
+    last = _match_tag(root, schedule.epilogue[-1])
+    thread_tile, cache_tile = schedule.epilogue_tiles
+    producers = [_match_tag(root, tag) for tag in reversed(schedule.epilogue[:-1])]
+    producers += [transform.CastOp(_any(), unpack).output, packed, fill]
+    tiled, forall = _forall(last, thread_tile)
+    fused = []
+    for producer in producers:
+        fusion = structured.FuseIntoContainingOp(producer, forall)
+        fused.append(fusion.fused_op)
+        forall = fusion.new_containing_op
+    tiled, loops = _tile(tiled, cache_tile)
+    if loops:
+        block = loops[-1]
+        refused = []
+        for producer in fused:
+            fusion = structured.FuseIntoContainingOp(producer, block)
+            refused.append(fusion.fused_op)
+            block = fusion.new_containing_op
+        fused = refused
+    *epilogue, unpack, contraction, fill = fused
+    contraction_loops: list[ir.Value] = []
+    for level in schedule.tile_sizes:
+        contraction, contraction_loops = _tile(contraction, level)
+    _vectorize(contraction)
+    _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
+              vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization)
+    if contraction_loops and schedule.hoist:
+        loop.HoistLoopInvariantSubsetsOp(contraction_loops[-1])
+    for handle, sizes in copies:
+        _vectorize_copy(handle, sizes, schedule.threads)
+    tiled_fill, _ = _tile(fill, fill_tile)
+    _vectorize(tiled_fill)
+    # Each vector of the result is unpacked, run through the epilogue and
+    # stored: the unpacked block is never written out.
+    tiled, vector_loops = _tile(tiled, schedule.ops[0].vector_tile)
+    vectorized = [tiled]
+    if vector_loops:
+        body = vector_loops[-1]
+        for producer in epilogue + [unpack]:
+            fusion = structured.FuseIntoContainingOp(producer, body)
+            vectorized.append(fusion.fused_op)
+            body = fusion.new_containing_op
+    for handle in vectorized:
+        _vectorize(handle)
+    _patterns(root, _canonicalization, cse=True)
     for tiling in schedule.fills:
         _render_op_tiling(root, tiling)
 
