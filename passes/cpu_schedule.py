@@ -7,9 +7,10 @@ function, the linalg ops on tensors are grouped (the fusion
 groups that `nn-inline-fused` marked; otherwise each op with the fills
 that initialise it), and the cost model of `lamina.schedules` chooses a
 `Schedule` for each group: contractions are packed, tiled for the caches
-and unrolled into a register tile of FMAs; convolutions are tiled into
-register tiles of output pixels x output channels, decomposed into 1-D
-convolutions and vectorised into FMAs; elementwise ops and reductions
+and unrolled into a register tile of FMAs, their elementwise epilogue
+computed on each block of the result inside their loops; convolutions
+are tiled into register tiles of output pixels x output channels,
+decomposed into 1-D convolutions and vectorised into FMAs; elementwise ops and reductions
 are split over threads by rows, with the group's producers fused into the
 root's loop, and vectorised along their contiguous dim. Linalg ops that a
 lowering placed inside loops (flash attention's) are vectorised where

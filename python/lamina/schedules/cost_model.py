@@ -410,8 +410,9 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
 
 def group_schedules(group: Group, model: CPUModel) -> list[Schedule]:
     """The schedules of one group: a contraction or a convolution (with its
-    fills) gets its register-tiled schedule and its epilogue a loop nest;
-    other groups loop nests."""
+    fills) gets its register-tiled schedule and its epilogue a loop nest,
+    or for a contraction whose result's blocks take it, the epilogue inside
+    the contraction's loops; other groups loop nests."""
     for linalg in group.ops:
         if linalg.name in WINDOWED:
             fills = _fills(group, linalg)

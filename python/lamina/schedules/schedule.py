@@ -15,6 +15,11 @@ becomes loop nests of vector operations, on tensors, before bufferization:
   FMAs (`unroll`: its rows x vectors);
 * `fused`: the group's other ops, fused into the root's forall
   (consumers before producers), so that the group is one loop nest;
+* `epilogue` (contractions): elementwise ops over the result, tiled by
+  threads and cache blocks of the result (`epilogue_tiles`) with the
+  unpack, the packed contraction and its fill fused into each block;
+  the epilogue's vector loop reads the block's packed panels directly,
+  so the result is never copied out whole nor read in a second pass;
 * `ops`: for each op of a loop nest, the tile vectorised inside it
   (`vector_tile`) and, for reductions along the vector dim, the tile of
   partial vector accumulators (`reduction_tile`).
@@ -111,6 +116,9 @@ class Schedule:
             lines.append(f"  split dim {self.split[0]} after {self.split[1]}")
         for level in self.tile_sizes:
             lines.append(f"  tiles {list(level)}")
+        if self.epilogue:
+            lines.append(f"  epilogue {', '.join(self.epilogue)} in blocks "
+                         f"{list(self.epilogue_tiles[-1])} of threads' tiles {list(self.epilogue_tiles[0])}")
         for op in self.ops:
             lines.append(f"  {op.tag}: vector {list(op.vector_tile)}"
                          + (f" reduction {list(op.reduction_tile)}" if op.reduction_tile else ""))
