@@ -154,13 +154,15 @@ def epilogue_schedule(source: str, threads: int) -> Schedule:
 
 # Bias, activation, residual and cast: compare() holds f32 results to
 # rtol 1e-4 and bf16/f16 ones to their own precision (lamina.reference).
-@pytest.mark.parametrize("activation,t", [("relu", "f32"), ("gelu", "bf16"), ("gelu_tanh", "f16")])
-def test_epilogue_in_the_contraction_loops(activation, t):
+@pytest.mark.parametrize("activation,t,threads", [("relu", "f32", 2), ("gelu", "bf16", 2),
+                                                  ("gelu_tanh", "f16", 2), ("relu", "f32", 1)])
+def test_epilogue_in_the_contraction_loops(activation, t, threads):
     source = epilogue_source(64, 256, 48, activation, t)
-    schedule = epilogue_schedule(source, threads=2)
+    schedule = epilogue_schedule(source, threads)
     # The elementwise ops are one generic by now; threads share its columns.
-    assert len(schedule.epilogue) == 1 and schedule.epilogue_tiles[0] == (0, 128)
-    check(source, threads=2)
+    assert len(schedule.epilogue) == 1
+    assert schedule.epilogue_tiles[0] == ((0, 128) if threads == 2 else (0, 0))
+    check(source, threads)
 
 
 @pytest.mark.parametrize("m,n,k", [(67, 129, 33), (24, 40, 8)])

@@ -287,12 +287,14 @@ def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed
     thread_tile, cache_tile = schedule.epilogue_tiles
     producers = [_match_tag(root, tag) for tag in reversed(schedule.epilogue[:-1])]
     producers += [transform.CastOp(_any(), unpack).output, packed, fill]
-    tiled, forall = _forall(last, thread_tile)
-    fused = []
-    for producer in producers:
-        fusion = structured.FuseIntoContainingOp(producer, forall)
-        fused.append(fusion.fused_op)
-        forall = fusion.new_containing_op
+    tiled, fused = last, producers
+    if any(thread_tile):
+        tiled, forall = _forall(last, thread_tile)
+        fused = []
+        for producer in producers:
+            fusion = structured.FuseIntoContainingOp(producer, forall)
+            fused.append(fusion.fused_op)
+            forall = fusion.new_containing_op
     tiled, loops = _tile(tiled, cache_tile)
     if loops:
         block = loops[-1]
