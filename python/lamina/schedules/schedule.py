@@ -248,8 +248,7 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
     if schedule.epilogue:
         fill_tile = copies.pop()[1]
         copies.pop()
-        _render_contraction_with_epilogue(root, schedule, packed, unpack, copies,
-                                          fill_tile, pack_tiles.pop(0))
+        _render_contraction_with_epilogue(root, schedule, packed, unpack, copies, fill_tile)
         return
     lowered = structured.LowerUnPackOp(_op_type("tensor.empty"), _op_type("linalg.transpose"),
                                        _op_type("tensor.collapse_shape"),
@@ -275,8 +274,8 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
 
 
 def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed: ir.Value,
-                                      unpack: ir.Value, copies: list, fill_tile: tuple[int, ...],
-                                      unpack_tile: tuple[int, ...]) -> None:
+                                      unpack: ir.Value, copies: list,
+                                      fill_tile: tuple[int, ...]) -> None:
     """The epilogue's last op tiled over threads and cache blocks, with the
     rest of the epilogue, the unpack, the packed contraction and the fill
     of its result fused into each block: the epilogue reads a block of the
@@ -329,7 +328,9 @@ def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed
             body = fusion.new_containing_op
     for handle in vectorized:
         _vectorize(handle)
-    _patterns(root, _canonicalization, cse=True)
+    # The unpacked vector goes straight to the epilogue (its write to the
+    # block and read back fold away).
+    _patterns(vector_loops[0] if vector_loops else root, _canonicalization)
     for tiling in schedule.fills:
         _render_op_tiling(root, tiling)
 
