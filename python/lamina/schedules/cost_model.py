@@ -478,7 +478,7 @@ def _with_epilogue(schedule: Schedule, linalg: LinalgOp, epilogue: list[LinalgOp
     tiling = op_tiling(replace(epilogue[-1], extents=tuple(block)), model)
     if tiling is None or tiling.vector_tile[-1] % nr:
         return None
-    return replace(schedule, group=group.name, tile_sizes=tuple(levels),
+    return replace(schedule, tile_sizes=tuple(levels),
                    epilogue=tuple(op.tag for op in epilogue),
                    epilogue_tiles=(thread_tile, cache_tile), ops=(tiling,))
 
