@@ -258,10 +258,20 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
     tiled = packed
     if schedule.threads and any(schedule.threads):
         tiled, _ = _forall(tiled, schedule.threads)
+    _register_tiles(root, schedule, tiled, copies)
+    for tiling in schedule.fills:
+        _render_op_tiling(root, tiling)
+
+
+def _register_tiles(root: ir.Value, schedule: Schedule, contraction: ir.Value,
+                    copies: list) -> None:
+    """The packed contraction tiled by `schedule.tile_sizes` down to its
+    register tile and vectorised into FMAs, then the packing copies
+    vectorised."""
     loops: list[ir.Value] = []
     for level in schedule.tile_sizes:
-        tiled, loops = _tile(tiled, level)
-    _vectorize(tiled)
+        contraction, loops = _tile(contraction, level)
+    _vectorize(contraction)
     _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
               vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization)
     if loops and schedule.hoist:
@@ -269,8 +279,17 @@ def _render_contraction(root: ir.Value, schedule: Schedule) -> None:
         loop.HoistLoopInvariantSubsetsOp(loops[-1])
     for handle, sizes in copies:
         _vectorize_copy(handle, sizes, schedule.threads)
-    for tiling in schedule.fills:
-        _render_op_tiling(root, tiling)
+
+
+def _fuse_into(producers: list[ir.Value], container: ir.Value) -> list[ir.Value]:
+    """Each of `producers` fused into the loop `container` in turn (each
+    fusion gives a new handle to the loop); the fused ops' handles."""
+    fused = []
+    for producer in producers:
+        fusion = structured.FuseIntoContainingOp(producer, container)
+        fused.append(fusion.fused_op)
+        container = fusion.new_containing_op
+    return fused
 
 
 def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed: ir.Value,
@@ -289,31 +308,12 @@ def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed
     tiled, fused = last, producers
     if any(thread_tile):
         tiled, forall = _forall(last, thread_tile)
-        fused = []
-        for producer in producers:
-            fusion = structured.FuseIntoContainingOp(producer, forall)
-            fused.append(fusion.fused_op)
-            forall = fusion.new_containing_op
+        fused = _fuse_into(fused, forall)
     tiled, loops = _tile(tiled, cache_tile)
     if loops:
-        block = loops[-1]
-        refused = []
-        for producer in fused:
-            fusion = structured.FuseIntoContainingOp(producer, block)
-            refused.append(fusion.fused_op)
-            block = fusion.new_containing_op
-        fused = refused
+        fused = _fuse_into(fused, loops[-1])
     *epilogue, unpack, contraction, fill = fused
-    contraction_loops: list[ir.Value] = []
-    for level in schedule.tile_sizes:
-        contraction, contraction_loops = _tile(contraction, level)
-    _vectorize(contraction)
-    _patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
-              vector_transform.ApplyTransferPermutationPatternsOp, _canonicalization)
-    if contraction_loops and schedule.hoist:
-        loop.HoistLoopInvariantSubsetsOp(contraction_loops[-1])
-    for handle, sizes in copies:
-        _vectorize_copy(handle, sizes, schedule.threads)
+    _register_tiles(root, schedule, contraction, copies)
     tiled_fill, _ = _tile(fill, fill_tile)
     _vectorize(tiled_fill)
     # Each vector of the result is unpacked, run through the epilogue and
@@ -321,11 +321,7 @@ def _render_contraction_with_epilogue(root: ir.Value, schedule: Schedule, packed
     tiled, vector_loops = _tile(tiled, schedule.ops[0].vector_tile)
     vectorized = [tiled]
     if vector_loops:
-        body = vector_loops[-1]
-        for producer in epilogue + [unpack]:
-            fusion = structured.FuseIntoContainingOp(producer, body)
-            vectorized.append(fusion.fused_op)
-            body = fusion.new_containing_op
+        vectorized += _fuse_into(epilogue + [unpack], vector_loops[-1])
     for handle in vectorized:
         _vectorize(handle)
     # The unpacked vector goes straight to the epilogue (its write to the
