@@ -24,8 +24,8 @@ bench/results-gpu.md. Runs in well under 8 minutes on an H200.
 
 `--save-programs DIR` compiles every program of both lists for both
 architectures (`CUDATarget.build`, no GPU needed) and writes each as a
-GPU program file (`GPUProgram.save`), with the correctness cases' inputs
-and NumPy results and ptxas's resources; `--programs DIR` runs those
+GPU program file (`GPUProgram.save`, its manifest with ptxas's resources),
+with the correctness cases' inputs and NumPy results; `--programs DIR` runs those
 instead of compiling, so the GPU machine needs only the MLIR Python
 bindings, NumPy, cuda-bindings and PyTorch. `--isolate SECONDS` runs each
 kernel check and each timed workload in a process of its own, given at
@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 
+import ml_dtypes  # noqa: F401  (bfloat16 for NumPy, as saved programs name it)
 import numpy as np
 
 import lamina
@@ -54,7 +55,6 @@ from lamina.cuda_runtime import CUDAError, CUDAFunction, GPUProgram, driver
 from lamina.reference import compare, evaluate, random_inputs
 from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.targets import get_target
-from lamina.targets.cuda import find_ptxas
 from lamina.types import numpy_dtype
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -151,13 +151,19 @@ def pipeline_for(arch: str, tiles: str | None):
     return pipeline
 
 
-def resources(source: str, arch: str, tiles: str | None = None) -> str:
+def build(source: str, arch: str, tiles: str | None = None) -> GPUProgram:
+    """A program compiled for `arch` (no GPU needed), its tiling forced to
+    `tiles` when given."""
+    return get_target(f"cuda:{arch}").build(lamina.parse(source),
+                                             pipeline=pipeline_for(arch, tiles))
+
+
+def resources(program: GPUProgram) -> str:
     """ptxas's registers, spills and shared memory of a program's kernels,
-    and the blocks an SM holds."""
-    if find_ptxas() is None:
+    and the blocks an SM holds, as its manifest says."""
+    manifest = program.manifest
+    if not manifest.get("kernels"):
         return "no ptxas"
-    manifest = json.loads(get_target(f"cuda:{arch}").emit(lamina.parse(source), "manifest",
-                                                          pipeline_for(arch, tiles)))
     dynamic = {launch["kernel"]: launch["dynamic_shared_memory"]
                for launch in manifest["launches"]}
     parts = []
@@ -173,11 +179,9 @@ def check_row(index: int, arch: str, gpu, emulate: bool, programs: str | None) -
     """Correctness case `index` of `correctness_cases()` on `arch`."""
     name, source = correctness_cases()[index]
     target = get_target(f"cuda:{arch}")
-    row = {"kernel": name, "arch": arch}
-    if programs:
-        row["resources"] = saved_index(programs)["resources"][f"check{index}-{arch}"]
-    else:
-        row["resources"] = resources(source, arch)
+    program = (GPUProgram.load(program_path(programs, "check", index, arch)) if programs
+               else target.build(lamina.parse(source)))
+    row = {"kernel": name, "arch": arch, "resources": resources(program)}
     if emulate:
         row["where"] = "CPU emulation"
     elif arch == "sm_90a" and gpu.capability != (9, 0):
@@ -187,13 +191,13 @@ def check_row(index: int, arch: str, gpu, emulate: bool, programs: str | None) -
         row["where"] = gpu.name
     start = time.perf_counter()
     try:
+        if emulate:
+            function = target.emulation().compile(lamina.parse(source))
+        else:
+            function = CUDAFunction(program)
         if programs:
-            function = CUDAFunction(GPUProgram.load(program_path(programs, "check", index,
-                                                                 arch)))
             arrays, expected = load_arrays(programs, index)
         else:
-            runner = target.emulation() if emulate else target
-            function = runner.compile(lamina.parse(source))
             arrays, expected = check_data(source, function)
         row["result"] = check_kernel(function, arrays, expected)
         if hasattr(function, "image_kind"):
@@ -235,10 +239,11 @@ def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | N
     import torch
     name, dtype, epilogue = PERFORMANCE[index]
     source = matmul_program(size, size, size, dtype, epilogue)
-    row = {"workload": name, "arch": arch, "tiles": tiles or "cost model"}
-    key = program_key("time", index, arch, tiles)
-    row["resources"] = (saved_index(programs)["resources"][key] if programs
-                        else resources(source, arch, tiles))
+    program = (GPUProgram.load(os.path.join(programs, program_key("time", index, arch, tiles)
+                                            + ".json")) if programs
+               else build(source, arch, tiles))
+    row = {"workload": name, "arch": arch, "tiles": tiles or "cost model",
+           "resources": resources(program)}
     if arch == "sm_90a" and gpu.capability != (9, 0):
         row.update(result="needs a Hopper GPU", torch={})
         return row
@@ -257,11 +262,7 @@ def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | N
         row["torch"]["torch gelu(a@b+bias)"] = time_torch(torch, unfused, runs)
     expected = (unfused if epilogue else matmul)().float()
     try:
-        if programs:
-            function = CUDAFunction(GPUProgram.load(os.path.join(programs, key + ".json")))
-        else:
-            function = get_target(f"cuda:{arch}").compile(lamina.parse(source),
-                                                          pipeline=pipeline_for(arch, tiles))
+        function = CUDAFunction(program)
         results = function.allocate_results()
         with function.bind(arrays[:len(function.inputs)], results) as call:
             seconds = statistics.median(call.time(runs))
@@ -305,49 +306,30 @@ def save_arrays(directory: str, index: int, arrays, expected) -> None:
 def load_arrays(directory: str, index: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     with np.load(os.path.join(directory, f"check{index}.npz")) as saved:
         dtypes = [str(d) for d in saved["dtypes"]]
-        every = [saved[f"a{i}"].view(numpy_dtype_named(d)) for i, d in enumerate(dtypes)]
+        every = [saved[f"a{i}"].view(np.dtype(d)) for i, d in enumerate(dtypes)]
         inputs = int(saved["inputs"])
     return every[:inputs], every[inputs:]
-
-
-def numpy_dtype_named(name: str) -> np.dtype:
-    import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy)
-    return np.dtype(getattr(ml_dtypes, name) if name == "bfloat16" else name)
 
 
 def save_programs(directory: str, size: int, sweep: bool = False) -> None:
     """Compiles every program of both lists for both architectures into
     `directory` (see the module docstring)."""
     os.makedirs(directory, exist_ok=True)
-    index = {"size": size, "resources": {}}
     for number, (name, source) in enumerate(correctness_cases()):
-        arrays = expected = None
         for arch in ARCHITECTURES:
-            program = get_target(f"cuda:{arch}").build(lamina.parse(source))
+            program = build(source, arch)
             program.save(program_path(directory, "check", number, arch))
-            index["resources"][f"check{number}-{arch}"] = resources(source, arch)
-            if arrays is None:
-                arrays, expected = check_data(source, program)
-                save_arrays(directory, number, arrays, expected)
+        save_arrays(directory, number, *check_data(source, program))
         print(f"  {name}: saved", flush=True)
-    for number, (name, dtype, epilogue) in enumerate(PERFORMANCE):
-        source = matmul_program(size, size, size, dtype, epilogue)
-        for arch in ARCHITECTURES:
-            get_target(f"cuda:{arch}").build(lamina.parse(source)).save(
-                program_path(directory, "time", number, arch))
-            index["resources"][f"time{number}-{arch}"] = resources(source, arch)
-        print(f"  {name} {size}^3: saved", flush=True)
-    for number, arch, tiles in (sweep_units() if sweep else []):
-        source = matmul_program(size, size, size, *PERFORMANCE[number][1:])
-        key = program_key("time", number, arch, tiles)
-        get_target(f"cuda:{arch}").build(lamina.parse(source),
-                                         pipeline=pipeline_for(arch, tiles)).save(
-            os.path.join(directory, key + ".json"))
-        index["resources"][key] = resources(source, arch, tiles)
-        print(f"  {PERFORMANCE[number][0]} {size}^3 [{arch}, {tiles}]: saved "
-              f"({index['resources'][key]})", flush=True)
+    units = [(number, arch, None) for number in range(len(PERFORMANCE))
+             for arch in ARCHITECTURES] + (sweep_units() if sweep else [])
+    for number, arch, tiles in units:
+        program = build(matmul_program(size, size, size, *PERFORMANCE[number][1:]), arch, tiles)
+        program.save(os.path.join(directory, program_key("time", number, arch, tiles) + ".json"))
+        print(f"  {PERFORMANCE[number][0]} {size}^3 [{arch}{', ' + tiles if tiles else ''}]: "
+              f"saved ({resources(program)})", flush=True)
     with open(os.path.join(directory, "index.json"), "w") as f:
-        json.dump(index, f, indent=1)
+        json.dump({"size": size}, f)
 
 
 def isolated(unit: str, options, seconds: float) -> dict:
@@ -405,7 +387,7 @@ def performance_table(rows: list[dict] | None, size: int, reason: str = "") -> s
     if rows is None:
         return "\n".join(header + [
             f"| {name} {size}^3 | {arch} | - | - | - | - | - | {reason} | "
-            f"{resources(matmul_program(size, size, size, dtype, epilogue), arch)} |"
+            f"{resources(build(matmul_program(size, size, size, dtype, epilogue), arch))} |"
             for name, dtype, epilogue in PERFORMANCE for arch in ARCHITECTURES])
     flops = 2.0 * size ** 3
     lines = []

@@ -542,7 +542,8 @@ class GPUProgram:
     """What the GPU runtime loads for an entry function (`CUDATarget.build`,
     no GPU needed): its name and NumPy-facing types, its host program,
     its kernels as the manifest describes them, their PTX and, where
-    ptxas is present, cubin, for the architecture `chip`."""
+    ptxas is present, cubin, for the architecture `chip`; `manifest` is
+    the kernel manifest itself (with ptxas's resources)."""
 
     name: str
     inputs: list
@@ -554,6 +555,7 @@ class GPUProgram:
     chip: str
     specific: bool = False
     module: ir.Module | None = None
+    manifest: dict | None = None
 
     def save(self, path: str) -> None:
         """Writes the program to a JSON file that `load` reads back, on a
@@ -570,6 +572,7 @@ class GPUProgram:
             "kernels": [_kernel_record(spec) for spec in self.kernels.values()],
             "ptx": self.ptx,
             "cubin": base64.b64encode(self.cubin).decode() if self.cubin is not None else None,
+            "manifest": self.manifest,
         }
         with open(path, "w") as f:
             json.dump(document, f)
@@ -589,7 +592,7 @@ class GPUProgram:
             cubin = base64.b64decode(d["cubin"]) if d["cubin"] is not None else None
             return cls(d["name"], [_type_from(r) for r in d["inputs"]],
                        [_type_from(r) for r in d["results"]], host, kernels, d["ptx"], cubin,
-                       d["chip"], bool(d["specific"]))
+                       d["chip"], bool(d["specific"]), manifest=d["manifest"])
         except OSError as error:
             raise CUDAError(f"cannot read the GPU program {path}: {error.strerror}") from None
         except (ValueError, KeyError, TypeError) as error:

@@ -256,7 +256,8 @@ def test_saved_program_loads_as_it_was(program, tmp_path):
     program.save(path)
     loaded = GPUProgram.load(path)
     assert loaded.module is None
-    for field in ("name", "inputs", "results", "kernels", "ptx", "cubin", "chip", "specific"):
+    for field in ("name", "inputs", "results", "kernels", "ptx", "cubin", "chip", "specific",
+                  "manifest"):
         assert getattr(loaded, field) == getattr(program, field), field
     assert loaded.host == program.host
     assert [type(step).__name__ for step in loaded.host.steps] == ["View", "Launch", "Launch"]

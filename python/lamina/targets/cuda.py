@@ -362,10 +362,10 @@ class CUDATarget(Target):
         pipeline.run(module, until="hw")
         host = HostProgram.from_module(module, name)
         ptx = pipeline.run(module, start="gpu", until="ptx")
-        kernels = parse_manifest(pipeline.run_stage("manifest", module))
+        manifest = pipeline.run_stage("manifest", module)
         cubin = pipeline.run_stage("cubin", ptx) if find_ptxas() is not None else None
-        return GPUProgram(name, inputs, results, host, kernels, ptx, cubin, self.arch.name,
-                          self.arch.specific, module)
+        return GPUProgram(name, inputs, results, host, parse_manifest(manifest), ptx, cubin,
+                          self.arch.name, self.arch.specific, module, json.loads(manifest))
 
     def compile(self, module: ir.Module, entry: str | None = None,
                 pipeline: Pipeline | None = None) -> CUDAFunction:
