@@ -402,6 +402,10 @@ class RegisterTile:
 # Kernels.
 
 
+# Shared memory an SM reserves for the system in each block.
+RESERVED_SHARED_BYTES = 1024
+
+
 def shared_alignment(chip: str) -> int:
     """The alignment in bytes of shared tiles, and of the block's dynamic
     shared memory (see gpu-extern-dynamic-shared-memory): 1024 on sm_90a,

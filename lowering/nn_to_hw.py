@@ -48,7 +48,7 @@ from lamina import scalar
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, shared_alignment
+from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, RESERVED_SHARED_BYTES, shared_alignment
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.types import MemRefType, TensorType, VerifyError, type_view
 
@@ -109,11 +109,11 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     fitting = [candidate for candidate in (4, 3, 2) if candidate <= k_steps and TileConfig(
         block_m, block_n, block_k, candidate).shared_bytes() <= arch.shared_memory_bytes]
     # A block's shared memory as an SM counts it: its tiles, the alignment
-    # of the dynamic shared memory and the reserved kilobyte.
+    # of the dynamic shared memory and what the system reserves.
 
     def per_block(stages: int) -> int:
         return (TileConfig(block_m, block_n, block_k, stages).shared_bytes()
-                + shared_alignment(chip) + 1024)
+                + shared_alignment(chip) + RESERVED_SHARED_BYTES)
 
     two_blocks = [c for c in fitting if 2 * per_block(c) <= arch.shared_memory_per_sm]
     stages = (two_blocks or fitting or [1])[0]

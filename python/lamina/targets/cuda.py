@@ -63,8 +63,8 @@ from mlir.dialects import gpu
 from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, parse_manifest
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.nn_to_hw import ConvertNNToHW
-from lamina.lowering.hw_to_nvgpu import (LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU, architecture,
-                                         shared_alignment)
+from lamina.lowering.hw_to_nvgpu import (LAUNCHES_ATTRIBUTE, RESERVED_SHARED_BYTES,
+                                         ConvertHWToNVGPU, architecture, shared_alignment)
 from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
@@ -212,10 +212,9 @@ def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
     return resources
 
 
-# Registers are allocated to warps in units of 256, shared memory to blocks
-# with 1 KiB reserved for the system.
+# Registers are allocated to warps in units of 256 (shared memory to
+# blocks with RESERVED_SHARED_BYTES reserved for the system).
 REGISTER_UNIT = 256
-RESERVED_SHARED_BYTES = 1024
 
 
 def occupancy(arch, registers: int, threads: int, shared_bytes: int) -> dict:
