@@ -36,7 +36,11 @@ Each block-collective hw op is distributed over the threads of its block:
   warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed), its
   accumulator held in wgmma's register layout; `instruction` on
   `hw.mma` forces one kind or the other;
-* stores are guarded per element and call their epilogue;
+* stores call their epilogue per element; a tile in an accumulator
+  layout is stored column by column, a bias (1-d extra) read once per
+  column, each element guarded by its row's and its column's bounds, and
+  two adjacent columns stored by one vector store when the destination's
+  alignment allows (`TileStore.paired`);
 * hardware instructions (`lamina.hw_instructions`) become, per element
   each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
@@ -177,6 +181,21 @@ def when(condition: ir.Value | None, body: Callable[[], None]) -> None:
 # Register tiles: how a block's threads hold them.
 
 
+@dataclass
+class Placement:
+    """Where one thread's elements of a 2-d register tile lie in the tile:
+    slot `s` holds element (rows[r], cols[c]) with (r, c) = cells[s].
+    Slots 2i and 2i + 1 hold adjacent columns of one row, the first at an
+    even column (the tensor cores' accumulator layouts)."""
+
+    rows: list[ir.Value]
+    cols: list[ir.Value]
+    cells: list[tuple[int, int]]
+
+    def positions(self) -> list[tuple[tuple, ir.Value | None]]:
+        return [((self.rows[r], self.cols[c]), None) for r, c in self.cells]
+
+
 @dataclass(frozen=True)
 class AccumulatorLayout:
     """mma.sync's accumulator layout: a grid of `warp_rows` x `warp_cols`
@@ -210,18 +229,19 @@ class AccumulatorLayout:
         col = mul(rem(kernel.warp, self.warp_cols), self.cols // self.warp_cols)
         return row, col
 
-    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
+    def placement(self, kernel: "KernelLowering") -> "Placement":
         row0, col0 = self.warp_origin(kernel)
-        g, t2 = div(kernel.lane, 4), mul(rem(kernel.lane, 4), 2)
-        found = []
-        for fi in range(self.frag_rows):
-            for fj in range(self.frag_cols):
-                for h in range(2):
-                    for v in range(2):
-                        row = add(add(row0, fi * 16 + h * 8), g)
-                        col = add(add(col0, fj * 8 + v), t2)
-                        found.append(((row, col), None))
-        return found
+        row0 = add(row0, div(kernel.lane, 4))
+        col0 = add(col0, mul(rem(kernel.lane, 4), 2))
+        cells = [(fi * 2 + h, fj * 2 + v) for fi in range(self.frag_rows)
+                 for fj in range(self.frag_cols) for h in range(2) for v in range(2)]
+        return Placement([add(row0, fi * 16 + h * 8) for fi in range(self.frag_rows)
+                          for h in range(2)],
+                         [add(col0, fj * 8 + v) for fj in range(self.frag_cols)
+                          for v in range(2)], cells)
+
+    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
+        return self.placement(kernel).positions()
 
 
 @dataclass(frozen=True)
@@ -266,17 +286,18 @@ class WgmmaLayout:
     def slots(self) -> int:
         return self.rows * self.cols // 128
 
+    def placement(self, kernel: "KernelLowering") -> "Placement":
+        row0 = add(mul(kernel.warp, 16), div(kernel.lane, 4))
+        col0 = mul(rem(kernel.lane, 4), 2)
+        chunks, groups = self.rows // 64, self.cols // 8
+        cells = [(chunk * 2 + h, j * 2 + v) for chunk in range(chunks) for j in range(groups)
+                 for h in range(2) for v in range(2)]
+        return Placement([add(row0, chunk * 64 + h * 8) for chunk in range(chunks)
+                          for h in range(2)],
+                         [add(col0, j * 8 + v) for j in range(groups) for v in range(2)], cells)
+
     def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
-        g, t2 = div(kernel.lane, 4), mul(rem(kernel.lane, 4), 2)
-        row0 = add(mul(kernel.warp, 16), g)
-        found = []
-        for chunk in range(self.rows // 64):
-            for j in range(self.cols // 8):
-                for h in range(2):
-                    for v in range(2):
-                        found.append(((add(row0, chunk * 64 + h * 8),
-                                       add(t2, j * 8 + v)), None))
-        return found
+        return self.placement(kernel).positions()
 
     def struct_type(self) -> ir.Type:
         inner = "struct<(" + ", ".join(["f32"] * (self.cols // 2)) + ")>"
@@ -733,33 +754,158 @@ def _instruction(kernel: KernelLowering, view):
             view.ptx_element([tile.load(slot) for tile in inputs], element), slot))
 
 
+def _multiple_of(value: ir.Value, factor: int) -> bool:
+    """Whether an index is a multiple of `factor` by construction (a
+    constant, a product with one, a sum of such)."""
+    constant = _const(value)
+    if constant is not None:
+        return constant % factor == 0
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    if owner.name == "arith.muli":
+        return any(_multiple_of(operand, factor) for operand in owner.operands)
+    if owner.name == "arith.addi":
+        return all(_multiple_of(operand, factor) for operand in owner.operands)
+    return False
+
+
+def _both(a: ir.Value | None, b: ir.Value | None) -> ir.Value | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return arith.andi(a, b)
+
+
+class TileStore:
+    """An `hw.store` of a register tile: each thread stores the elements it
+    holds, those inside `dst`, through the epilogue function (its extras
+    read at the element's position, a 1-d extra at its column)."""
+
+    def __init__(self, kernel: KernelLowering, view):
+        self.kernel, self.view = kernel, view
+        self.dst = view.operand("dst")
+        self.extras = list(view.operand("extras"))
+        indices = list(view.operand("indices"))
+        self.lead, (self.row0, self.col0) = indices[:-2], indices[-2:]
+        self.tile = kernel.register(view.operand("src"), view.operation)
+        self.target = ir.MemRefType(self.dst.type).element_type
+        self.dims = shape(self.dst)
+
+    def value(self, slot: int, extras: list[ir.Value]) -> ir.Value:
+        """The stored value of a slot, given its extras' elements."""
+        value = to_f32(self.tile.load(slot))
+        if self.view.epilogue is None:
+            return from_f32(value, self.target)
+        return func.CallOp([self.target], ir.FlatSymbolRefAttr.get(self.view.epilogue),
+                           [value] + extras).result
+
+    def inside(self, position: Sequence[ir.Value]) -> ir.Value | None:
+        condition = None
+        for i, size in zip(position, self.dims):
+            condition = _both(condition, less(i, size))
+        return condition
+
+    # -- element by element (any layout) -----------------------------------
+
+    def elements(self) -> None:
+        for slot, ((row, col), valid) in enumerate(self.tile.layout.positions(self.kernel)):
+            def store(slot=slot, row=row, col=col):
+                position = self.lead + [add(self.row0, row), add(self.col0, col)]
+
+                def write():
+                    extras = [memref.load(e, position[-1:] if len(shape(e)) == 1 else position)
+                              for e in self.extras]
+                    memref.store(self.value(slot, extras), self.dst, position)
+                when(self.inside(position), write)
+            when(valid, store)
+
+    # -- by rows and columns (the tensor cores' accumulators) --------------
+
+    def paired(self) -> bool:
+        """Whether the two adjacent columns of each slot pair are stored by
+        one 2-element vector store: `dst` is in global memory (whose
+        buffers are aligned to 16 bytes, as TMA requires), its rows have
+        an even number of elements and the tile's first column is even by
+        construction, so the pair's first element is aligned to the pair's
+        size, and both columns are inside `dst` or neither is."""
+        return (type_view(self.dst.type).space == "global" and self.dims[-1] % 2 == 0
+                and _multiple_of(self.col0, 2))
+
+    def placed(self, placement: Placement) -> None:
+        """Column by column (a pair of columns at a time when `paired`):
+        each 1-d extra read once per column, at a column clamped into it
+        so that no read leaves it; then the column's rows, each guarded by
+        whether its row and column are inside `dst`."""
+        rows = [add(self.row0, r) for r in placement.rows]
+        cols = [add(self.col0, c) for c in placement.cols]
+        lead_inside = self.inside(self.lead)
+        row_inside = [_both(lead_inside, less(r, self.dims[-2])) for r in rows]
+        col_inside = [less(c, self.dims[-1]) for c in cols]
+        width = 2 if self.paired() else 1
+        by_column: dict[int, list[tuple[int, int]]] = {}
+        for slot in range(0, len(placement.cells), width):
+            r, c = placement.cells[slot]
+            by_column.setdefault(c, []).append((slot, r))
+        for c, slots in by_column.items():
+            columns = self.column_extras(cols[c], width)
+            for slot, r in slots:
+                position = self.lead + [rows[r], cols[c]]
+                when(_both(row_inside[r], col_inside[c]),
+                     lambda slot=slot, position=position: self.write(slot, position, columns,
+                                                                     width))
+
+    def column_extras(self, col: ir.Value, width: int) -> dict[int, list[ir.Value]]:
+        """The elements at `col` (and `col + 1`) of each 1-d extra, by extra."""
+        found = {}
+        for number, extra in enumerate(self.extras):
+            (size,) = shape(extra) if len(shape(extra)) == 1 else (None,)
+            if size is None:
+                continue
+            if width == 2 and size % 2 == 0 and type_view(extra.type).space == "global":
+                at = arith.minui(col, index(size - 2))
+                pair = self.load_pair(extra, [at])
+                found[number] = [vector.extract(pair, [], [i]) for i in range(2)]
+            else:
+                found[number] = [memref.load(extra, [arith.minui(add(col, i), index(size - 1))])
+                                 for i in range(width)]
+        return found
+
+    def load_pair(self, source: ir.Value, position: list[ir.Value]) -> ir.Value:
+        element = ir.MemRefType(source.type).element_type
+        return vector.load(ir.VectorType.get([2], element), source, position,
+                           alignment=2 * _element_bytes(source))
+
+    def write(self, slot: int, position: list[ir.Value], columns: dict[int, list[ir.Value]],
+              width: int) -> None:
+        values = []
+        pairs = {}
+        for i in range(width):
+            extras = []
+            for number, extra in enumerate(self.extras):
+                if number in columns:
+                    extras.append(columns[number][i])
+                elif width == 2 and shape(extra)[-1] % 2 == 0 \
+                        and type_view(extra.type).space == "global":
+                    if number not in pairs:
+                        pairs[number] = self.load_pair(extra, position)
+                    extras.append(vector.extract(pairs[number], [], [i]))
+                else:
+                    extras.append(memref.load(extra, position[:-1] + [add(position[-1], i)]))
+            values.append(self.value(slot + i, extras))
+        if width == 1:
+            memref.store(values[0], self.dst, position)
+            return
+        pair = vector.from_elements(ir.VectorType.get([2], self.target), values)
+        vector.store(pair, self.dst, position, alignment=2 * _element_bytes(self.dst))
+
+
 @lowers("hw.store")
 def _store(kernel: KernelLowering, view):
-    src, dst = view.operand("src"), view.operand("dst")
-    extras, indices = view.operand("extras"), view.operand("indices")
-    tile = kernel.register(src, view.operation)
-    lead, (row0, col0) = list(indices[:-2]), indices[-2:]
-    target = ir.MemRefType(dst.type).element_type
-    for slot, ((row, col), valid) in enumerate(tile.layout.positions(kernel)):
-        def store(slot=slot, row=row, col=col):
-            position = lead + [add(row0, row), add(col0, col)]
-
-            def write():
-                value = to_f32(tile.load(slot))
-                if view.epilogue is None:
-                    value = from_f32(value, target)
-                else:
-                    arguments = [value] + [memref.load(e, position[-1:] if len(shape(e)) == 1
-                                                       else position) for e in extras]
-                    value = func.CallOp([target], ir.FlatSymbolRefAttr.get(view.epilogue),
-                                        arguments).result
-                memref.store(value, dst, position)
-            inside = None
-            for i, size in zip(position, shape(dst)):
-                condition = less(i, size)
-                inside = condition if inside is None else arith.andi(inside, condition)
-            when(inside, write)
-        when(valid, store)
+    store = TileStore(kernel, view)
+    if isinstance(store.tile.layout, (AccumulatorLayout, WgmmaLayout)):
+        store.placed(store.tile.layout.placement(kernel))
+    else:
+        store.elements()
 
 
 # -- tensor cores ------------------------------------------------------------

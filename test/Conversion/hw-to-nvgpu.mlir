@@ -33,10 +33,18 @@
 // CHECK: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<2x64x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<2x32x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvvm.mma.sync A[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] B[%{{.+}}, %{{.+}}] C[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// Stores: guarded per element, through the epilogue.
+// Stores: column by column, two adjacent columns at a time (rows of 72
+// elements, the tile's first column a multiple of 64): the bias read once
+// per pair of columns, at a column clamped into it; each pair guarded by
+// its row's and its column's bounds, computed by the epilogue and stored
+// by one 4-byte vector store.
+// CHECK: %[[AT:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: vector.load %{{.+}}[%[[AT]]] {alignment = 4 : i64} : memref<72xf16>, vector<2xf16>
 // CHECK: scf.if
 // CHECK: func.call @bias_relu
-// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<100x72xf16>
+// CHECK: func.call @bias_relu
+// CHECK: %[[PAIR:.+]] = vector.from_elements %{{.+}}, %{{.+}} : vector<2xf16>
+// CHECK: vector.store %[[PAIR]], %{{.+}}[%{{.+}}, %{{.+}}] {alignment = 4 : i64} : memref<100x72xf16>, vector<2xf16>
 // CHECK: gpu.return
 // CHECK-NOT: hw.
 

@@ -10,25 +10,34 @@
 // The fused matmul + bias + gelu of f16 (exact gelu, with erf) of shapes
 // that are not powers of two: the epilogue computes gelu in f32 with arith
 // ops only (a rational approximation of erf), so the PTX calls no
-// libdevice function and ptxas accepts it with no spills; emulated, it
+// libdevice function and ptxas accepts it with no spills. Its products and
+// sums may contract into FMAs and its division is approximate (2 ulp,
+// under the f16 rounding that follows): Horner steps are fma.rn.f32, the
+// quotient div.approx.f32, not IEEE division's slow path; emulated, it
 // matches the nn program's NumPy reference, and so does a bf16 matmul with
 // a residual and gelu's tanh approximation.
 
 // HW-LABEL: func.func private @main_matmul_0_epilogue
+// HW: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
 // HW: arith.minimumf
-// HW: arith.divf
+// HW: arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
+// HW: arith.divf %{{.+}}, %{{.+}} fastmath<contract,afn> : f32
 // HW-NOT: math.erf
 
 // SM80: .target sm_80
 // SM80-LABEL: .entry main_matmul_0(
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// SM80: div.rn.f32
+// SM80: fma.rn.f32
+// SM80: div.approx.f32
+// SM80-NOT: div.rn.f32
 // SM80-NOT: __nv_
 
 // SM90: .target sm_90a
 // SM90-LABEL: .entry main_matmul_0(
 // SM90: wgmma.mma_async
-// SM90: div.rn.f32
+// SM90: fma.rn.f32
+// SM90: div.approx.f32
+// SM90-NOT: div.rn.f32
 // SM90-NOT: __nv_
 
 // CONTRACT: main_matmul_0: registers <= 255, no spills, no stack frame

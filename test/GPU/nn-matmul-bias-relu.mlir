@@ -18,8 +18,9 @@
 // the hw checkpoint (--emit=hw) runs again. The dynamic shared memory is
 // declared as such, aligned for the tiles (1024 bytes for sm_90a's swizzled
 // TMA boxes); on sm_80 the tiles that cp.async fills and ldmatrix reads are
-// XOR-swizzled against bank conflicts. A forced tiling replaces the cost
-// model's.
+// XOR-swizzled against bank conflicts. The epilogue reads the bias two
+// columns at a time and stores two f16 results per 4-byte store. A forced
+// tiling replaces the cost model's.
 
 // SM80: .target sm_80
 // SM80: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
@@ -32,8 +33,10 @@
 // SM80: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // SM80: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// SM80: ld.global.v2.b16
 // SM80: max.NaN.f32
-// SM80: cvt.rn.f16.f32
+// SM80: cvt.rn.f16x2.f32
+// SM80: st.global.b32
 
 // SM90: .target sm_90a
 // SM90: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];

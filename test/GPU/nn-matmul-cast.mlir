@@ -4,7 +4,7 @@
 
 // A bf16 matmul + bias + relu cast to f32: the cast joins the epilogue,
 // which rounds the f32 accumulator to bf16 once (the nn ops' type) and
-// stores f32. The reference rounds after each nn op, so results differ by
+// stores f32, two adjacent columns per 8-byte store. The reference rounds after each nn op, so results differ by
 // about one bf16 rounding: the check states bf16-sized tolerances.
 
 // HW-LABEL: func.func private @main_matmul_0_epilogue(%{{.+}}: f32, %{{.+}}: bf16) -> f32
@@ -17,7 +17,7 @@
 // PTX-LABEL: .entry main_matmul_0(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: cvt.rn.bf16.f32
-// PTX: st.global.b32
+// PTX: st.global.v2.b32
 
 // EMULATED: check res0 (tensor<100x72xf32>): {{.*}}: ok
 

@@ -66,14 +66,45 @@ def matmul_bias_relu(m, n, k, t):
 
 # The nn matmul + bias + relu: a 4-stage cp.async pipeline on 64x64 tiles
 # that do not divide 200 x 136 (f16); synchronous copies where K = 17 rows
-# are too narrow for cp.async (bf16).
+# are too narrow for cp.async (bf16). The tiles are stored two columns at
+# a time (the interpreter checks each vector store's alignment), but with
+# an odd N (75) element by element.
 # CHECK-LABEL: TEST: nn_matmul
+# CHECK-NEXT: matches
 # CHECK-NEXT: matches
 # CHECK-NEXT: matches
 @run
 def nn_matmul():
     matmul_bias_relu(200, 136, 200, "f16")
     matmul_bias_relu(70, 40, 17, "bf16")
+    matmul_bias_relu(72, 75, 40, "f16")
+
+
+RESIDUAL_CAST = """
+func.func @main(%a: tensor<72x40xbf16>, %b: tensor<40x104xbf16>, %r: tensor<72x104xbf16>) -> tensor<72x104xf32> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<72x40xbf16>, tensor<40x104xbf16>) -> tensor<72x104xbf16>
+  %1 = "nn.add"(%0, %r) : (tensor<72x104xbf16>, tensor<72x104xbf16>) -> tensor<72x104xbf16>
+  %2 = "nn.relu"(%1) : (tensor<72x104xbf16>) -> tensor<72x104xbf16>
+  %3 = "nn.cast"(%2) : (tensor<72x104xbf16>) -> tensor<72x104xf32>
+  return %3 : tensor<72x104xf32>
+}
+"""
+
+
+# A residual (an M x N extra, read two columns at a time) and a cast to
+# f32 (stored as pairs of f32).
+# CHECK-LABEL: TEST: residual_cast
+# CHECK-NEXT: matches
+@run
+def residual_cast():
+    bf16 = numpy_dtype("bf16")
+    a, b = RNG.uniform(-1, 1, (72, 40)).astype(bf16), RNG.uniform(-1, 1, (40, 104)).astype(bf16)
+    r = RNG.uniform(-1, 1, (72, 104)).astype(bf16)
+    out = np.zeros((72, 104), np.float32)
+    simt.launch(gpu_stage(RESIDUAL_CAST), [a, b, r, out])
+    f = lambda x: x.astype(np.float32)  # noqa: E731
+    want = np.maximum(f((f(a) @ f(b)).astype(bf16)) + f(r), 0).astype(bf16)
+    compare(out, f(want), 1e-2)
 
 
 BATCHED_GELU = """

@@ -176,6 +176,12 @@ class Block:
             self.values[results[0]] = None
         elif name == "nvgpu.ldmatrix":
             self.values[results[0]] = self.ldmatrix(op, operands)
+        elif name == "vector.load":
+            self.values[results[0]] = self.load_vector(op, operands[0], operands[1:], mask)
+        elif name == "vector.store":
+            self.store_vector(op, operands[1], operands[2:], operands[0], mask)
+        elif name == "vector.from_elements":
+            self.values[results[0]] = np.stack(operands, axis=1)
         elif name == "vector.extract":
             position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
             self.values[results[0]] = operands[0][(slice(None),) + tuple(position)]
@@ -239,6 +245,32 @@ class Block:
             memref.buffer[np.arange(self.threads)[mask], position[mask]] = value[mask]
         else:
             memref.buffer[position[mask]] = value[mask]
+
+    def vector_positions(self, op, memref: MemRef, indices, width: int, mask) -> np.ndarray:
+        """The element positions of each thread's vector access, checked to
+        stay in the memref's last dim and to be aligned as the op says
+        (buffers start aligned)."""
+        position = memref.linear(indices)
+        itemsize = memref.buffer.dtype.itemsize
+        alignment = ir.IntegerAttr(op.attributes["alignment"]).value \
+            if "alignment" in op.attributes else itemsize
+        last = indices[-1]
+        if (mask & ((position * itemsize) % alignment != 0)).any():
+            raise AssertionError(f"'{op.name}' at an address not aligned to {alignment} bytes")
+        if (mask & (last + width > memref.shape[-1])).any():
+            raise AssertionError(f"'{op.name}' past the end of its memref's row")
+        return position[:, None] + np.arange(width)
+
+    def load_vector(self, op, memref: MemRef, indices, mask) -> np.ndarray:
+        width = ir.VectorType(op.results[0].type).shape[0]
+        positions = self.vector_positions(op, memref, indices, width, mask)
+        positions = np.where(mask[:, None], positions, memref.offset)
+        return memref.buffer[positions]
+
+    def store_vector(self, op, memref: MemRef, indices, value, mask) -> None:
+        width = value.shape[1]
+        positions = self.vector_positions(op, memref, indices, width, mask)
+        memref.buffer[positions[mask]] = value[mask]
 
     def async_copy(self, op, operands, mask) -> None:
         # Operands: dst, dstIndices..., src, srcIndices..., [srcElements]
