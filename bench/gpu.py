@@ -171,7 +171,9 @@ def resources(program: GPUProgram) -> str:
         spills = r["spill_stores"] + r["spill_loads"]
         parts.append(f"{r['registers']} regs, {'no' if not spills else spills} spill bytes, "
                      f"{dynamic[name] // 1024} KiB dyn + {r['static_shared_memory']} B smem, "
-                     f"{r['blocks_per_sm']} blocks/SM")
+                     f"{r['blocks_per_sm']} blocks/SM"
+                     + (f", {r['sass_instructions']} instructions" if "sass_instructions" in r
+                        else ""))
     return "; ".join(parts)
 
 

@@ -212,15 +212,16 @@ def _activation(operation: ir.Operation, result) -> scalar.Scalar | None:
 
 
 # The fast-math flags of the epilogue's f32 arithmetic: products and sums
-# may be contracted into fused multiply-adds and divisions computed with an
-# approximate reciprocal (2 ulp), far under the rounding of the result to
-# f16 or bf16 that follows. On the GPU, this is what the epilogue costs: a
+# may be contracted into fused multiply-adds, a division by a constant
+# becomes a product by its reciprocal and other divisions are approximate
+# (2 ulp), far under the rounding of the result to f16 or bf16 that
+# follows. On the GPU, this is what the epilogue costs: a
 # fused multiply-add per coefficient of erf's rational approximation and
 # one reciprocal, instead of a multiply and an add, and IEEE division's
 # slow path (measured on an H200, the fused matmul + bias + gelu issued
 # twice the instructions of the plain matmul without them).
 EPILOGUE_FASTMATH = {
-    "arith.divf": "#arith.fastmath<contract,afn>",
+    "arith.divf": "#arith.fastmath<arcp,contract,afn>",
 }
 CONTRACT = "#arith.fastmath<contract>"
 FLOAT_ARITHMETIC = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf"}

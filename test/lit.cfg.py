@@ -13,7 +13,7 @@ import sys
 
 import lit.formats
 
-from lamina.targets.cuda import find_ptxas
+from lamina.targets.cuda import find_nvdisasm, find_ptxas
 from lamina.toolchain import tool_dirs
 
 config.name = "Lamina"
@@ -52,6 +52,8 @@ ptxas = find_ptxas()
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+if find_nvdisasm():
+    config.available_features.add("nvdisasm")
 if _which("nvidia-smi"):
     try:
         if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:

@@ -21,7 +21,7 @@
 // HW: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
 // HW: arith.minimumf
 // HW: arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
-// HW: arith.divf %{{.+}}, %{{.+}} fastmath<contract,afn> : f32
+// HW: arith.divf %{{.+}}, %{{.+}} fastmath<arcp,contract,afn> : f32
 // HW-NOT: math.erf
 
 // SM80: .target sm_80

@@ -74,9 +74,9 @@ from lamina.targets.frontend import frontend_stages
 
 
 @functools.lru_cache(maxsize=None)
-def find_ptxas() -> str | None:
-    """ptxas from the PyPI CUDA compiler wheel (`nvidia/cu*/bin` or
-    `nvidia/cuda_nvcc/bin`), else from PATH; None when there is none."""
+def _cuda_tool(name: str) -> str | None:
+    """A CUDA tool from the PyPI CUDA wheels (`nvidia/cu*/bin` or
+    `nvidia/cuda_*/bin`), else from PATH; None when there is none."""
     try:
         import nvidia
         roots = list(nvidia.__path__)
@@ -84,10 +84,45 @@ def find_ptxas() -> str | None:
         roots = []
     for root in roots:
         for folder in sorted(os.listdir(root), reverse=True):
-            candidate = os.path.join(root, folder, "bin", "ptxas")
+            candidate = os.path.join(root, folder, "bin", name)
             if os.access(candidate, os.X_OK):
                 return candidate
-    return shutil.which("ptxas")
+    return shutil.which(name)
+
+
+def find_ptxas() -> str | None:
+    """ptxas (PyPI nvidia-cuda-nvcc); None when there is none."""
+    return _cuda_tool("ptxas")
+
+
+def find_nvdisasm() -> str | None:
+    """nvdisasm, the disassembler of cubins (PyPI nvidia-cuda-nvdisasm);
+    None when there is none."""
+    return _cuda_tool("nvdisasm")
+
+
+def sass_instructions(cubin: str) -> dict[str, int]:
+    """Per kernel of a cubin file, the number of machine (SASS)
+    instructions nvdisasm lists, the NOPs that pad the code excluded;
+    empty without nvdisasm."""
+    nvdisasm = find_nvdisasm()
+    if nvdisasm is None:
+        return {}
+    result = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True)
+    if result.returncode != 0:
+        return {}
+    counts: dict[str, int] = {}
+    current = None
+    for line in result.stdout.splitlines():
+        found = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", line)
+        if found:
+            current = found.group(1)
+            counts[current] = 0
+            continue
+        instruction = re.match(r"\s*/\*[0-9a-f]+\*/\s+(.*?)\s*;", line)
+        if current is not None and instruction and instruction.group(1) != "NOP":
+            counts[current] += 1
+    return counts
 
 
 # The host code of hw programs on memrefs, results as out-parameters (the
@@ -178,15 +213,18 @@ class Ptxas:
 def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
     """Per kernel, the resources ptxas reports (`-v`): registers, spill
     stores and loads, stack frame and static shared memory, in bytes where
-    they are sizes; None without ptxas."""
+    they are sizes, and, where nvdisasm is present, the number of machine
+    instructions (`sass_instructions`, see `sass_instructions`); None
+    without ptxas."""
     if find_ptxas() is None:
         return None
     with tempfile.TemporaryDirectory() as folder:
-        source = os.path.join(folder, "kernels.ptx")
+        source, cubin = os.path.join(folder, "kernels.ptx"), os.path.join(folder, "k.cubin")
         with open(source, "w") as f:
             f.write(ptx)
-        result = subprocess.run([find_ptxas(), f"-arch={chip}", "-v", source, "-o",
-                                 os.path.join(folder, "k.cubin")], capture_output=True, text=True)
+        result = subprocess.run([find_ptxas(), f"-arch={chip}", "-v", source, "-o", cubin],
+                                capture_output=True, text=True)
+        instructions = sass_instructions(cubin) if result.returncode == 0 else {}
     if result.returncode != 0:
         raise CompileError([Diagnostic(None, 0, 0, "error", "ptxas rejected the PTX: "
                                        + result.stderr.strip()[-2000:])])
@@ -209,6 +247,9 @@ def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
             current["registers"] = int(found.group(1))
             shared = re.search(r"(\d+) bytes smem", line)
             current["static_shared_memory"] = int(shared.group(1)) if shared else 0
+    for name, count in instructions.items():
+        if name in resources:
+            resources[name]["sass_instructions"] = count
     return resources
 
 
