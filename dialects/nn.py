@@ -999,11 +999,14 @@ class SoftmaxOp(CompositeOp, name="softmax"):
         return (e / np.sum(e, axis=self.axis, keepdims=True)).astype(x.dtype)
 
     def decompose(self, x):
-        """`e = exp(x - max(x)); e / sum(e)` along the axis."""
+        """`e = exp(x - max(x)); e * (1 / sum(e))` along the axis: one
+        division per row, a product per element (within an ulp of
+        `e / sum(e)`)."""
         dtype = _type_of(x).dtype
         shifted, axes = _shifted_by_max(_in_f32(x), self.axis)
         e = ExpOp.build(shifted)
-        return _rounded(DivOp.build(e, ReduceSumOp.build(e, axes=axes, keepdims=True)), dtype)
+        total = ReduceSumOp.build(e, axes=axes, keepdims=True)
+        return _rounded(MulOp.build(e, DivOp.build(_scalar(1.0, "f32"), total)), dtype)
 
 
 class LogSoftmaxOp(CompositeOp, name="log_softmax"):

@@ -2,8 +2,9 @@
 // RUN: lamina-opt %s --split-input-file --nn-decompose='keep-attention=false' | FileCheck %s --check-prefix=WHOLE
 
 // A stable softmax: the row maximum is subtracted before exp, and the
-// exponentials are divided by their row sum (keepdims, so that the row
-// statistics broadcast back over their rows).
+// exponentials are multiplied by the reciprocal of their row sum (one
+// division per row; keepdims, so that the row statistics broadcast back
+// over their rows).
 
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32>)
@@ -11,7 +12,9 @@
 // CHECK: %[[SHIFTED:.+]] = "nn.sub"(%[[X]], %[[MAX]])
 // CHECK: %[[EXP:.+]] = "nn.exp"(%[[SHIFTED]])
 // CHECK: %[[SUM:.+]] = "nn.reduce_sum"(%[[EXP]]) {axes = array<i64: 1>, keepdims = true}
-// CHECK: %[[Y:.+]] = "nn.div"(%[[EXP]], %[[SUM]])
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[RECIPROCAL:.+]] = "nn.div"(%[[ONE]], %[[SUM]]) : (tensor<f32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+// CHECK: %[[Y:.+]] = "nn.mul"(%[[EXP]], %[[RECIPROCAL]])
 // CHECK-NOT: "nn.softmax"
 // CHECK: return %[[Y]]
 func.func @softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
