@@ -1322,6 +1322,10 @@ class ConvertHWToNVGPU(Pass):
                     found = hw.lookup_function(kernel, epilogue)
                     func_op = found.clone(ir.InsertionPoint(gpu_body))
                     func_op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                    # Internal to the GPU module: once inlined into its
+                    # kernels, LLVM drops it from the PTX.
+                    func_op.attributes["llvm.linkage"] = ir.Attribute.parse(
+                        "#llvm.linkage<internal>")
                     copied.add(epilogue)
                 shared_bytes[name] = self.lower_kernel(kernel, gpu_body, blocks.pop())
             records = []

@@ -76,7 +76,8 @@ def test_report_without_graphviz(tmp_path):
     page = report.read_text()
     assert "<svg" not in page and "needs Graphviz&#x27;s dot" in page
     assert page.count('<details class="ir"') == CPU_STAGES.index("linalg") + 1
-    assert '<tr class="fusion-group"><td>fusion_2</td><td>reduction</td><td>5</td>' in page
+    # The softmax: max, subtraction, exp, sum, reciprocal, product.
+    assert '<tr class="fusion-group"><td>fusion_2</td><td>reduction</td><td>6</td>' in page
 
 
 def test_cuda_report_lists_launches():
