@@ -1,0 +1,93 @@
+"""Where each thread's slots of a register tile lie, as convert-hw-to-nvgpu
+computes them (`AccumulatorLayout`, `WgmmaLayout`), against the fragment
+layouts the PTX ISA defines for mma.sync's m16n8 accumulator and wgmma's
+m64nN accumulator, for every thread of a block. The index arithmetic the
+lowering builds is evaluated here with the thread's warp and lane as
+constants. Also checked: the contract the paired stores rely on (slots 2i
+and 2i + 1 hold adjacent columns of one row, the first even) and that
+the threads cover each element of the tile exactly once."""
+
+from types import SimpleNamespace
+
+import pytest
+from mlir import ir
+from mlir.dialects import arith, func
+
+import lamina  # noqa: F401  (registers the dialects)
+from lamina.lowering.hw_to_nvgpu import AccumulatorLayout, WgmmaLayout
+
+_ARITH = {"arith.addi": lambda a, b: a + b, "arith.muli": lambda a, b: a * b,
+          "arith.divui": lambda a, b: a // b, "arith.remui": lambda a, b: a % b}
+
+
+def value_of(value: ir.Value) -> int:
+    """The value of index arithmetic on constants."""
+    op = value.owner
+    if op.name == "arith.constant":
+        return ir.IntegerAttr(op.attributes["value"]).value
+    return _ARITH[op.name](*(value_of(operand) for operand in op.operands))
+
+
+def coordinates(layout, warps: int) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Each slot's (row, col) in the tile, for each thread (warp, lane)."""
+    found = {}
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            function = func.FuncOp("f", ([], []))
+            with ir.InsertionPoint(function.add_entry_block()):
+                index = ir.IndexType.get()
+                for warp in range(warps):
+                    for lane in range(32):
+                        kernel = SimpleNamespace(warp=arith.constant(index, warp),
+                                                 lane=arith.constant(index, lane))
+                        placement = layout.placement(kernel)
+                        found[warp, lane] = [(value_of(placement.rows[r]),
+                                              value_of(placement.cols[c]))
+                                             for r, c in placement.cells]
+                func.ReturnOp([])
+    return found
+
+
+def mma_sync_accumulator(layout: AccumulatorLayout, warp: int, lane: int):
+    """The PTX ISA's m16n8 accumulator fragments (c0..c3 of each: rows
+    groupID and groupID + 8, columns 2 * threadID_in_group + {0, 1}), of
+    the warp's block of fragments."""
+    group, thread = lane // 4, lane % 4
+    row0 = (warp // layout.warp_cols) * (layout.rows // layout.warp_rows)
+    col0 = (warp % layout.warp_cols) * (layout.cols // layout.warp_cols)
+    return [(row0 + fi * 16 + group + 8 * (c // 2), col0 + fj * 8 + 2 * thread + c % 2)
+            for fi in range(layout.frag_rows) for fj in range(layout.frag_cols)
+            for c in range(4)]
+
+
+def wgmma_accumulator(layout: WgmmaLayout, warp: int, lane: int):
+    """The PTX ISA's wgmma m64nN accumulator (register i of a thread: row
+    16 * warp + groupID + 8 * ((i // 2) % 2), column 8 * (i // 4) +
+    2 * threadID_in_group + i % 2), per 64-row chunk of the tile."""
+    group, thread = lane // 4, lane % 4
+    return [(chunk * 64 + 16 * warp + group + 8 * ((i // 2) % 2),
+             8 * (i // 4) + 2 * thread + i % 2)
+            for chunk in range(layout.rows // 64) for i in range(layout.cols // 2)]
+
+
+LAYOUTS = [
+    (AccumulatorLayout(64, 64, 2, 2), 4, mma_sync_accumulator),
+    (AccumulatorLayout(128, 128, 2, 2), 4, mma_sync_accumulator),
+    (AccumulatorLayout(32, 64, 1, 4), 4, mma_sync_accumulator),
+    (WgmmaLayout(64, 64), 4, wgmma_accumulator),
+    (WgmmaLayout(128, 128), 4, wgmma_accumulator),
+]
+
+
+@pytest.mark.parametrize("layout,warps,reference", LAYOUTS,
+                         ids=["mma.sync-64x64", "mma.sync-128x128", "mma.sync-32x64-1x4",
+                              "wgmma-64x64", "wgmma-128x128"])
+def test_slots_follow_the_ptx_fragment_layouts(layout, warps, reference):
+    covered = []
+    for (warp, lane), found in coordinates(layout, warps).items():
+        assert found == reference(layout, warp, lane), (warp, lane)
+        for first, second in zip(found[0::2], found[1::2]):
+            assert second == (first[0], first[1] + 1) and first[1] % 2 == 0
+        covered += found
+    assert sorted(covered) == [(r, c) for r in range(layout.rows) for c in range(layout.cols)]
