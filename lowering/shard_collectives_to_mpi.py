@@ -279,6 +279,7 @@ class ConvertShardCollectivesToMPI(Pass):
     """Lowers shard collectives on tensors to MPI: all_gather, all_to_all and reduce_scatter to MPI calls on buffers, all_reduce onto buffers for upstream's convert-shard-to-mpi."""
 
     argument = "convert-shard-collectives-to-mpi"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         grid_shapes = grids(op)

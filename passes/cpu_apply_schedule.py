@@ -29,6 +29,7 @@ class CPUApplySchedule(Pass):
     """Applies the module's schedule script (from cpu-schedule) with the transform interpreter and removes it."""
 
     argument = "cpu-apply-schedule"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         from mlir.dialects.transform import interpreter

@@ -188,6 +188,7 @@ class CPUApproximateMath(Pass):
     """Replaces exp, log, tanh, erf and rsqrt on f32 vectors by polynomial approximations, so that they stay vectorised."""
 
     argument = "cpu-approximate-math"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

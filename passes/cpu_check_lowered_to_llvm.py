@@ -67,6 +67,7 @@ class CPUCheckLoweredToLLVM(Pass):
     """Fails, at the op, when an op is left outside the LLVM dialect."""
 
     argument = "cpu-check-lowered-to-llvm"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         left = unlowered_op(op)

@@ -32,6 +32,7 @@ class CPUCopyRepeatedResults(Pass):
     """Copies a buffer that a function returns more than once, so that each result is a buffer of its own."""
 
     argument = "cpu-copy-repeated-results"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

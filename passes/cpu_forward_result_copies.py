@@ -44,6 +44,7 @@ class CPUForwardResultCopies(Pass):
     """Computes results that are copied out of a reshaped local buffer directly in their out-parameters."""
 
     argument = "cpu-forward-result-copies"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

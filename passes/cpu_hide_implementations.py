@@ -27,6 +27,7 @@ class CPUHideImplementations(Pass):
     """Gives internal linkage to every defined LLVM function but the C interfaces (`_mlir_ciface_*`), so that an object file exports only those."""
 
     argument = "cpu-hide-implementations"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         internal = ir.Attribute.parse("#llvm.linkage<internal>")

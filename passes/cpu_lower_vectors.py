@@ -64,6 +64,7 @@ class CPULowerVectors(Pass):
     """Lowers contractions to FMAs of outer products, multi-reductions to horizontal reductions and n-D transfers to 1-D ones."""
 
     argument = "cpu-lower-vectors"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         from mlir.dialects.transform import interpreter

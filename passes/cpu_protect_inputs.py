@@ -30,6 +30,7 @@ class CPUProtectInputs(Pass):
     """Marks the tensor arguments of public functions read-only for bufferization, so that compiled code never writes the caller's inputs."""
 
     argument = "cpu-protect-inputs"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         for func in public_functions(op):

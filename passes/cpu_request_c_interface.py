@@ -44,6 +44,7 @@ class CPURequestCInterface(Pass):
     """Gives public functions with a body the C interface (`_mlir_ciface_NAME`, memref descriptors passed by pointer)."""
 
     argument = "cpu-request-c-interface"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         for func in public_functions(op):

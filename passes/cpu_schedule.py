@@ -57,6 +57,7 @@ class CPUSchedule(Pass):
     """Chooses a schedule for each fusion group and linalg op on tensors and appends it to the module as a transform script."""
 
     argument = "cpu-schedule"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     threads: int = field(default=0, metadata={"minimum": 0})
     """Threads the schedules split work for; 0: `LAMINA_NUM_THREADS`, else every core."""
     vector_bits: int = field(default=512, metadata={"minimum": 128})

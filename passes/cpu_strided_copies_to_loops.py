@@ -35,6 +35,7 @@ class CPUStridedCopiesToLoops(Pass):
     """Rewrites memref.copy between strided views as linalg.copy, which becomes loops instead of a runtime call."""
 
     argument = "cpu-strided-copies-to-loops"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

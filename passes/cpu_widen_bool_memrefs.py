@@ -42,6 +42,7 @@ class CPUWidenBoolMemrefs(Pass):
     """Stores i1 buffers as bytes: every `memref<...xi1>` becomes `memref<...xi8>`; loads truncate and stores extend."""
 
     argument = "cpu-widen-bool-memrefs"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         with op.location:

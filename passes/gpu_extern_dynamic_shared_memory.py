@@ -39,6 +39,7 @@ class GPUExternDynamicSharedMemory(Pass):
     """Declares the kernels' zero-length shared-memory globals (upstream's dynamic shared memory symbol) external and aligned, so the PTX has dynamic shared memory instead of a one-byte static variable."""
 
     argument = "gpu-extern-dynamic-shared-memory"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     alignment: int = 16
 
     def run(self, op: ir.Operation) -> None:

@@ -43,6 +43,7 @@ class ShardFinalizeMPI(Pass):
     """Frees the buffers that upstream's convert-shard-to-mpi allocates for the results of collectives, and erases the grids."""
 
     argument = "shard-finalize-mpi"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
         if not any(o.operation.name == "shard.grid" for o in op.regions[0].blocks[0].operations):

@@ -10,8 +10,9 @@
 Every pass is a flag (`--NAME` or `--NAME='key=value ...'`), run in the order
 given; `--pass-pipeline`/`-p` takes pipeline text. The IR is verified after
 parsing, by the upstream verifier after every pass, by the Python rules of
-Lamina's ops after every Lamina pass (upstream passes treat nn ops as
-opaque), and by both when the pipeline ends. With `--isolate-passes`,
+Lamina's ops after every Lamina pass that can meet them (upstream passes
+treat nn ops as opaque; the back-end passes see none), and by both when
+the pipeline ends. With `--isolate-passes`,
 upstream passes run in mlir-opt, so that one that aborts on its input
 (the wheels are built with assertions) is an error instead of the end of
 lamina-opt; upstream pass options are always tried once in mlir-opt
