@@ -770,6 +770,14 @@ def _multiple_of(value: ir.Value, factor: int) -> bool:
     return False
 
 
+def _pairable(memref_value: ir.Value) -> bool:
+    """Whether two elements of a memref at an even position of its rows
+    can be read or written as one aligned 2-element vector: it is in global
+    memory (whose buffers are aligned to 16 bytes, as TMA requires) and
+    its rows have an even number of elements."""
+    return type_view(memref_value.type).space == "global" and shape(memref_value)[-1] % 2 == 0
+
+
 def _both(a: ir.Value | None, b: ir.Value | None) -> ir.Value | None:
     if a is None or b is None:
         return b if a is None else a
@@ -823,13 +831,11 @@ class TileStore:
 
     def paired(self) -> bool:
         """Whether the two adjacent columns of each slot pair are stored by
-        one 2-element vector store: `dst` is in global memory (whose
-        buffers are aligned to 16 bytes, as TMA requires), its rows have
-        an even number of elements and the tile's first column is even by
-        construction, so the pair's first element is aligned to the pair's
-        size, and both columns are inside `dst` or neither is."""
-        return (type_view(self.dst.type).space == "global" and self.dims[-1] % 2 == 0
-                and _multiple_of(self.col0, 2))
+        one 2-element vector store: `dst` is `_pairable` and the tile's
+        first column is even by construction, so the pair's first element
+        is aligned to the pair's size, and both columns are inside `dst`
+        or neither is."""
+        return _pairable(self.dst) and _multiple_of(self.col0, 2)
 
     def placed(self, placement: Placement) -> None:
         """Column by column (a pair of columns at a time when `paired`):
@@ -858,10 +864,10 @@ class TileStore:
         """The elements at `col` (and `col + 1`) of each 1-d extra, by extra."""
         found = {}
         for number, extra in enumerate(self.extras):
-            (size,) = shape(extra) if len(shape(extra)) == 1 else (None,)
-            if size is None:
+            if len(shape(extra)) != 1:
                 continue
-            if width == 2 and size % 2 == 0 and type_view(extra.type).space == "global":
+            (size,) = shape(extra)
+            if width == 2 and _pairable(extra):
                 at = arith.minui(col, index(size - 2))
                 pair = self.load_pair(extra, [at])
                 found[number] = [vector.extract(pair, [], [i]) for i in range(2)]
@@ -884,8 +890,7 @@ class TileStore:
             for number, extra in enumerate(self.extras):
                 if number in columns:
                     extras.append(columns[number][i])
-                elif width == 2 and shape(extra)[-1] % 2 == 0 \
-                        and type_view(extra.type).space == "global":
+                elif width == 2 and _pairable(extra):
                     if number not in pairs:
                         pairs[number] = self.load_pair(extra, position)
                     extras.append(vector.extract(pairs[number], [], [i]))
