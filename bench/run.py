@@ -60,6 +60,8 @@ WORKLOADS = {
     "layer_norm": "layer_norm 4096x4096 (rows)",
     "attention": "attention B=1 H=8 S=512 D=64",
     "conv2d": "conv2d 3x3 N=1 C=64->64 56x56 pad 1",
+    "depthwise": "depthwise conv2d 3x3 N=8 C=128 56x56 pad 1 (groups=128)",
+    "grouped": "grouped conv2d 3x3 N=8 C=128->128 28x28 pad 1 (32 groups of 4 channels)",
     "block": "examples/attention.mlir: pre-norm transformer block, 16 tokens x 64, 4 heads",
     "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
 }
@@ -79,9 +81,15 @@ def shapes(workload: str) -> list[tuple[int, ...]]:
         "layer_norm": [(4096, 4096), (4096,), (4096,)],
         "attention": [(1, 8, 512, 64)] * 3,
         "conv2d": [(1, 64, 56, 56), (64, 64, 3, 3)],
+        "depthwise": [(8, 128, 56, 56), (128, 1, 3, 3)],
+        "grouped": [(8, 128, 28, 28), (128, 4, 3, 3)],
         "block": [(1, 16, 64), (64,), (64,), (64, 64), (64, 64), (64, 64), (64, 64), (64,),
                   (64,), (64, 256), (256,), (256, 64), (64,)],
     }[workload]
+
+
+# The grouped convolutions' group counts.
+GROUPS = {"depthwise": 128, "grouped": 32}
 
 
 def work(workload: str) -> tuple[float, str]:
@@ -99,6 +107,9 @@ def work(workload: str) -> tuple[float, str]:
         return 2 * 2.0 * 8 * 512 * 512 * 64, "GFLOP/s"
     if workload == "conv2d":
         return 2.0 * 64 * 64 * 9 * 56 * 56, "GFLOP/s"
+    if workload in GROUPS:
+        (n, c, h, w), (f, cg, kh, kw) = shapes(workload)
+        return 2.0 * n * f * h * w * cg * kh * kw, "GFLOP/s"
     inputs = sum(math.prod(s) for s in shapes(workload)) * 4
     output = math.prod(shapes(workload)[0]) * 4
     return float(inputs + output), "GB/s"
@@ -149,6 +160,12 @@ def lamina_source(workload: str) -> str:
         return (f'func.func @main(%x: {x}, %w: {w}) -> {x} {{\n'
                 f'  %0 = "nn.conv2d"(%x, %w) {{padding = array<i64: 1, 1, 1, 1>}} '
                 f': ({x}, {w}) -> {x}\n  return %0 : {x}\n}}\n')
+    if workload in GROUPS:
+        x, w = (t(shape) for shape in shapes(workload))
+        return (f'func.func @main(%x: {x}, %w: {w}) -> {x} {{\n'
+                f'  %0 = "nn.conv2d"(%x, %w) {{padding = array<i64: 1, 1, 1, 1>, '
+                f'groups = {GROUPS[workload]} : i64}} : ({x}, {w}) -> {x}\n'
+                f'  return %0 : {x}\n}}\n')
     raise KeyError(workload)
 
 
@@ -269,6 +286,18 @@ def _numpy_function(workload: str, np):
             windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
             np.copyto(out, np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True))
         return conv
+    if workload in GROUPS:
+        groups = GROUPS[workload]
+
+        def grouped(x, w, out):
+            n, c, h, width = x.shape
+            padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+            windows = windows.reshape(n, groups, c // groups, h, width, 3, 3)
+            kernel = w.reshape(groups, w.shape[0] // groups, c // groups, 3, 3)
+            np.copyto(out.reshape(n, groups, -1, h, width),
+                      np.einsum("ngchwij,gfcij->ngfhw", windows, kernel, optimize=True))
+        return grouped
     raise KeyError(workload)
 
 
@@ -305,6 +334,10 @@ def run_jax(workload: str, threads: int):
         / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b,
         "attention": lambda q, k, v: jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / 8.0, axis=-1) @ v,
         "conv2d": lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1))),
+        "depthwise": lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (1, 1), ((1, 1), (1, 1)), feature_group_count=GROUPS["depthwise"]),
+        "grouped": lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (1, 1), ((1, 1), (1, 1)), feature_group_count=GROUPS["grouped"]),
         "block": lambda *a: example_block(jnp, a, jax.nn.softmax,
                                           lambda y: jax.nn.gelu(y, approximate=True),
                                           lambda y, p: jnp.transpose(y, p)),
@@ -327,6 +360,8 @@ def run_torch_compile(workload: str, threads: int):
         "layer_norm": lambda x, g, b: F.layer_norm(x, (4096,), g, b),
         "attention": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
         "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
+        "depthwise": lambda x, w: F.conv2d(x, w, padding=1, groups=GROUPS["depthwise"]),
+        "grouped": lambda x, w: F.conv2d(x, w, padding=1, groups=GROUPS["grouped"]),
         "block": lambda *a: example_block(torch, a, lambda y, axis: torch.softmax(y, dim=axis),
                                           lambda y: F.gelu(y, approximate="tanh"),
                                           lambda y, p: y.permute(*p)),

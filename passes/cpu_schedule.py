@@ -2,7 +2,9 @@
 to the module as a transform-dialect script.
 
 Static NCHW convolutions are first rewritten into channels-last ones
-between transposes (`lamina.schedules.convolution`). Then, for each
+between transposes, and grouped (and depthwise) ones into elementwise
+sums over their filters' taps, with their padding in destination-passing
+style (`lamina.schedules.convolution`). Then, for each
 function, the linalg ops on tensors are grouped (the fusion
 groups that `nn-inline-fused` marked; otherwise each op with the fills
 that initialise it), and the cost model of `lamina.schedules` chooses a
@@ -23,7 +25,8 @@ builders, become a nested `module @lamina_schedule attributes
 
 Expects linalg on statically shaped tensors (ops it cannot analyse are
 left unscheduled). Guarantees: the payload computes the same values,
-unchanged apart from the tags and the convolutions' rewrite; the script's
+unchanged apart from the tags and the convolutions' rewrites (a grouped
+convolution's products and sums may contract into FMAs); the script's
 entry is `@__transform_main`.
 """
 
@@ -35,7 +38,7 @@ from mlir import ir
 
 from lamina.pass_registry import Pass, register_pass
 from lamina.schedules import CPUModel, choose_schedules, default_threads, render
-from lamina.schedules.convolution import convolutions_to_channels_last
+from lamina.schedules.convolution import convolutions_to_channels_last, grouped_convolutions_to_taps
 from lamina.tuning import tuned_model
 
 SCRIPT_NAME = "lamina_schedule"
@@ -73,5 +76,6 @@ class CPUSchedule(Pass):
         if previous is not None:
             previous.erase()
         convolutions_to_channels_last(op)
+        grouped_convolutions_to_taps(op)
         schedules = choose_schedules(op, self.model(), model_for=tuned_model)
         render(schedules, op.regions[0].blocks[0], op.location)

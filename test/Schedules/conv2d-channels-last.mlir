@@ -46,9 +46,13 @@
 // CHECK: transform.apply_patterns.tensor.fold_tensor_subset_ops
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#4
 // CHECK: transform.loop.hoist_loop_invariant_subsets %[[LOOPS]]#3
-// The result's transpose back to NCHW: threads share its input's rows.
-// CHECK: transform.named_sequence @schedule_conv_bias_relu_g0_0
-// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 0, 1, 0]
+// The epilogue (bias, relu): threads share its rows (output channel and
+// row; the batch of one is no loop), and the result's transpose back to
+// NCHW is computed row by row inside that loop.
+// CHECK: transform.named_sequence @schedule_conv_bias_relu_g0(
+// CHECK: %[[EPILOGUE:.+]], %[[ROWS:.+]] = transform.structured.tile_using_forall {{.*}} tile_sizes [0, 1, 1, 0]
+// CHECK: transform.structured.fuse_into_containing_op %{{.+}} into %[[ROWS]]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 1, 16]
 // CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 1, 16]
 
 // Two threads of 8 output rows, each zeroing its rows first; per register

@@ -51,6 +51,22 @@ def test_jax_block_is_the_example(block):
     assert_close(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("workload", sorted(run.GROUPS))
+def test_grouped_convolutions_are_the_workload(workload):
+    # The NumPy and torch versions of the grouped convolutions compute what
+    # Lamina's program of the workload means (its reference evaluator).
+    import torch
+    import torch.nn.functional as F
+    x, w = run.inputs(workload)
+    [want] = evaluate(lamina.parse(run.lamina_source(workload)), [x, w])
+    got = np.empty_like(want)
+    run._numpy_function(workload, np)(x, w, got)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    groups = run.GROUPS[workload]
+    got = F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1, groups=groups)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_table():
     rows = [
         {"system": "lamina", "workload": "elementwise", "seconds": 0.005,

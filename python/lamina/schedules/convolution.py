@@ -220,3 +220,164 @@ def convolutions_to_channels_last(module: ir.Operation) -> int:
     for op in found:
         _rewrite(op)
     return len(found)
+
+
+# ---------------------------------------------------------------------------
+# Grouped convolutions.
+
+GROUPED = "linalg.conv_2d_ngchw_gfchw"
+# Taps of a filter beyond which a grouped convolution is left as it is (a
+# generic of twice as many operands).
+MAX_TAPS = 64
+
+
+def _int_array(attribute: ir.Attribute) -> list[int]:
+    return [int(v) for v in ir.DenseIntElementsAttr(attribute)]
+
+
+def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
+    """`linalg.conv_2d_ngchw_gfchw` as an elementwise sum over the filter's
+    taps: for each filter position (c, kh, kw), the input window it meets
+    (a strided slice of the input, [N, G, OH, OW]) times its filter
+    weights ([G, F]), summed in the convolution's order (c, kh, then kw)
+    onto the init, products and sums contracted into FMAs. Every indexing map is then a projection, and the
+    loop-nest schedule vectorises the sum along the output's rows, the
+    NCHW layout's contiguous dim, with no transposes (a depthwise
+    convolution has too little arithmetic per byte to pay for them).
+    Groups of more input channels than `MAX_TAPS` allows keep them as a
+    reduction loop (C) inside the output's vectors, each channel's taps
+    summed before they are added to the accumulator."""
+    x, weight, init = op.operands
+    n, groups, channels, _, _ = ir.RankedTensorType(x.type).shape
+    _, per_group, _, kh, kw = ir.RankedTensorType(weight.type).shape
+    oh, ow = ir.RankedTensorType(init.type).shape[3:]
+    sh, sw = _int_array(op.attributes["strides"])
+    dh, dw = _int_array(op.attributes["dilations"])
+    x_element = ir.RankedTensorType(x.type).element_type
+    w_element = ir.RankedTensorType(weight.type).element_type
+    out_element = ir.RankedTensorType(init.type).element_type
+    reduce = channels * kh * kw > MAX_TAPS
+    # Loops (n, g, f, oh, ow[, c]); C, when unrolled into the taps, is
+    # dropped from the slices (rank-reducing).
+    rank = 6 if reduce else 5
+    d = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    x_map = ir.AffineMap.get(rank, 0, [d[0], d[1], d[5], d[3], d[4]] if reduce
+                             else [d[0], d[1], d[3], d[4]])
+    w_map = ir.AffineMap.get(rank, 0, [d[1], d[2], d[5]] if reduce else [d[1], d[2]])
+    out_map = ir.AffineMap.get(rank, 0, d[:5])
+    span = channels if reduce else 1
+    x_shape = [n, groups, channels, oh, ow] if reduce else [n, groups, oh, ow]
+    w_shape = [groups, per_group, channels] if reduce else [groups, per_group]
+    taps = [(c, i, j) for c in range(channels // span) for i in range(kh) for j in range(kw)]
+    with ir.InsertionPoint(op), op.location:
+        x = _padded_in_place(x)
+        windows = [tensor.extract_slice(
+            ir.RankedTensorType.get(x_shape, x_element), x, [], [], [],
+            static_offsets=[0, 0, c, i * dh, j * dw], static_sizes=[n, groups, span, oh, ow],
+            static_strides=[1, 1, 1, sh, sw]) for c, i, j in taps]
+        weights = [tensor.extract_slice(
+            ir.RankedTensorType.get(w_shape, w_element), weight, [], [], [],
+            static_offsets=[0, 0, c, i, j], static_sizes=[groups, per_group, span, 1, 1],
+            static_strides=[1] * 5) for c, i, j in taps]
+        iterators = [linalg.IteratorType.parallel] * 5 + (
+            [linalg.IteratorType.reduction] if reduce else [])
+        generic = linalg.GenericOp(
+            [init.type], windows + weights, [init],
+            [x_map] * len(taps) + [w_map] * len(taps) + [out_map], iterators)
+        block = generic.regions[0].blocks.append(
+            *([x_element] * len(taps) + [w_element] * len(taps) + [out_element]))
+        arguments = list(block.arguments)
+        with ir.InsertionPoint(block):
+            # Each product and sum may contract into one FMA (rounded once,
+            # not twice), as the vector.contract of a dense convolution does.
+            # The reduction over C adds one sum per channel to the
+            # accumulator: upstream vectorises a reduction whose
+            # accumulator meets one combining op.
+            contract = ir.Attribute.parse("#arith.fastmath<contract>")
+            total = None if reduce else arguments[-1]
+            for window, weight_value in zip(arguments[:len(taps)], arguments[len(taps):-1]):
+                product = arith.mulf(_cast(window, out_element), _cast(weight_value, out_element),
+                                     fastmath=contract)
+                total = product if total is None else arith.addf(total, product, fastmath=contract)
+            if reduce:
+                total = arith.addf(arguments[-1], total, fastmath=contract)
+            linalg.YieldOp([total])
+    for key in (FUSION_GROUP, FUSION_KIND):
+        if key in op.attributes:
+            generic.operation.attributes[key] = op.attributes[key]
+    op.results[0].replace_all_uses_with(generic.results[0])
+    op.erase()
+    return generic.operation
+
+
+def _padded_in_place(x: ir.Value) -> ir.Value:
+    """`x`, the grouped input, with a constant padding of it (or of the
+    NCHW tensor it expands) rewritten in destination-passing style: a new
+    allocation filled with the padding value, the input copied into its
+    interior by a `linalg.copy` that the schedules split over threads and
+    vectorise (bufferized, `tensor.pad` is a fill and a copy on one
+    thread)."""
+    expand = _defining_op(x, "tensor.expand_shape")
+    padding = _constant_padding(expand.operands[0] if expand else x)
+    if padding is None:
+        return x
+    pad, value = padding
+    source = pad.operands[0]
+    padded_type = ir.RankedTensorType(pad.results[0].type)
+    element = padded_type.element_type
+    allocation = bufferization.AllocTensorOp(padded_type, [])
+    filled = linalg.fill(arith.constant(element, value), outs=[allocation.result])
+    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    interior_shape = ir.RankedTensorType(source.type).shape
+    copied = linalg.copy(source, outs=[_slice(filled, low, interior_shape)])
+    padded = tensor.insert_slice(copied, filled, **_slice_attributes(low, interior_shape))
+    if expand is None:
+        return padded
+    reassociation = ir.ArrayAttr(expand.attributes["reassociation"])
+    groups = [[int(ir.IntegerAttr(i).value) for i in ir.ArrayAttr(g)] for g in reassociation]
+    return tensor.expand_shape(x.type, padded, groups, [], ir.RankedTensorType(x.type).shape)
+
+
+def _slice_attributes(offsets: list[int], sizes: list[int]) -> dict:
+    return dict(offsets=[], sizes=[], strides=[], static_offsets=offsets, static_sizes=sizes,
+                static_strides=[1] * len(sizes))
+
+
+def _slice(value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), value,
+                                **_slice_attributes(offsets, sizes))
+
+
+def _cast(value: ir.Value, element: ir.Type) -> ir.Value:
+    if value.type == element:
+        return value
+    if ir.FloatType(element).width < ir.FloatType(value.type).width:
+        return arith.truncf(element, value)
+    return arith.extf(element, value)
+
+
+def _taps_apply(op: ir.Operation) -> bool:
+    if op.name != GROUPED or not _static(op):
+        return False
+    shapes = [ir.RankedTensorType(v.type) for v in op.operands]
+    if not all(isinstance(s.element_type, ir.FloatType) for s in shapes):
+        return False
+    kh, kw = shapes[1].shape[3:]
+    return kh * kw <= MAX_TAPS
+
+
+def grouped_convolutions_to_taps(module: ir.Operation) -> int:
+    """Rewrites the module's static grouped convolutions into sums over
+    their filters' taps (`_grouped_as_taps`); returns how many."""
+    found: list[ir.Operation] = []
+
+    def collect(child):
+        if _taps_apply(child):
+            found.append(child)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect, ir.WalkOrder.PRE_ORDER)
+    for op in found:
+        _grouped_as_taps(op)
+    return len(found)

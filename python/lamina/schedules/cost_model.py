@@ -190,6 +190,11 @@ def vector_length(extent: int, model: CPUModel) -> int:
     when they divide it, else the largest power of two from there down to
     4 that does; 0 when none does."""
     size = model.lanes * model.unroll
+    if extent <= size and extent % 4 == 0 and extent > model.lanes:
+        # One step over the whole extent: LLVM splits the vector into
+        # legal ones (28 = 16 + 8 + 4), fewer than the power-of-two
+        # steps that divide it (seven of 4).
+        return extent
     while size >= 4:
         if extent % size == 0:
             return size
@@ -286,19 +291,26 @@ def _transpose_forall_tiles(root: LinalgOp, dim: int | None,
     return ()
 
 
+def _rows(linalg: LinalgOp) -> list[int | None]:
+    """The dims of an op's result that are not of extent 1 (a unit dim,
+    which no thread loop splits, does not stop a producer from following
+    its consumer's rows)."""
+    return [d for d in linalg.output_map if d is None or linalg.extents[d] != 1]
+
+
 def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bool:
     """Whether the slice of `producer` that one forall iteration needs is a
     slice of its rows (not the whole of it, which fusion would recompute
     at every iteration): the root's split dims lead the producer's result
     as parallel dims of the same extents."""
     split = [d for d, t in enumerate(threads) if t]
-    root_dims = [d for d in root.output_map]
+    root_dims = _rows(root)
     if any(d not in root_dims for d in split):
         return False
     leading = [root_dims.index(d) for d in split]
     if leading != list(range(len(split))):
         return False
-    out = producer.output_map
+    out = _rows(producer)
     if len(out) < len(split):
         return False
     for position, d in enumerate(split):
@@ -313,8 +325,9 @@ def _fused_tiles(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -
     the split dims of the root lead the producer's result (`_fusable`)."""
     tiles = [0] * producer.rank
     split = [d for d, t in enumerate(threads) if t]
+    out = _rows(producer)
     for position, d in enumerate(split):
-        tiles[producer.output_map[position]] = threads[d]
+        tiles[out[position]] = threads[d]
     return tuple(tiles)
 
 
