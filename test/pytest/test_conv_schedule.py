@@ -127,6 +127,11 @@ def grouped_source(n, c, h, w, f, k, groups, stride=(1, 1), padding=(0, 0, 0, 0)
     ((1, 16, 10, 16, 24, 3), 2, dict(padding=(1, 1, 1, 1)), 2, True),
     # 7x7 depthwise (49 taps), no padding, stride 2 (strided windows).
     ((1, 4, 21, 21, 4, 7), 4, dict(stride=(2, 2)), 1, True),
+    # Unit dims beside the group's one channel (rows of one pixel, one
+    # output row), with strides and dilations along them: the slices keep
+    # every dim (upstream aborted on the rank-reducing ones).
+    ((2, 8, 8, 1, 8, 1), 8, dict(stride=(2, 3), dilation=(2, 1), padding=(1, 0, 0, 0)), 2, False),
+    ((3, 8, 1, 2, 24, 1), 8, dict(stride=(2, 1), dilation=(2, 1)), 1, False),
 ])
 def test_grouped_convolution_matches_numpy(shape, groups, options, threads, vectorised):
     source = grouped_source(*shape, groups, **options)

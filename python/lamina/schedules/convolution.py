@@ -64,6 +64,8 @@ compile takes 7.4-7.7 s instead of 6.1-6.3 (more, smaller loop nests).
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
@@ -257,28 +259,59 @@ def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
     w_element = ir.RankedTensorType(weight.type).element_type
     out_element = ir.RankedTensorType(init.type).element_type
     reduce = channels * kh * kw > MAX_TAPS
-    # Loops (n, g, f, oh, ow[, c]); C, when unrolled into the taps, is
-    # dropped from the slices (rank-reducing).
+    # Loops (n, g, f, oh, ow[, c]). No slice is rank-reducing: upstream's
+    # bufferization cannot always tell which of several unit dims (a
+    # group's one channel, a row of one pixel) such a slice dropped, and
+    # aborts. Unrolled, channel c of every group is the strided channel
+    # slice c, c + C, c + 2C, ... of the NCHW input, and each tap's weights
+    # a [G, F, 1] slice of the filter with its taps flattened.
     rank = 6 if reduce else 5
     d = [ir.AffineDimExpr.get(i) for i in range(rank)]
-    x_map = ir.AffineMap.get(rank, 0, [d[0], d[1], d[5], d[3], d[4]] if reduce
-                             else [d[0], d[1], d[3], d[4]])
-    w_map = ir.AffineMap.get(rank, 0, [d[1], d[2], d[5]] if reduce else [d[1], d[2]])
+    zero = ir.AffineConstantExpr.get(0)
     out_map = ir.AffineMap.get(rank, 0, d[:5])
-    span = channels if reduce else 1
-    x_shape = [n, groups, channels, oh, ow] if reduce else [n, groups, oh, ow]
-    w_shape = [groups, per_group, channels] if reduce else [groups, per_group]
-    taps = [(c, i, j) for c in range(channels // span) for i in range(kh) for j in range(kw)]
+    if reduce:
+        x_map = ir.AffineMap.get(rank, 0, [d[0], d[1], d[5], d[3], d[4]])
+        w_map = ir.AffineMap.get(rank, 0, [d[1], d[2], d[5], zero])
+        taps = [(0, i, j) for i in range(kh) for j in range(kw)]
+    else:
+        x_map = ir.AffineMap.get(rank, 0, [d[0], d[1], d[3], d[4]])
+        w_map = ir.AffineMap.get(rank, 0, [d[1], d[2], zero])
+        taps = [(c, i, j) for c in range(channels) for i in range(kh) for j in range(kw)]
+    # The stride of a dim of one element is no stride.
+    row_strides = [sh if oh > 1 else 1, sw if ow > 1 else 1]
     with ir.InsertionPoint(op), op.location:
-        x = _padded_in_place(x)
-        windows = [tensor.extract_slice(
-            ir.RankedTensorType.get(x_shape, x_element), x, [], [], [],
-            static_offsets=[0, 0, c, i * dh, j * dw], static_sizes=[n, groups, span, oh, ow],
-            static_strides=[1, 1, 1, sh, sw]) for c, i, j in taps]
-        weights = [tensor.extract_slice(
-            ir.RankedTensorType.get(w_shape, w_element), weight, [], [], [],
-            static_offsets=[0, 0, c, i, j], static_sizes=[groups, per_group, span, 1, 1],
-            static_strides=[1] * 5) for c, i, j in taps]
+        padded, source, (top, left) = _padded_in_place(x)
+        height, width = ir.RankedTensorType(source.type).shape[3:]
+
+        def window(offsets: list[int], sizes: list[int], strides: list[int],
+                   planes: bool) -> ir.Value:
+            """A tap's window, read from the unpadded input where it lies
+            inside it (the window that is the padded input's interior
+            would otherwise fold into the copy that fills it, which
+            bufferization then copies once more)."""
+            row, column = offsets[-2:]
+            inside = (top <= row and row + (oh - 1) * strides[-2] < top + height
+                      and left <= column and column + (ow - 1) * strides[-1] < left + width)
+            value = source if inside else padded
+            if inside:
+                offsets = offsets[:-2] + [row - top, column - left]
+            if planes:
+                value = _collapsed(value, [[0], [1, 2], [3], [4]])
+            return _slice(value, offsets, sizes, strides)
+
+        if reduce:
+            w = _collapsed(weight, [[0], [1], [2], [3, 4]])
+            windows = [window([0, 0, 0, i * dh, j * dw], [n, groups, channels, oh, ow],
+                              [1, 1, 1] + row_strides, planes=False) for _, i, j in taps]
+            weights = [_slice(w, [0, 0, 0, i * kw + j], [groups, per_group, channels, 1])
+                       for _, i, j in taps]
+        else:
+            w = _collapsed(weight, [[0], [1], [2, 3, 4]])
+            windows = [window([0, c, i * dh, j * dw], [n, groups, oh, ow],
+                              [1, channels if groups > 1 else 1] + row_strides, planes=True)
+                       for c, i, j in taps]
+            weights = [_slice(w, [0, 0, (c * kh + i) * kw + j], [groups, per_group, 1])
+                       for c, i, j in taps]
         iterators = [linalg.IteratorType.parallel] * 5 + (
             [linalg.IteratorType.reduction] if reduce else [])
         generic = linalg.GenericOp(
@@ -310,17 +343,18 @@ def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
     return generic.operation
 
 
-def _padded_in_place(x: ir.Value) -> ir.Value:
-    """`x`, the grouped input, with a constant padding of it (or of the
-    NCHW tensor it expands) rewritten in destination-passing style: a new
-    allocation filled with the padding value, the input copied into its
-    interior by a `linalg.copy` that the schedules split over threads and
-    vectorise (bufferized, `tensor.pad` is a fill and a copy on one
-    thread)."""
+def _padded_in_place(x: ir.Value) -> tuple[ir.Value, ir.Value, tuple[int, int]]:
+    """(padded, source, (top, left)): `x`, the grouped input, with a
+    constant padding of it (or of the NCHW tensor it expands) rewritten in
+    destination-passing style (a new allocation filled with the padding
+    value, the input copied into its interior by a `linalg.copy` that the
+    schedules split over threads and vectorise; bufferized, `tensor.pad`
+    is a fill and a copy on one thread), the unpadded input in the shape
+    of `x`, and the padding before its rows and columns."""
     expand = _defining_op(x, "tensor.expand_shape")
     padding = _constant_padding(expand.operands[0] if expand else x)
     if padding is None:
-        return x
+        return x, x, (0, 0)
     pad, value = padding
     source = pad.operands[0]
     padded_type = ir.RankedTensorType(pad.results[0].type)
@@ -332,21 +366,37 @@ def _padded_in_place(x: ir.Value) -> ir.Value:
     copied = linalg.copy(source, outs=[_slice(filled, low, interior_shape)])
     padded = tensor.insert_slice(copied, filled, **_slice_attributes(low, interior_shape))
     if expand is None:
-        return padded
+        return padded, source, (low[-2], low[-1])
     reassociation = ir.ArrayAttr(expand.attributes["reassociation"])
     groups = [[int(ir.IntegerAttr(i).value) for i in ir.ArrayAttr(g)] for g in reassociation]
-    return tensor.expand_shape(x.type, padded, groups, [], ir.RankedTensorType(x.type).shape)
+    x_shape = ir.RankedTensorType(x.type).shape
+    unpadded_shape = x_shape[:3] + interior_shape[2:]
+    unpadded = tensor.expand_shape(ir.RankedTensorType.get(unpadded_shape, element), source,
+                                   groups, [], unpadded_shape)
+    return (tensor.expand_shape(x.type, padded, groups, [], x_shape), unpadded,
+            (low[-2], low[-1]))
 
 
-def _slice_attributes(offsets: list[int], sizes: list[int]) -> dict:
+def _slice_attributes(offsets: list[int], sizes: list[int],
+                      strides: list[int] | None = None) -> dict:
     return dict(offsets=[], sizes=[], strides=[], static_offsets=offsets, static_sizes=sizes,
-                static_strides=[1] * len(sizes))
+                static_strides=strides or [1] * len(sizes))
 
 
-def _slice(value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
+def _slice(value: ir.Value, offsets: list[int], sizes: list[int],
+           strides: list[int] | None = None) -> ir.Value:
+    """A slice of `value` of the same rank."""
     element = ir.RankedTensorType(value.type).element_type
     return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), value,
-                                **_slice_attributes(offsets, sizes))
+                                **_slice_attributes(offsets, sizes, strides))
+
+
+def _collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
+    """`value` with each group of its consecutive dims collapsed into one."""
+    source = ir.RankedTensorType(value.type)
+    shape = [prod(source.shape[d] for d in group) for group in groups]
+    result = ir.RankedTensorType.get(shape, source.element_type)
+    return tensor.collapse_shape(result, value, groups)
 
 
 def _cast(value: ir.Value, element: ir.Type) -> ir.Value:
