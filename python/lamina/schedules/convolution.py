@@ -1,4 +1,4 @@
-"""Convolutions, channels last: before schedules are chosen, each
+"""Convolutions. Dense ones channels last: before schedules are chosen, each
 `linalg.conv_2d_nchw_fchw` on static shapes becomes a
 `linalg.conv_2d_nhwc_hwcf` between transposes (input NCHW -> NHWC,
 filter FCHW -> HWCF, result NHWC -> NCHW), which the cost model schedules
@@ -60,6 +60,27 @@ img2col (1.9), once the filter's transpose streamed its rows (it took
 2.75 ms of the first 4.1). torchvision's resnet18 at 224x224 (2 threads,
 in alternation): 24.1-24.2 ms, from 38.1-39.2 ms with img2col; its
 compile takes 7.4-7.7 s instead of 6.1-6.3 (more, smaller loop nests).
+
+Grouped and depthwise convolutions (`linalg.conv_2d_ngchw_gfchw`) have
+too little arithmetic per byte to pay for transposes (a depthwise 3x3
+filter: 9 FMAs per output element), and upstream vectorises no grouped
+convolution and, in NCHW, no depthwise one. Each becomes one elementwise
+`linalg.generic` over the output (n, g, f, oh, ow): its inputs are, per
+filter tap (c, kh, kw), the input window that tap meets (a strided slice
+of the NCHW input: channel c of every group, rows and columns offset by
+the tap) and the tap's weights ([G, F, 1]), and its body sums their
+products onto the init in the convolution's order, contracted into FMAs.
+Every map is then a projection, so the loop-nest schedule splits the
+output's rows over threads and vectorises along them (the NCHW layout's
+contiguous dim), with a bias and an activation fused into the same loop.
+A group of more taps than `MAX_TAPS` (64: 8 channels of a 3x3 filter)
+keeps its channels as a reduction loop inside the output's vectors. A
+constant padding becomes an allocation filled with the padding value
+and a scheduled copy into its interior (bufferized, `tensor.pad` would
+be a fill and a copy on one thread); windows that lie inside the input
+read it where it is. No slice drops a dim: upstream's bufferization
+cannot always tell which of several unit dims a rank-reducing slice
+dropped, and aborts.
 """
 
 from __future__ import annotations

@@ -186,9 +186,10 @@ def _packed_shape(linalg: LinalgOp, operand: int, packed_sizes: list[int],
 
 
 def vector_length(extent: int, model: CPUModel) -> int:
-    """Elements per vector step along a dim of `extent`: `unroll` vectors
-    when they divide it, else the largest power of two from there down to
-    4 that does; 0 when none does."""
+    """Elements per vector step along a dim of `extent`: the whole extent
+    when it is more than one vector, at most `unroll`, and a multiple of 4;
+    else `unroll` vectors when they divide it, else the largest power of
+    two from there down to 4 that does; 0 when none does."""
     size = model.lanes * model.unroll
     if extent <= size and extent % 4 == 0 and extent > model.lanes:
         # One step over the whole extent: LLVM splits the vector into
