@@ -2,7 +2,8 @@
 to the module as a transform-dialect script.
 
 Static NCHW convolutions are first rewritten into channels-last ones
-between transposes, and grouped (and depthwise) ones into elementwise
+between transposes (1x1 ones of stride 1 into matrix products), and
+grouped (and depthwise) ones into elementwise
 sums over their filters' taps, with their padding in destination-passing
 style (`lamina.schedules.convolution`). Then, for each
 function, the linalg ops on tensors are grouped (the fusion

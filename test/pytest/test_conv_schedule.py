@@ -66,8 +66,12 @@ def check(source: str, threads: int):
     ((2, 5, 13, 11, 7, 3), dict(stride=(2, 2), padding=(1, 0, 2, 1)), 2),
     # 5x5 filters, 10 output channels, 17 pixels wide (no divisor up to 8).
     ((1, 3, 17, 17, 10, 5), dict(padding=(2, 2, 2, 2)), 1),
-    # 1x1 filters, 33 output channels (a 3-wide register tile).
+    # 1x1 filters, 33 output channels: a matrix product (pixels x
+    # channels), no transposes; and a batch of three sharing the filter.
     ((1, 16, 9, 9, 33, 1), dict(), 2),
+    ((3, 24, 7, 7, 40, 1), dict(), 2),
+    # 1x1 filters of stride 2 stay channels last.
+    ((1, 16, 9, 9, 32, 1), dict(stride=(2, 2)), 1),
     # 48 channels (16-wide tiles), 30 pixels (6-pixel tiles).
     ((1, 8, 30, 30, 48, 3), dict(padding=(1, 1, 1, 1)), 1),
     # Dilations with unequal strides.
@@ -87,6 +91,11 @@ def test_direct_convolution_matches_numpy(shape, options, threads):
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_half_precision_convolution(dtype):
     check(conv_source(1, 6, 10, 10, 16, 3, padding=(1, 1, 1, 1), dtype=dtype), threads=2)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_half_precision_pointwise_convolution(dtype):
+    check(conv_source(2, 12, 6, 6, 20, 1, dtype=dtype), threads=2)
 
 
 GROUPED = """

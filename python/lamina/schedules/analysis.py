@@ -34,6 +34,10 @@ class LinalgOp:
     position, whose loops the other operands index)."""
     inputs: int
     tag: str = ""
+    strided: tuple[bool, ...] = ()
+    """Per operand: whether it is a slice whose innermost dim has a stride
+    (a strided convolution's window), which vector code reads element by
+    element."""
 
     @property
     def name(self) -> str:
@@ -51,8 +55,10 @@ class LinalgOp:
         """Loop dims that every operand reads or writes as its innermost
         dim, or does not index at all (a broadcast), innermost first."""
         found = []
+        strided = self.strided or (False,) * len(self.maps)
         for dim in reversed(range(self.rank)):
-            if all(dim not in dims or dims[-1] == dim for dims in self.maps):
+            if all(dim not in dims or dims[-1] == dim and not gathered
+                   for dims, gathered in zip(self.maps, strided)):
                 found.append(dim)
         return found
 
@@ -113,7 +119,17 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
     inputs = len(operands) - len(op.results)
     written = {d for dims in dims_of[inputs:] for d in dims}
     reduction = tuple(d not in written for d in range(len(extents)))
-    return LinalgOp(op, tuple(extents), reduction, tuple(dims_of), inputs)
+    return LinalgOp(op, tuple(extents), reduction, tuple(dims_of), inputs,
+                    strided=tuple(_strided_slice(value) for value in operands))
+
+
+def _strided_slice(value: ir.Value) -> bool:
+    owner = value.owner
+    owner = owner.operation if isinstance(owner, ir.OpView) else owner
+    if not isinstance(owner, ir.Operation) or owner.name != "tensor.extract_slice":
+        return False
+    strides = list(ir.DenseI64ArrayAttr(owner.attributes["static_strides"]))
+    return bool(strides) and strides[-1] != 1
 
 
 @dataclass(frozen=True)
