@@ -60,6 +60,7 @@ WORKLOADS = {
     "layer_norm": "layer_norm 4096x4096 (rows)",
     "attention": "attention B=1 H=8 S=512 D=64",
     "conv2d": "conv2d 3x3 N=1 C=64->64 56x56 pad 1",
+    "pointwise": "conv2d 1x1 N=1 C=256->64 56x56",
     "depthwise": "depthwise conv2d 3x3 N=8 C=128 56x56 pad 1 (groups=128)",
     "grouped": "grouped conv2d 3x3 N=8 C=128->128 28x28 pad 1 (32 groups of 4 channels)",
     "block": "examples/attention.mlir: pre-norm transformer block, 16 tokens x 64, 4 heads",
@@ -81,6 +82,7 @@ def shapes(workload: str) -> list[tuple[int, ...]]:
         "layer_norm": [(4096, 4096), (4096,), (4096,)],
         "attention": [(1, 8, 512, 64)] * 3,
         "conv2d": [(1, 64, 56, 56), (64, 64, 3, 3)],
+        "pointwise": [(1, 256, 56, 56), (64, 256, 1, 1)],
         "depthwise": [(8, 128, 56, 56), (128, 1, 3, 3)],
         "grouped": [(8, 128, 28, 28), (128, 4, 3, 3)],
         "block": [(1, 16, 64), (64,), (64,), (64, 64), (64, 64), (64, 64), (64, 64), (64,),
@@ -107,7 +109,7 @@ def work(workload: str) -> tuple[float, str]:
         return 2 * 2.0 * 8 * 512 * 512 * 64, "GFLOP/s"
     if workload == "conv2d":
         return 2.0 * 64 * 64 * 9 * 56 * 56, "GFLOP/s"
-    if workload in GROUPS:
+    if workload in GROUPS or workload == "pointwise":
         (n, c, h, w), (f, cg, kh, kw) = shapes(workload)
         return 2.0 * n * f * h * w * cg * kh * kw, "GFLOP/s"
     inputs = sum(math.prod(s) for s in shapes(workload)) * 4
@@ -160,6 +162,11 @@ def lamina_source(workload: str) -> str:
         return (f'func.func @main(%x: {x}, %w: {w}) -> {x} {{\n'
                 f'  %0 = "nn.conv2d"(%x, %w) {{padding = array<i64: 1, 1, 1, 1>}} '
                 f': ({x}, {w}) -> {x}\n  return %0 : {x}\n}}\n')
+    if workload == "pointwise":
+        (x_shape, w_shape) = shapes(workload)
+        x, w, y = t(x_shape), t(w_shape), t((1, 64, 56, 56))
+        return (f'func.func @main(%x: {x}, %w: {w}) -> {y} {{\n'
+                f'  %0 = "nn.conv2d"(%x, %w) : ({x}, {w}) -> {y}\n  return %0 : {y}\n}}\n')
     if workload in GROUPS:
         x, w = (t(shape) for shape in shapes(workload))
         return (f'func.func @main(%x: {x}, %w: {w}) -> {x} {{\n'
@@ -286,6 +293,12 @@ def _numpy_function(workload: str, np):
             windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
             np.copyto(out, np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True))
         return conv
+    if workload == "pointwise":
+        def pointwise(x, w, out):
+            n, c, h, width = x.shape
+            np.matmul(w.reshape(w.shape[0], c), x.reshape(n, c, h * width),
+                      out=out.reshape(n, w.shape[0], h * width))
+        return pointwise
     if workload in GROUPS:
         groups = GROUPS[workload]
 
@@ -304,6 +317,8 @@ def _numpy_function(workload: str, np):
 def _output_shape(workload: str):
     if workload == "mlp":
         return (1024, 4096)
+    if workload == "pointwise":
+        return (1, 64, 56, 56)
     return shapes(workload)[0]
 
 
@@ -334,6 +349,7 @@ def run_jax(workload: str, threads: int):
         / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b,
         "attention": lambda q, k, v: jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / 8.0, axis=-1) @ v,
         "conv2d": lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1))),
+        "pointwise": lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), ((0, 0), (0, 0))),
         "depthwise": lambda x, w: jax.lax.conv_general_dilated(
             x, w, (1, 1), ((1, 1), (1, 1)), feature_group_count=GROUPS["depthwise"]),
         "grouped": lambda x, w: jax.lax.conv_general_dilated(
@@ -360,6 +376,7 @@ def run_torch_compile(workload: str, threads: int):
         "layer_norm": lambda x, g, b: F.layer_norm(x, (4096,), g, b),
         "attention": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
         "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
+        "pointwise": lambda x, w: F.conv2d(x, w),
         "depthwise": lambda x, w: F.conv2d(x, w, padding=1, groups=GROUPS["depthwise"]),
         "grouped": lambda x, w: F.conv2d(x, w, padding=1, groups=GROUPS["grouped"]),
         "block": lambda *a: example_block(torch, a, lambda y, axis: torch.softmax(y, dim=axis),

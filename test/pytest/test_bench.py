@@ -67,6 +67,18 @@ def test_grouped_convolutions_are_the_workload(workload):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
+def test_pointwise_convolution_is_the_workload():
+    import torch
+    import torch.nn.functional as F
+    x, w = run.inputs("pointwise")
+    [want] = evaluate(lamina.parse(run.lamina_source("pointwise")), [x, w])
+    got = np.empty_like(want)
+    run._numpy_function("pointwise", np)(x, w, got)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    got = F.conv2d(torch.from_numpy(x), torch.from_numpy(w))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_table():
     rows = [
         {"system": "lamina", "workload": "elementwise", "seconds": 0.005,
