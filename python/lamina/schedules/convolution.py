@@ -340,14 +340,15 @@ def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
     """`linalg.conv_2d_ngchw_gfchw` as an elementwise sum over the filter's
     taps: for each filter position (c, kh, kw), the input window it meets
     (a strided slice of the input, [N, G, OH, OW]) times its filter
-    weights ([G, F]), summed in the convolution's order (c, kh, then kw)
-    onto the init, products and sums contracted into FMAs. Every indexing map is then a projection, and the
-    loop-nest schedule vectorises the sum along the output's rows, the
-    NCHW layout's contiguous dim, with no transposes (a depthwise
-    convolution has too little arithmetic per byte to pay for them).
-    Groups of more input channels than `MAX_TAPS` allows keep them as a
-    reduction loop (C) inside the output's vectors, each channel's taps
-    summed before they are added to the accumulator."""
+    weights ([G, F, 1]), summed in the convolution's order (c, kh, then
+    kw) onto the init, products and sums contracted into FMAs. Every
+    indexing map is then a projection, and the loop-nest schedule
+    vectorises the sum along the output's rows, the NCHW layout's
+    contiguous dim, with no transposes (a depthwise convolution has too
+    little arithmetic per byte to pay for them). Groups of more taps than
+    `MAX_TAPS` keep their channels as a reduction loop (C) inside the
+    output's vectors, each channel's taps summed before they are added to
+    the accumulator."""
     x, weight, init = op.operands
     n, groups, channels, _, _ = ir.RankedTensorType(x.type).shape
     _, per_group, _, kh, kw = ir.RankedTensorType(weight.type).shape
@@ -427,8 +428,8 @@ def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
             # accumulator meets one combining op.
             contract = ir.Attribute.parse("#arith.fastmath<contract>")
             total = None if reduce else arguments[-1]
-            for window, weight_value in zip(arguments[:len(taps)], arguments[len(taps):-1]):
-                product = arith.mulf(_cast(window, out_element), _cast(weight_value, out_element),
+            for pixel, weight_value in zip(arguments[:len(taps)], arguments[len(taps):-1]):
+                product = arith.mulf(_cast(pixel, out_element), _cast(weight_value, out_element),
                                      fastmath=contract)
                 total = product if total is None else arith.addf(total, product, fastmath=contract)
             if reduce:
@@ -452,7 +453,7 @@ def _padded_in_place(x: ir.Value) -> tuple[ir.Value, ir.Value, tuple[int, int]]:
     of `x`, and the padding before its rows and columns."""
     expand = _defining_op(x, "tensor.expand_shape")
     padding = _constant_padding(expand.operands[0] if expand else x)
-    if padding is None:
+    if padding is None or not _spatial(padding[0]):
         return x, x, (0, 0)
     pad, value = padding
     source = pad.operands[0]
@@ -474,6 +475,13 @@ def _padded_in_place(x: ir.Value) -> tuple[ir.Value, ir.Value, tuple[int, int]]:
                                    groups, [], unpadded_shape)
     return (tensor.expand_shape(x.type, padded, groups, [], x_shape), unpadded,
             (low[-2], low[-1]))
+
+
+def _spatial(pad: ir.Operation) -> bool:
+    """Whether `pad` pads the rows and columns (the last two dims) only."""
+    sides = [list(ir.DenseI64ArrayAttr(pad.attributes[key])) for key in ("static_low",
+                                                                         "static_high")]
+    return not any(amount for side in sides for amount in side[:-2])
 
 
 def _slice_attributes(offsets: list[int], sizes: list[int],
