@@ -76,6 +76,20 @@ func.func @main(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 }""", threads=2)
 
 
+def test_column_results_with_a_unit_dim_are_not_fused_into_columns():
+    # The softmax's column statistics ([1, 65], a unit dim the root lacks)
+    # feed a column sum ([65]) whose loop the threads split: they are not
+    # the root's rows and stay loop nests of their own (lamina-fuzz --seed
+    # 13, program 531, once failed to schedule).
+    check("""
+func.func @main(%x: tensor<2x65xf16>) -> (tensor<65xf16>, tensor<2x65xf16>) {
+  %0 = "nn.softmax"(%x) {axis = -2 : i64} : (tensor<2x65xf16>) -> tensor<2x65xf16>
+  %1 = "nn.mul"(%0, %0) : (tensor<2x65xf16>, tensor<2x65xf16>) -> tensor<2x65xf16>
+  %2 = "nn.reduce_sum"(%1) {axes = array<i64: 0>, keepdims = false} : (tensor<2x65xf16>) -> tensor<65xf16>
+  return %2, %0 : tensor<65xf16>, tensor<2x65xf16>
+}""", threads=2)
+
+
 def test_schedules_are_data():
     module = lamina.parse(MATMUL.format(m=512, n=512, k=512, t="f32"))
     lamina.get_target("cpu").pipeline().run(module, until="linalg")

@@ -292,11 +292,20 @@ def _transpose_forall_tiles(root: LinalgOp, dim: int | None,
     return ()
 
 
-def _rows(linalg: LinalgOp) -> list[int | None]:
-    """The dims of an op's result that are not of extent 1 (a unit dim,
-    which no thread loop splits, does not stop a producer from following
-    its consumer's rows)."""
-    return [d for d in linalg.output_map if d is None or linalg.extents[d] != 1]
+def _result_shape(linalg: LinalgOp) -> tuple[int | None, ...]:
+    return tuple(None if d is None else linalg.extents[d] for d in linalg.output_map)
+
+
+def _rows(linalg: LinalgOp, root: LinalgOp) -> list[int | None]:
+    """The dims of an op's result that the root's thread loop may split.
+    Where the op's result has the root's shape, its dims of extent 1 are
+    left out (a unit dim, which no thread loop splits, does not stop a
+    producer from following its consumer's rows); otherwise all of them
+    (a unit dim the root does not have cannot be matched to its rows)."""
+    dims = list(linalg.output_map)
+    if _result_shape(linalg) != _result_shape(root):
+        return dims
+    return [d for d in dims if d is None or linalg.extents[d] != 1]
 
 
 def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bool:
@@ -305,13 +314,13 @@ def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bo
     at every iteration): the root's split dims lead the producer's result
     as parallel dims of the same extents."""
     split = [d for d, t in enumerate(threads) if t]
-    root_dims = _rows(root)
+    root_dims = _rows(root, root)
     if any(d not in root_dims for d in split):
         return False
     leading = [root_dims.index(d) for d in split]
     if leading != list(range(len(split))):
         return False
-    out = _rows(producer)
+    out = _rows(producer, root)
     if len(out) < len(split):
         return False
     for position, d in enumerate(split):
@@ -326,7 +335,7 @@ def _fused_tiles(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -
     the split dims of the root lead the producer's result (`_fusable`)."""
     tiles = [0] * producer.rank
     split = [d for d, t in enumerate(threads) if t]
-    out = _rows(producer)
+    out = _rows(producer, root)
     for position, d in enumerate(split):
         tiles[out[position]] = threads[d]
     return tuple(tiles)
