@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, replace
 from math import ceil, prod
 
+from mlir import ir
+
 from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, _op_key, contraction_dims
 from lamina.schedules.schedule import OpTiling, Packing, Schedule
 
@@ -297,15 +299,30 @@ def _result_shape(linalg: LinalgOp) -> tuple[int | None, ...]:
 
 
 def _rows(linalg: LinalgOp, root: LinalgOp) -> list[int | None]:
-    """The dims of an op's result that the root's thread loop may split.
-    Where the op's result has the root's shape, its dims of extent 1 are
-    left out (a unit dim, which no thread loop splits, does not stop a
+    """The dims of an op's result, matched against the root's rows. Where
+    the op's result has the root's shape, the dims of extent 1 are left
+    out of both (a unit dim, which no thread loop splits, does not stop a
     producer from following its consumer's rows); otherwise all of them
-    (a unit dim the root does not have cannot be matched to its rows)."""
+    count (a unit dim the root does not have cannot be matched to its
+    rows)."""
     dims = list(linalg.output_map)
     if _result_shape(linalg) != _result_shape(root):
         return dims
     return [d for d in dims if d is None or linalg.extents[d] != 1]
+
+
+def _readers(op: ir.Operation) -> list[ir.Operation]:
+    """The ops that read `op`'s results, through reshapes and slices."""
+    readers, values = [], list(op.results)
+    while values:
+        for use in list(values.pop().uses):
+            user = use.owner.operation if isinstance(use.owner, ir.OpView) else use.owner
+            if user.name in ("tensor.expand_shape", "tensor.collapse_shape",
+                             "tensor.extract_slice"):
+                values.extend(user.results)
+            else:
+                readers.append(user)
+    return readers
 
 
 def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bool:
@@ -314,7 +331,8 @@ def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bo
     at every iteration): the root's split dims lead the producer's result
     as parallel dims of the same extents."""
     split = [d for d, t in enumerate(threads) if t]
-    root_dims = _rows(root, root)
+    same_shape = _result_shape(producer) == _result_shape(root)
+    root_dims = _rows(root, root) if same_shape else list(root.output_map)
     if any(d not in root_dims for d in split):
         return False
     leading = [root_dims.index(d) for d in split]
@@ -353,10 +371,16 @@ def loop_nest_schedules(name: str, ops: list[LinalgOp], model: CPUModel) -> list
     threads = _forall_tiles(root, model)
     feeding = group.feeding(root)
     fused, alone = [], []
+    inside = {_op_key(root.op)}
     for op in reversed(group.ops):
         if op is not root:
-            fusable = threads and op in feeding and _fusable(op, root, threads)
+            # A producer moves into the root's loop only if something there
+            # reads it (consumers come first in this walk).
+            fusable = (threads and op in feeding and _fusable(op, root, threads)
+                       and any(_op_key(user) in inside for user in _readers(op.op)))
             (fused if fusable else alone).append(op)
+            if fusable:
+                inside.add(_op_key(op.op))
     schedules = []
     for index, op in enumerate(reversed(alone)):
         threads_alone = _forall_tiles(op, model)
