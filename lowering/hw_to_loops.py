@@ -40,6 +40,7 @@ from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.scalar import cast_float
 from lamina.types import type_view
 
 # ---------------------------------------------------------------------------
@@ -72,11 +73,7 @@ def to_f32(value: ir.Value) -> ir.Value:
 
 
 def from_f32(value: ir.Value, element_type: ir.Type) -> ir.Value:
-    if value.type == element_type:
-        return value
-    if ir.FloatType(element_type).width < ir.FloatType(value.type).width:
-        return arith.truncf(element_type, value)
-    return arith.extf(element_type, value)
+    return cast_float(value, element_type)
 
 
 def to_tf32(value: ir.Value) -> ir.Value:

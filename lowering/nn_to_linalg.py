@@ -103,9 +103,7 @@ def _convert(value: ir.Value, target: ir.Type) -> ir.Value:
         value = arith.uitofp(_f32(), value)
         if value.type == target:
             return value
-    if ir.FloatType(target).width < ir.FloatType(value.type).width:
-        return arith.truncf(target, value)
-    return arith.extf(target, value)
+    return scalar.cast_float(value, target)
 
 
 # ---------------------------------------------------------------------------

@@ -212,6 +212,18 @@ def arith_only_supported(tree: Scalar) -> bool:
         arith_only_supported(a) for a in tree.args)
 
 
+def cast_float(value, target):
+    """A float scalar rounded (truncf) or extended (extf) to the float type
+    `target`, at the current insertion point; itself if of that type."""
+    from mlir import ir
+    from mlir.dialects import arith
+    if value.type == target:
+        return value
+    if ir.FloatType(target).width < ir.FloatType(value.type).width:
+        return arith.truncf(target, value)
+    return arith.extf(target, value)
+
+
 def _f32_constant(value: float):
     from mlir import ir
     from mlir.dialects import arith

@@ -94,11 +94,13 @@ dropped, and aborts.
 from __future__ import annotations
 
 from math import prod
+from typing import Callable
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
 
+from lamina.scalar import cast_float
 from lamina.schedules.analysis import FUSION_GROUP, FUSION_KIND
 
 CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
@@ -121,15 +123,19 @@ def _transposed(value: ir.Value, permutation: tuple[int, ...]) -> ir.Operation:
     return linalg.transpose(value, outs=[init], permutation=list(permutation)).operation
 
 
+def _refilled(fill: ir.Operation, shape: list[int]) -> ir.Operation:
+    """A fill of `fill`'s value over a new tensor of `shape`."""
+    element = ir.RankedTensorType(fill.results[0].type).element_type
+    return linalg.fill(fill.operands[0], outs=[tensor.empty(shape, element)]).owner.operation
+
+
 def _channels_last_init(init: ir.Value) -> ir.Operation:
     """The NHWC init of the rewritten convolution: a fill of the same value
     where the NCHW one is a fill, else its transpose."""
     owner = _defining_op(init, "linalg.fill")
     if owner is not None:
         shape = ir.RankedTensorType(init.type).shape
-        element = ir.RankedTensorType(init.type).element_type
-        empty = tensor.empty([shape[p] for p in _TO_NHWC], element)
-        return linalg.fill(owner.operands[0], outs=[empty]).owner.operation
+        return _refilled(owner, [shape[p] for p in _TO_NHWC])
     return _transposed(init, _TO_NHWC)
 
 
@@ -181,28 +187,38 @@ def _constant_padding(value: ir.Value) -> tuple[ir.Operation, ir.Attribute] | No
 def _channels_last_input(x: ir.Value) -> ir.Value:
     """`x` (NCHW) as NHWC. A constant padding of `x` moves after the
     transpose in destination-passing style: the transpose writes the
-    interior of a filled NHWC tensor (in place once bufferized) instead of
-    the padded tensor being built, then transposed. The filled tensor is a
-    new allocation (`bufferization.alloc_tensor`), not a `tensor.empty`:
-    the fills of convolutions of the same shape would be alike, merged by
-    CSE, then copied for each."""
+    interior of a filled NHWC tensor (in place once bufferized,
+    `_written_into_padding`) instead of the padded tensor being built,
+    then transposed."""
     padding = _constant_padding(x)
     if padding is None:
         return _transposed(x, _TO_NHWC).results[0]
     pad, value = padding
     source = pad.operands[0]
     low = [ir.DenseI64ArrayAttr(pad.attributes["static_low"])[p] for p in _TO_NHWC]
-    element = ir.RankedTensorType(x.type).element_type
-    padded_shape = [ir.RankedTensorType(x.type).shape[p] for p in _TO_NHWC]
+    x_type = ir.RankedTensorType(x.type)
+    padded_type = ir.RankedTensorType.get([x_type.shape[p] for p in _TO_NHWC],
+                                          x_type.element_type)
     interior_shape = [ir.RankedTensorType(source.type).shape[p] for p in _TO_NHWC]
-    allocation = bufferization.AllocTensorOp(ir.RankedTensorType.get(padded_shape, element), [])
-    filled = linalg.fill(arith.constant(element, value), outs=[allocation.result])
-    interior_type = ir.RankedTensorType.get(interior_shape, element)
-    slice_of = dict(offsets=[], sizes=[], strides=[], static_offsets=low,
-                    static_sizes=interior_shape, static_strides=[1] * 4)
-    interior = tensor.extract_slice(interior_type, filled, **slice_of)
-    transposed = linalg.transpose(source, outs=[interior], permutation=list(_TO_NHWC))
-    return tensor.insert_slice(transposed.results[0], filled, **slice_of)
+    return _written_into_padding(
+        padded_type, value, low, interior_shape,
+        lambda interior: linalg.transpose(source, outs=[interior],
+                                          permutation=list(_TO_NHWC)).results[0])
+
+
+def _written_into_padding(padded_type: ir.RankedTensorType, value: ir.Attribute,
+                          low: list[int], interior_shape: list[int],
+                          write: Callable[[ir.Value], ir.Value]) -> ir.Value:
+    """A padded tensor of `padded_type` built in destination-passing style: a new
+    allocation (`bufferization.alloc_tensor`, not a `tensor.empty`: the
+    fills of tensors of the same shape would be alike, merged by CSE, then
+    copied for each) filled with `value`, and its interior at `low` written
+    by the op `write` makes with the interior slice as its destination."""
+    allocation = bufferization.AllocTensorOp(padded_type, [])
+    filled = linalg.fill(arith.constant(padded_type.element_type, value),
+                         outs=[allocation.result])
+    written = write(_slice(filled, low, interior_shape))
+    return tensor.insert_slice(written, filled, **_slice_attributes(low, interior_shape))
 
 
 def _defining_op(value: ir.Value, name: str) -> ir.Operation | None:
@@ -212,10 +228,21 @@ def _defining_op(value: ir.Value, name: str) -> ir.Operation | None:
     return owner if isinstance(owner, ir.Operation) and owner.name == name else None
 
 
+def _group_of(op: ir.Operation) -> dict[str, ir.Attribute]:
+    """The fusion group attributes of `op`."""
+    return {key: op.attributes[key] for key in (FUSION_GROUP, FUSION_KIND)
+            if key in op.attributes}
+
+
+def _mark(ops: list[ir.Operation], group: dict[str, ir.Attribute]) -> None:
+    for new in ops:
+        for key, value in group.items():
+            new.attributes[key] = value
+
+
 def _rewrite(op: ir.Operation) -> None:
     x, weight, init = op.operands
-    group = {key: op.attributes[key] for key in (FUSION_GROUP, FUSION_KIND)
-             if key in op.attributes}
+    group = _group_of(op)
     padding = _constant_padding(x)
     with ir.InsertionPoint(op), op.location:
         x_nhwc = _channels_last_input(x)
@@ -225,9 +252,7 @@ def _rewrite(op: ir.Operation) -> None:
             x_nhwc, weight_hwcf, outs=[init_nhwc.results[0]],
             strides=op.attributes["strides"], dilations=op.attributes["dilations"]).owner.operation
         result = _transposed(convolution.results[0], _TO_NCHW)
-    for new in (init_nhwc, convolution, result):
-        for key, value in group.items():
-            new.attributes[key] = value
+    _mark([init_nhwc, convolution, result], group)
     op.results[0].replace_all_uses_with(result.results[0])
     old_fill = _defining_op(init, "linalg.fill")
     op.erase()
@@ -253,32 +278,25 @@ def _pointwise_as_contraction(op: ir.Operation) -> None:
     a contraction the packed-panel schedule runs (the filter shared by the
     images, a batch dim it does not have), with no transposes."""
     x, weight, init = op.operands
-    n, channels, height, width = ir.RankedTensorType(x.type).shape
+    n, _, height, width = ir.RankedTensorType(x.type).shape
     features = ir.RankedTensorType(weight.type).shape[0]
     element = ir.RankedTensorType(init.type).element_type
-    pixels = height * width
     # Loops (n, f, p, c); an image alone has no batch loop.
     batch = n > 1
     rank = 4 if batch else 3
-    d = [ir.AffineDimExpr.get(i) for i in range(rank)]
-    if not batch:
-        d = [None] + d
-    leading = [d[0]] if batch else []
-    maps = [ir.AffineMap.get(rank, 0, [d[1], d[3]]),
-            ir.AffineMap.get(rank, 0, leading + [d[3], d[2]]),
-            ir.AffineMap.get(rank, 0, leading + [d[1], d[2]])]
+    *image, f, p, c = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    maps = [ir.AffineMap.get(rank, 0, [f, c]), ir.AffineMap.get(rank, 0, image + [c, p]),
+            ir.AffineMap.get(rank, 0, image + [f, p])]
     image_dims = [[0], [1], [2, 3]] if batch else [[0, 1], [2, 3]]
-    group = {key: op.attributes[key] for key in (FUSION_GROUP, FUSION_KIND)
-             if key in op.attributes}
+    group = _group_of(op)
     with ir.InsertionPoint(op), op.location:
         images = _collapsed(x, image_dims)
         filters = _collapsed(weight, [[0], [1, 2, 3]])
         fill = _defining_op(init, "linalg.fill")
         if fill is not None:
-            empty = tensor.empty(([n] if batch else []) + [features, pixels], element)
-            accumulator = linalg.fill(fill.operands[0], outs=[empty])
-            for key, value in group.items():
-                accumulator.owner.attributes[key] = value
+            refilled = _refilled(fill, [n] * batch + [features, height * width])
+            _mark([refilled], group)
+            accumulator = refilled.results[0]
         else:
             accumulator = _collapsed(init, image_dims)
         parallel, reduction = linalg.IteratorType.parallel, linalg.IteratorType.reduction
@@ -292,12 +310,11 @@ def _pointwise_as_contraction(op: ir.Operation) -> None:
             # The filter is the product's left operand, as in a matmul's
             # body: the register tile's contraction then lowers to the
             # same outer products of FMAs.
-            linalg.YieldOp([arith.addf(acc, arith.mulf(_cast(w_value, element),
-                                                       _cast(x_value, element)))])
+            linalg.YieldOp([arith.addf(acc, arith.mulf(cast_float(w_value, element),
+                                                       cast_float(x_value, element)))])
         result = tensor.expand_shape(init.type, product.result, image_dims, [],
                                      ir.RankedTensorType(init.type).shape)
-    for key, value in group.items():
-        product.operation.attributes[key] = value
+    _mark([product.operation], group)
     op.results[0].replace_all_uses_with(result)
     op.erase()
     if fill is not None and not list(fill.results[0].uses):
@@ -306,7 +323,8 @@ def _pointwise_as_contraction(op: ir.Operation) -> None:
 
 def convolutions_to_channels_last(module: ir.Operation) -> int:
     """Rewrites the module's static NCHW convolutions into channels-last
-    ones between transposes; returns how many."""
+    ones between transposes, 1x1 ones of stride 1 into contractions
+    (`_pointwise_as_contraction`); returns how many."""
     found: list[ir.Operation] = []
 
     def collect(child):
@@ -429,15 +447,13 @@ def _grouped_as_taps(op: ir.Operation) -> ir.Operation:
             contract = ir.Attribute.parse("#arith.fastmath<contract>")
             total = None if reduce else arguments[-1]
             for pixel, weight_value in zip(arguments[:len(taps)], arguments[len(taps):-1]):
-                product = arith.mulf(_cast(pixel, out_element), _cast(weight_value, out_element),
-                                     fastmath=contract)
+                product = arith.mulf(cast_float(pixel, out_element),
+                                     cast_float(weight_value, out_element), fastmath=contract)
                 total = product if total is None else arith.addf(total, product, fastmath=contract)
             if reduce:
                 total = arith.addf(arguments[-1], total, fastmath=contract)
             linalg.YieldOp([total])
-    for key in (FUSION_GROUP, FUSION_KIND):
-        if key in op.attributes:
-            generic.operation.attributes[key] = op.attributes[key]
+    _mark([generic.operation], _group_of(op))
     op.results[0].replace_all_uses_with(generic.results[0])
     op.erase()
     return generic.operation
@@ -457,14 +473,12 @@ def _padded_in_place(x: ir.Value) -> tuple[ir.Value, ir.Value, tuple[int, int]]:
         return x, x, (0, 0)
     pad, value = padding
     source = pad.operands[0]
-    padded_type = ir.RankedTensorType(pad.results[0].type)
-    element = padded_type.element_type
-    allocation = bufferization.AllocTensorOp(padded_type, [])
-    filled = linalg.fill(arith.constant(element, value), outs=[allocation.result])
+    element = ir.RankedTensorType(source.type).element_type
     low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
     interior_shape = ir.RankedTensorType(source.type).shape
-    copied = linalg.copy(source, outs=[_slice(filled, low, interior_shape)])
-    padded = tensor.insert_slice(copied, filled, **_slice_attributes(low, interior_shape))
+    padded = _written_into_padding(ir.RankedTensorType(pad.results[0].type), value, low,
+                                   interior_shape,
+                                   lambda interior: linalg.copy(source, outs=[interior]))
     if expand is None:
         return padded, source, (low[-2], low[-1])
     reassociation = ir.ArrayAttr(expand.attributes["reassociation"])
@@ -504,14 +518,6 @@ def _collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
     shape = [prod(source.shape[d] for d in group) for group in groups]
     result = ir.RankedTensorType.get(shape, source.element_type)
     return tensor.collapse_shape(result, value, groups)
-
-
-def _cast(value: ir.Value, element: ir.Type) -> ir.Value:
-    if value.type == element:
-        return value
-    if ir.FloatType(element).width < ir.FloatType(value.type).width:
-        return arith.truncf(element, value)
-    return arith.extf(element, value)
 
 
 def _taps_apply(op: ir.Operation) -> bool:

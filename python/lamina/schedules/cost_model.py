@@ -298,15 +298,15 @@ def _result_shape(linalg: LinalgOp) -> tuple[int | None, ...]:
     return tuple(None if d is None else linalg.extents[d] for d in linalg.output_map)
 
 
-def _rows(linalg: LinalgOp, root: LinalgOp) -> list[int | None]:
-    """The dims of an op's result, matched against the root's rows. Where
-    the op's result has the root's shape, the dims of extent 1 are left
-    out of both (a unit dim, which no thread loop splits, does not stop a
-    producer from following its consumer's rows); otherwise all of them
-    count (a unit dim the root does not have cannot be matched to its
-    rows)."""
+def _rows(linalg: LinalgOp, other: LinalgOp) -> list[int | None]:
+    """The dims of an op's result, matched against another op's (the
+    root's and a producer's, each against the other). Where the two
+    results have one shape, dims of extent 1 are left out (a unit dim,
+    which no thread loop splits, does not stop a producer from following
+    its consumer's rows); otherwise all of them count (a unit dim the
+    other does not have cannot be matched to its rows)."""
     dims = list(linalg.output_map)
-    if _result_shape(linalg) != _result_shape(root):
+    if _result_shape(linalg) != _result_shape(other):
         return dims
     return [d for d in dims if d is None or linalg.extents[d] != 1]
 
@@ -331,8 +331,7 @@ def _fusable(producer: LinalgOp, root: LinalgOp, threads: tuple[int, ...]) -> bo
     at every iteration): the root's split dims lead the producer's result
     as parallel dims of the same extents."""
     split = [d for d, t in enumerate(threads) if t]
-    same_shape = _result_shape(producer) == _result_shape(root)
-    root_dims = _rows(root, root) if same_shape else list(root.output_map)
+    root_dims = _rows(root, producer)
     if any(d not in root_dims for d in split):
         return False
     leading = [root_dims.index(d) for d in split]
