@@ -9,7 +9,9 @@ import pytest
 
 import lamina
 from lamina.reference import compare, evaluate, random_inputs
-from lamina.schedules import CPUModel, Schedule, choose_schedules
+from lamina.schedules import choose_schedules
+from lamina.schedules.contraction import ContractionSchedule, ContractionWithEpilogue
+from lamina.targets.cpu_model import CPUModel
 
 MATMUL = """
 func.func @main(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
@@ -95,7 +97,7 @@ def test_schedules_are_data():
     lamina.get_target("cpu").pipeline().run(module, until="linalg")
     schedules = choose_schedules(module.operation, CPUModel(threads=2))
     (matmul,) = [s for s in schedules if s.kind == "contraction"]
-    assert isinstance(matmul, Schedule)
+    assert isinstance(matmul, ContractionSchedule)
     # B packed in panels of two AVX-512 vectors, moved before k.
     assert matmul.packing.packed_sizes == (0, 32, 0)
     assert matmul.packing.b_outer_perm == (1, 0)
@@ -157,7 +159,7 @@ def epilogue_source(m, n, k, activation="relu", t="f32"):
     return body.format(m=m, n=n, k=k, t=t)
 
 
-def epilogue_schedule(source: str, threads: int) -> Schedule:
+def epilogue_schedule(source: str, threads: int) -> ContractionSchedule:
     module = lamina.parse(source)
     lamina.get_target("cpu").pipeline().run(module, until="linalg")
     contraction = [s for s in choose_schedules(module.operation, CPUModel(threads=threads))
@@ -174,7 +176,7 @@ def test_epilogue_in_the_contraction_loops(activation, t, threads):
     source = epilogue_source(64, 256, 48, activation, t)
     schedule = epilogue_schedule(source, threads)
     # The elementwise ops are one generic by now; threads share its columns.
-    assert len(schedule.epilogue) == 1
+    assert isinstance(schedule, ContractionWithEpilogue) and len(schedule.epilogue) == 1
     assert schedule.epilogue_tiles[0] == ((0, 128) if threads == 2 else (0, 0))
     check(source, threads)
 
@@ -184,7 +186,7 @@ def test_epilogue_where_blocks_do_not_divide(m, n, k):
     """The epilogue keeps a loop nest of its own when the result's blocks
     would not divide it."""
     source = epilogue_source(m, n, k, "gelu", "f32")
-    assert not epilogue_schedule(source, threads=2).epilogue
+    assert not isinstance(epilogue_schedule(source, threads=2), ContractionWithEpilogue)
     check(source, threads=2)
 
 
@@ -198,5 +200,5 @@ func.func @main(%x: tensor<4x32x16xf32>, %w: tensor<4x16x64xf32>, %r: tensor<4x3
   %3 = "nn.cast"(%2) : (tensor<4x32x64xf32>) -> tensor<4x32x64xbf16>
   return %3 : tensor<4x32x64xbf16>
 }"""
-    assert epilogue_schedule(source, threads=2).epilogue
+    assert isinstance(epilogue_schedule(source, threads=2), ContractionWithEpilogue)
     check(source, threads=2)
