@@ -1,7 +1,10 @@
 """Scheduled programs match NumPy: packed matmuls of sizes no tile
 divides, batched and transposed contractions, f16/bf16, fused row groups,
-one and several threads; and the cost model's choices as data
-(convolutions: test_conv_schedule.py)."""
+one and several threads; the kinds' choices as data (convolutions:
+test_conv_schedule.py), and a kind registered by a user."""
+
+from dataclasses import dataclass
+from typing import ClassVar
 
 import ml_dtypes
 import numpy as np
@@ -9,7 +12,10 @@ import pytest
 
 import lamina
 from lamina.reference import compare, evaluate, random_inputs
-from lamina.schedules import choose_schedules
+from lamina.passes.cpu_apply_schedule import CPUApplySchedule
+from lamina.schedules import KINDS, choose_schedules, register_kind, render, transforms
+from lamina.schedules.kind import Schedule, ScheduleKind
+from lamina.schedules.loop_nest import LoopNestKind
 from lamina.schedules.contraction import ContractionSchedule, ContractionWithEpilogue
 from lamina.targets.cpu_model import CPUModel
 
@@ -105,6 +111,56 @@ def test_schedules_are_data():
     assert matmul.threads == (0, 8, 0, 0)
     assert matmul.tile_sizes[-1] == (8, 1, 1, 0)
     assert "packing [0, 32, 0]" in matmul.describe()
+
+
+RELU = """
+func.func @main(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %0 = "nn.relu"(%x) : (tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+"""
+
+
+@dataclass(frozen=True)
+class WholeVector(Schedule):
+    """A test kind's schedule: the root vectorised whole, in one step."""
+
+    kind: ClassVar[str] = "whole-vector"
+
+    def render(self, root):
+        transforms.vectorize(transforms.match_tag(root, self.root))
+
+
+class WholeVectorKind(ScheduleKind):
+    """Groups of one elementwise op."""
+
+    name = "whole-vector"
+
+    def choose(self, group, model):
+        if len(group.ops) != 1 or any(group.ops[0].reduction):
+            return None
+        return [WholeVector(group=group.name, root=group.root.tag)]
+
+
+def test_a_registered_kind_is_asked_before_loop_nests():
+    module = lamina.parse(RELU)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    kind = register_kind(WholeVectorKind())
+    try:
+        assert KINDS[-2] is kind and isinstance(KINDS[-1], LoopNestKind)
+        schedules = choose_schedules(module.operation, CPUModel(threads=2))
+    finally:
+        KINDS.remove(kind)
+    assert [s.describe() for s in schedules] == ["main_op0: whole-vector, root main_op0/0"]
+    render(schedules, module.body)
+    assert CPUApplySchedule().apply(module.operation)
+    code = str(module)
+    assert "vector<16x32xf32>" in code and "scf.for" not in code and "linalg.generic" not in code
+    # Without it, the group is a loop nest again.
+    module = lamina.parse(RELU)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    (schedule,) = choose_schedules(module.operation, CPUModel(threads=2))
+    assert schedule.kind == "loop-nest"
 
 
 def test_threads_option_and_environment(monkeypatch):
