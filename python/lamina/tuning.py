@@ -5,11 +5,11 @@ machine, kept in a persistent cache that every later compile consults.
     for group in f.tuning.groups:
         print(group.describe())
 
-The schedule kinds (lamina.schedules) derive each fusion group's schedules
-from a `CPUModel` (lamina.targets.cpu_model): cache sizes give the contraction's cache tiles (kc, mc),
-the vector registers its register tile (mr rows), `unroll` the vector
-length of loop nests, and the thread count how finely the thread loop
-splits the work. Tuning varies these per group, keeps the variants whose
+The schedule kinds (lamina.schedules) derive each fusion group's
+schedules from a `CPUModel` (lamina.targets.cpu_model): cache sizes give
+the contraction's cache tiles (kc, mc), the vector registers its register
+tile (mr rows), `unroll` the vector length of loop nests, and the thread
+count how finely the thread loop splits the work. Tuning varies these per group, keeps the variants whose
 schedules differ, compiles the whole program with each (the other groups
 at their best so far) and times it on random inputs (the shortest of
 several calls: other processes only ever add time), each candidate right
