@@ -2,13 +2,14 @@
 
 Applies the entry `@__transform_main` of the nested
 `module @lamina_schedule` (appended by `cpu-schedule`) to the module with
-upstream's transform interpreter, then erases the script and the
-`lamina.schedule` tags. A module without a script is left as it is.
+upstream's transform interpreter, then erases the script, the
+`lamina.schedule` tags and the `lamina.schedule_choice`s of tuned groups.
+A module without a script is left as it is.
 
 Expects the product of `cpu-schedule`. Guarantees: the same computation,
 with the scheduled groups as loop nests (`scf.forall` for threads,
 `scf.for` inside) of vector ops on tensors; no transform ops and no
-`lamina.schedule` attributes remain.
+`lamina.schedule` or `lamina.schedule_choice` attributes remain.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.passes.cpu_schedule import schedule_script
-from lamina.schedules.analysis import SCHEDULE_TAG
-from lamina.schedules.schedule import ENTRY
+from lamina.schedules.analysis import SCHEDULE_CHOICE, SCHEDULE_TAG
+from lamina.schedules.script import ENTRY, schedule_script
 
 
 @register_pass
@@ -50,8 +50,9 @@ class CPUApplySchedule(Pass):
             raise PassFailure(f"the schedule failed: {error}", script.location) from None
 
         def untag(child):
-            if SCHEDULE_TAG in child.attributes:
-                del child.attributes[SCHEDULE_TAG]
+            for name in (SCHEDULE_TAG, SCHEDULE_CHOICE):
+                if name in child.attributes:
+                    del child.attributes[name]
             return ir.WalkResult.ADVANCE
 
         op.walk(untag, ir.WalkOrder.PRE_ORDER)

@@ -1,34 +1,38 @@
 """--cpu-schedule: a schedule for every fusion group and linalg op, appended
 to the module as a transform-dialect script.
 
-Static NCHW convolutions are first rewritten into channels-last ones
-between transposes (1x1 ones of stride 1 into matrix products), and
-grouped (and depthwise) ones into elementwise
-sums over their filters' taps, with their padding in destination-passing
-style (`lamina.schedules.convolution`). Then, for each
-function, the linalg ops on tensors are grouped (the fusion
+For each function, the linalg ops on tensors are grouped (the fusion
 groups that `nn-inline-fused` marked; otherwise each op with the fills
-that initialise it), and the cost model of `lamina.schedules` chooses a
-`Schedule` for each group: contractions are packed, tiled for the caches
-and unrolled into a register tile of FMAs, their elementwise epilogue
-computed on each block of the result inside their loops; convolutions
-are tiled into register tiles of output pixels x output channels,
-decomposed into 1-D convolutions and vectorised into FMAs; elementwise ops and reductions
-are split over threads by rows, with the group's producers fused into the
-root's loop, and vectorised along their contiguous dim. Linalg ops that a
-lowering placed inside loops (flash attention's) are vectorised where
-they are, products as register tiles (`lamina.schedules.attention`).
-Each scheduled op gets the discardable attribute `lamina.schedule =
-"TAG"`, and the schedules, rendered with the transform dialect's Python
-builders, become a nested `module @lamina_schedule attributes
+that initialise it; and the ops a lowering placed inside a loop, flash
+attention's, one group per loop), and each group gets the schedules of
+the first schedule kind of `lamina.schedules` that applies to it:
+contractions are packed, tiled for the caches and unrolled into a
+register tile of FMAs, their elementwise epilogue computed on each block
+of the result inside their loops; channels-last convolutions are tiled
+into register tiles of output pixels x output channels, decomposed into
+1-D convolutions and vectorised into FMAs; a loop's body is vectorised in
+place, products as register tiles; elementwise ops and reductions are
+split over threads by rows, with the group's producers fused into the
+root's loop, and vectorised along their contiguous dim. The CPU model
+the kinds choose from is the options' (`threads`, `vector-bits`), with the
+fields a tuner chose for a group where its ops carry them as a
+`lamina.schedule_choice` dictionary (`{l1_bytes = 24576 : i64}`; the
+compile driver writes them from the tuning cache, lamina.tuning). Each
+scheduled op gets the discardable attribute `lamina.schedule = "TAG"`,
+and the schedules, rendered with the transform dialect's Python builders,
+become a nested `module @lamina_schedule attributes
 {transform.with_named_sequence}` at the end of the module, which
-`cpu-apply-schedule` runs.
+`cpu-apply-schedule` runs. A script already there is replaced.
 
 Expects linalg on statically shaped tensors (ops it cannot analyse are
-left unscheduled). Guarantees: the payload computes the same values,
-unchanged apart from the tags and the convolutions' rewrites (a grouped
-convolution's products and sums may contract into FMAs); the script's
-entry is `@__transform_main`.
+left unscheduled); NCHW convolutions are scheduled once
+`cpu-convolutions-to-channels-last` (or the pointwise and grouped
+rewrites) made them channels-last convolutions, contractions or
+elementwise sums. A `lamina.schedule_choice` that is not a dictionary of
+positive integer fields of the CPU model is an error at its op.
+Guarantees: the payload is unchanged apart from the tags; the script's
+entry is `@__transform_main`; the output depends on the input IR and the
+options only.
 """
 
 from __future__ import annotations
@@ -37,22 +41,10 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from lamina.pass_registry import Pass, register_pass
-from lamina.schedules import CPUModel, choose_schedules, default_threads, render
-from lamina.schedules.convolution import convolutions_to_channels_last, grouped_convolutions_to_taps
-from lamina.tuning import tuned_model
-
-SCRIPT_NAME = "lamina_schedule"
-
-
-def schedule_script(module: ir.Operation) -> ir.Operation | None:
-    """The `module @lamina_schedule` inside `module`, if any."""
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if (op.name == "builtin.module" and "sym_name" in op.attributes
-                and ir.StringAttr(op.attributes["sym_name"]).value == SCRIPT_NAME):
-            return op
-    return None
+from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.schedules import ScheduleChoiceError, choose_schedules, render
+from lamina.schedules.script import schedule_script
+from lamina.targets.cpu_model import CPUModel, default_threads
 
 
 @register_pass
@@ -76,7 +68,8 @@ class CPUSchedule(Pass):
         previous = schedule_script(op)
         if previous is not None:
             previous.erase()
-        convolutions_to_channels_last(op)
-        grouped_convolutions_to_taps(op)
-        schedules = choose_schedules(op, self.model(), model_for=tuned_model)
+        try:
+            schedules = choose_schedules(op, self.model())
+        except ScheduleChoiceError as error:
+            raise PassFailure(str(error), error.location) from None
         render(schedules, op.regions[0].blocks[0], op.location)

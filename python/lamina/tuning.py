@@ -5,11 +5,11 @@ machine, kept in a persistent cache that every later compile consults.
     for group in f.tuning.groups:
         print(group.describe())
 
-The cost model (lamina.schedules) derives each fusion group's `Schedule`
-from a `CPUModel`: cache sizes give the contraction's cache tiles (kc, mc),
-the vector registers its register tile (mr rows), `unroll` the vector
-length of loop nests, and the thread count how finely the thread loop
-splits the work. Tuning varies these per group, keeps the variants whose
+The schedule kinds (lamina.schedules) derive each fusion group's
+schedules from a `CPUModel` (lamina.targets.cpu_model): cache sizes give
+the contraction's cache tiles (kc, mc), the vector registers its register
+tile (mr rows), `unroll` the vector length of loop nests, and the thread
+count how finely the thread loop splits the work. Tuning varies these per group, keeps the variants whose
 schedules differ, compiles the whole program with each (the other groups
 at their best so far) and times it on random inputs (the shortest of
 several calls: other processes only ever add time), each candidate right
@@ -25,9 +25,12 @@ The chosen model of each group is stored as `tuning/KEY.json` in the cache
 directory (lamina.cache), with the times of every candidate; KEY hashes
 the group's linalg ops (without locations or tags), the default model
 (vector width, registers, threads), the host CPU and its features, and
-Lamina's version. The `cpu-schedule` pass looks every group up there, so
-a default compile gets the tuned schedules; an unreadable entry is
-ignored.
+Lamina's version. The CPU pipeline looks every group up there just before
+the `cpu-schedule` pass (`TunedChoices`, a step of the compile driver) and
+writes the tuned fields of its model into the IR as a
+`lamina.schedule_choice` on the group's ops, which the pass reads: a
+default compile gets the tuned schedules, while the pass's output depends
+on its input and options only. An unreadable entry is ignored.
 """
 
 from __future__ import annotations
@@ -41,11 +44,15 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
-from lamina.cache import cache_dir, package_version, suspended, write_atomically
-from lamina.schedules.analysis import FUSION_GROUP, SCHEDULE_TAG, Group
-from lamina.schedules.cost_model import CPUModel, group_schedules
+from mlir import ir
 
-FORMAT = 1
+from lamina.cache import cache_dir, package_version, suspended, write_atomically
+from lamina.schedules import group_schedules
+from lamina.schedules.analysis import (FUSION_GROUP, SCHEDULE_CHOICE, SCHEDULE_TAG, Group,
+                                       function_groups)
+from lamina.targets.cpu_model import CPUModel
+
+FORMAT = 2
 MARGIN = 0.03
 """A candidate must beat the best so far by this fraction of its time."""
 
@@ -180,7 +187,7 @@ def store_choice(tuning: GroupTuning) -> None:
 
 
 # ---------------------------------------------------------------------------
-# The schedule pass's hook.
+# The tuned choices, written into the IR before the schedule pass.
 
 
 @dataclass
@@ -219,8 +226,8 @@ def recording():
 
 
 def tuned_model(group: Group, model: CPUModel) -> CPUModel:
-    """The model of `group` (see `choose_schedules`): the one being tried or
-    chosen by a search in progress, else the tuning cache's, else `model`."""
+    """The model of `group`: the one being tried or chosen by a search in
+    progress, else the tuning cache's, else `model`."""
     key = group_key(group, model)
     if _session is not None:
         if _session.recorded is not None and key not in _session.recorded:
@@ -228,6 +235,47 @@ def tuned_model(group: Group, model: CPUModel) -> CPUModel:
             _session.variants[key] = variants(group, model)
         return _session.choices.get(key, model)
     return load_choice(key) or model
+
+
+def choice_attribute(chosen: CPUModel, model: CPUModel, context: ir.Context) -> ir.Attribute | None:
+    """The `lamina.schedule_choice` of a group whose model is `chosen`
+    where the schedule pass's is `model`: the fields that differ; None
+    when none does."""
+    changed = {f.name: ir.IntegerAttr.get(ir.IntegerType.get_signless(64, context),
+                                          getattr(chosen, f.name))
+               for f in dataclasses.fields(chosen) if getattr(chosen, f.name) != getattr(model, f.name)}
+    return ir.DictAttr.get(changed, context) if changed else None
+
+
+class TunedChoices:
+    """A step of the compile driver before `cpu-schedule` (not a pass: what
+    it writes depends on the tuning cache and on the search in progress):
+    each fusion group whose tuned model differs from `model`, the schedule
+    pass's, gets those fields as a `lamina.schedule_choice` on its ops,
+    which the pass reads."""
+
+    argument = "lamina-tuned-choices"
+
+    def __init__(self, model: CPUModel):
+        self.model = model
+
+    def __str__(self) -> str:
+        return self.argument
+
+    def __call__(self, module: ir.Module) -> None:
+        operation = module.operation if isinstance(module, ir.Module) else module
+        for op in operation.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name != "func.func" or not op.regions[0].blocks:
+                continue
+            function = ir.StringAttr(op.attributes["sym_name"]).value
+            for group in function_groups(op):
+                group.name = f"{function}_{group.name}"
+                choice = choice_attribute(tuned_model(group, self.model), self.model,
+                                          operation.context)
+                if choice is not None:
+                    for linalg in group.ops:
+                        linalg.op.attributes[SCHEDULE_CHOICE] = choice
 
 
 def variants(group: Group, model: CPUModel) -> list[CPUModel]:

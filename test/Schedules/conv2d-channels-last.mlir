@@ -1,11 +1,12 @@
-// A static NCHW convolution becomes a channels-last one between transposes
-// (input NCHW -> NHWC, filter FCHW -> HWCF, result NHWC -> NCHW) and gets a
-// direct schedule: threads share the output rows, each register tile is 8
+// A static NCHW convolution, made a channels-last one between transposes
+// by cpu-convolutions-to-channels-last (its own test:
+// test/Transforms/cpu-convolutions-to-channels-last.mlir), gets a direct
+// schedule: threads share the output rows, each register tile is 8
 // output pixels x 32 output channels, decomposed by upstream into a 1-D
 // convolution and vectorised into FMAs whose accumulators stay in
 // registers across the loops over filter rows and input channels.
-// RUN: lamina-opt %s --split-input-file --cpu-schedule='threads=2' | FileCheck %s
-// RUN: lamina-opt %s --split-input-file --cpu-schedule='threads=2' --cpu-apply-schedule --canonicalize | FileCheck %s --check-prefix=TILED
+// RUN: lamina-opt %s --split-input-file --cpu-convolutions-to-channels-last --cpu-schedule='threads=2' | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --cpu-convolutions-to-channels-last --cpu-schedule='threads=2' --cpu-apply-schedule --canonicalize | FileCheck %s --check-prefix=TILED
 
 // The padding moves after the input's transpose: the transpose writes the
 // interior of a zero-filled NHWC tensor. The convolution, its fill and the

@@ -1,9 +1,12 @@
-// Convolutions that are not run channels last. A grouped or depthwise
-// convolution becomes one elementwise generic over the output: per filter
-// tap, the input window the tap meets times the tap's weights, summed into
-// FMAs; its padding an allocation filled and copied into by scheduled ops.
-// A 1x1 convolution of stride 1 becomes the matrix product it is in NCHW.
-// RUN: lamina-opt %s --split-input-file --cpu-schedule='threads=2' --canonicalize | FileCheck %s
+// Convolutions that are not run channels last, and their schedules. A
+// grouped or depthwise convolution becomes one elementwise generic over the
+// output (cpu-grouped-convolutions-to-taps): per filter tap, the input
+// window the tap meets times the tap's weights, summed into FMAs; its
+// padding an allocation filled and copied into by scheduled ops. A 1x1
+// convolution of stride 1 becomes the matrix product it is in NCHW
+// (cpu-pointwise-convolutions-to-contractions), scheduled as a packed
+// contraction. The rewrites' own tests are in test/Transforms.
+// RUN: lamina-opt %s --split-input-file --cpu-pointwise-convolutions-to-contractions --cpu-grouped-convolutions-to-taps --cpu-schedule='threads=2' --canonicalize | FileCheck %s
 
 // Depthwise 3x3, padded by 1: eight windows of the padded input and the
 // centre one of the input itself (it lies inside it), nine [8, 1, 1]

@@ -111,3 +111,26 @@ func.func @booleans(%a: tensor<16xi1>) -> tensor<16xi1> {
   } -> tensor<16xi1>
   return %r : tensor<16xi1>
 }
+
+// -----
+
+// A tuned choice on the group's ops (what lamina.tuning writes from the
+// tuning cache): the model with 16 vector registers gives a register tile
+// of 4 rows instead of 8; the choice goes with the tags.
+// CHECK-LABEL: func.func @tuned_choice
+// CHECK: linalg.matmul {lamina.schedule = "[[MM:tuned_choice_op0/1]]", lamina.schedule_choice = {vector_registers = 16 : i64}}
+// CHECK: transform.named_sequence @schedule_tuned_choice_op0_contraction
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [4, 1, 1, 0]
+
+// TILED-LABEL: func.func @tuned_choice
+// TILED: vector.contract {{.*}} into vector<4x1x32xf32>
+// TILED-NOT: lamina.schedule_choice
+func.func @tuned_choice(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill {lamina.schedule_choice = {vector_registers = 16 : i64}} ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul {lamina.schedule_choice = {vector_registers = 16 : i64}}
+                     ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>)
+                     outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}

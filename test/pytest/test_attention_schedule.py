@@ -18,9 +18,10 @@ import pytest
 
 import lamina
 from lamina.reference import compare, evaluate, random_inputs
-from lamina.schedules import CPUModel, attention_tiles
+from lamina.schedules import attention_tiles
 from lamina.schedules.analysis import analyze
 from lamina.schedules.attention import register_tiling
+from lamina.targets.cpu_model import CPUModel
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 

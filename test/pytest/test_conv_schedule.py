@@ -11,8 +11,9 @@ import pytest
 
 import lamina
 from lamina.reference import compare, evaluate, random_inputs
-from lamina.schedules import CPUModel, choose_schedules
-from lamina.schedules.convolution import convolutions_to_channels_last
+from lamina.passes.cpu_convolutions_to_channels_last import CPUConvolutionsToChannelsLast
+from lamina.schedules import choose_schedules
+from lamina.targets.cpu_model import CPUModel
 
 CONV = """
 func.func @main(%x: tensor<{x}x{t}>, %w: tensor<{w}x{t}>, %b: tensor<{f}x{t}>, %r: tensor<{y}x{t}>)
@@ -189,7 +190,8 @@ func.func @main(%x: tensor<1x4x9x9xf32>, %g: tensor<6x2x3x3xf32>, %w: tensor<8x4
 def schedules_of(source: str, threads: int):
     module = lamina.parse(source)
     lamina.get_target("cpu").pipeline().run(module, until="linalg")
-    assert convolutions_to_channels_last(module.operation) == 1
+    assert CPUConvolutionsToChannelsLast().apply(module.operation)
+    assert str(module).count("linalg.conv_2d_nhwc_hwcf") == 1
     return choose_schedules(module.operation, CPUModel(threads=threads))
 
 

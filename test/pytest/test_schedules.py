@@ -1,7 +1,10 @@
 """Scheduled programs match NumPy: packed matmuls of sizes no tile
 divides, batched and transposed contractions, f16/bf16, fused row groups,
-one and several threads; and the cost model's choices as data
-(convolutions: test_conv_schedule.py)."""
+one and several threads; the kinds' choices as data (convolutions:
+test_conv_schedule.py), and a kind registered by a user."""
+
+from dataclasses import dataclass
+from typing import ClassVar
 
 import ml_dtypes
 import numpy as np
@@ -9,7 +12,12 @@ import pytest
 
 import lamina
 from lamina.reference import compare, evaluate, random_inputs
-from lamina.schedules import CPUModel, Schedule, choose_schedules
+from lamina.passes.cpu_apply_schedule import CPUApplySchedule
+from lamina.schedules import KINDS, choose_schedules, register_kind, render, transforms
+from lamina.schedules.kind import Schedule, ScheduleKind
+from lamina.schedules.loop_nest import LoopNestKind
+from lamina.schedules.contraction import ContractionSchedule, ContractionWithEpilogue
+from lamina.targets.cpu_model import CPUModel
 
 MATMUL = """
 func.func @main(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
@@ -95,7 +103,7 @@ def test_schedules_are_data():
     lamina.get_target("cpu").pipeline().run(module, until="linalg")
     schedules = choose_schedules(module.operation, CPUModel(threads=2))
     (matmul,) = [s for s in schedules if s.kind == "contraction"]
-    assert isinstance(matmul, Schedule)
+    assert isinstance(matmul, ContractionSchedule)
     # B packed in panels of two AVX-512 vectors, moved before k.
     assert matmul.packing.packed_sizes == (0, 32, 0)
     assert matmul.packing.b_outer_perm == (1, 0)
@@ -103,6 +111,56 @@ def test_schedules_are_data():
     assert matmul.threads == (0, 8, 0, 0)
     assert matmul.tile_sizes[-1] == (8, 1, 1, 0)
     assert "packing [0, 32, 0]" in matmul.describe()
+
+
+RELU = """
+func.func @main(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %0 = "nn.relu"(%x) : (tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+"""
+
+
+@dataclass(frozen=True)
+class WholeVector(Schedule):
+    """A test kind's schedule: the root vectorised whole, in one step."""
+
+    kind: ClassVar[str] = "whole-vector"
+
+    def render(self, root):
+        transforms.vectorize(transforms.match_tag(root, self.root))
+
+
+class WholeVectorKind(ScheduleKind):
+    """Groups of one elementwise op."""
+
+    name = "whole-vector"
+
+    def choose(self, group, model):
+        if len(group.ops) != 1 or any(group.ops[0].reduction):
+            return None
+        return [WholeVector(group=group.name, root=group.root.tag)]
+
+
+def test_a_registered_kind_is_asked_before_loop_nests():
+    module = lamina.parse(RELU)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    kind = register_kind(WholeVectorKind())
+    try:
+        assert KINDS[-2] is kind and isinstance(KINDS[-1], LoopNestKind)
+        schedules = choose_schedules(module.operation, CPUModel(threads=2))
+    finally:
+        KINDS.remove(kind)
+    assert [s.describe() for s in schedules] == ["main_op0: whole-vector, root main_op0/0"]
+    render(schedules, module.body)
+    assert CPUApplySchedule().apply(module.operation)
+    code = str(module)
+    assert "vector<16x32xf32>" in code and "scf.for" not in code and "linalg.generic" not in code
+    # Without it, the group is a loop nest again.
+    module = lamina.parse(RELU)
+    lamina.get_target("cpu").pipeline().run(module, until="linalg")
+    (schedule,) = choose_schedules(module.operation, CPUModel(threads=2))
+    assert schedule.kind == "loop-nest"
 
 
 def test_threads_option_and_environment(monkeypatch):
@@ -157,7 +215,7 @@ def epilogue_source(m, n, k, activation="relu", t="f32"):
     return body.format(m=m, n=n, k=k, t=t)
 
 
-def epilogue_schedule(source: str, threads: int) -> Schedule:
+def epilogue_schedule(source: str, threads: int) -> ContractionSchedule:
     module = lamina.parse(source)
     lamina.get_target("cpu").pipeline().run(module, until="linalg")
     contraction = [s for s in choose_schedules(module.operation, CPUModel(threads=threads))
@@ -174,7 +232,7 @@ def test_epilogue_in_the_contraction_loops(activation, t, threads):
     source = epilogue_source(64, 256, 48, activation, t)
     schedule = epilogue_schedule(source, threads)
     # The elementwise ops are one generic by now; threads share its columns.
-    assert len(schedule.epilogue) == 1
+    assert isinstance(schedule, ContractionWithEpilogue) and len(schedule.epilogue) == 1
     assert schedule.epilogue_tiles[0] == ((0, 128) if threads == 2 else (0, 0))
     check(source, threads)
 
@@ -184,7 +242,7 @@ def test_epilogue_where_blocks_do_not_divide(m, n, k):
     """The epilogue keeps a loop nest of its own when the result's blocks
     would not divide it."""
     source = epilogue_source(m, n, k, "gelu", "f32")
-    assert not epilogue_schedule(source, threads=2).epilogue
+    assert not isinstance(epilogue_schedule(source, threads=2), ContractionWithEpilogue)
     check(source, threads=2)
 
 
@@ -198,5 +256,5 @@ func.func @main(%x: tensor<4x32x16xf32>, %w: tensor<4x16x64xf32>, %r: tensor<4x3
   %3 = "nn.cast"(%2) : (tensor<4x32x64xf32>) -> tensor<4x32x64xbf16>
   return %3 : tensor<4x32x64xbf16>
 }"""
-    assert epilogue_schedule(source, threads=2).epilogue
+    assert isinstance(epilogue_schedule(source, threads=2), ContractionWithEpilogue)
     check(source, threads=2)

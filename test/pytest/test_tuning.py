@@ -2,7 +2,7 @@
 measurements, is never slower than the default (the default is the first
 candidate and wins ties); the default compile takes its schedules from the
 tuning cache, for the target the entry was tuned for only, and ignores a
-corrupted entry. Every test uses its own cache directory."""
+corrupted entry; the schedule pass itself reads no cache. Every test uses its own cache directory."""
 
 import dataclasses
 
@@ -38,6 +38,18 @@ def schedule_script(target=TARGET) -> str:
     return str(lamina.get_target(target).emit(lamina.parse(PROGRAM), "schedule"))
 
 
+def schedule_pass_alone() -> str:
+    """The program's schedule from the cpu-schedule pass run by itself on
+    the linalg stage's product, as lamina-opt would."""
+    pipeline = lamina.get_target(TARGET).pipeline()
+    module = lamina.parse(PROGRAM)
+    pipeline.run(module, until="linalg")
+    (schedule,) = [p for p in pipeline.stage("schedule").passes
+                   if getattr(p, "argument", "") == "cpu-schedule"]
+    assert schedule.apply(module.operation)
+    return str(module)
+
+
 def test_tuned_program_matches_numpy_and_is_never_slower(cache):
     tuned = lamina.compile(PROGRAM, target=TARGET, tune=6)
     args = inputs()
@@ -70,6 +82,10 @@ def test_the_default_compile_uses_the_tuning_cache(cache):
 
     store_choice(dataclasses.replace(group, chosen=variant))
     assert schedule_script() == tuned_script
+    # The choice reaches the pass as IR; the pass alone reads no cache.
+    assert "lamina.schedule_choice" in tuned_script
+    assert "lamina.schedule_choice" not in default_script
+    assert schedule_pass_alone() == default_script
     # Another thread count is another key: its default schedules stay.
     with recording():
         one_thread = schedule_script("cpu:threads=1")

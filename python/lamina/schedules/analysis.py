@@ -14,6 +14,9 @@ from mlir.dialects import linalg as linalg_dialect
 FUSION_GROUP = "lamina.fusion_group"
 FUSION_KIND = "lamina.fusion_kind"
 SCHEDULE_TAG = "lamina.schedule"
+# The fields of the CPU model a tuner chose for a group (lamina.tuning),
+# a dictionary on each of the group's ops that the schedule pass reads.
+SCHEDULE_CHOICE = "lamina.schedule_choice"
 
 # Ops whose input is indexed by sums of loops (windows), analysed all the
 # same: the direct convolutions the cost model schedules.
@@ -190,11 +193,14 @@ class Group:
     """Ops scheduled together: `ops` in program order. The root, whose loops
     the others fuse into, is the op whose result leaves the group that the
     most members feed (the last such op on a tie); members that do not feed
-    it (another result of the group, a sibling) cannot fuse into its loops."""
+    it (another result of the group, a sibling) cannot fuse into its loops.
+    `loop` is the loop a lowering placed the ops in (flash attention's
+    body, `loop_body_groups`), None for the function's own ops."""
 
     name: str
     ops: list[LinalgOp] = field(default_factory=list)
     kind: str = ""
+    loop: ir.Operation | None = None
 
     @property
     def root(self) -> LinalgOp:
@@ -281,6 +287,28 @@ def function_groups(func: ir.Operation) -> list[Group]:
     for fill in pending_fills.values():
         order.append(Group(f"op{len(order)}", [fill]))
     return order
+
+
+def loop_body_groups(func: ir.Operation) -> list[Group]:
+    """One group per top-level loop of a function that holds linalg ops
+    (`loop0`, `loop1`, ...): the ops inside it, in program order."""
+    groups = []
+    for operation in func.regions[0].blocks[0].operations:
+        op = operation.operation
+        if not op.name.startswith("scf."):
+            continue
+        nested: list[LinalgOp] = []
+
+        def collect(child):
+            linalg = analyze(child) if child.name.startswith("linalg.") else None
+            if linalg is not None:
+                nested.append(linalg)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(collect, ir.WalkOrder.PRE_ORDER)
+        if nested:
+            groups.append(Group(f"loop{len(groups)}", nested, loop=op))
+    return groups
 
 
 def _value_key(value: ir.Value) -> int:

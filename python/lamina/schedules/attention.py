@@ -1,4 +1,4 @@
-"""Schedules of loop bodies: the linalg ops a lowering already placed
+"""Flash attention's loop body: the linalg ops a lowering already placed
 inside loops, which the fusion groups of a function do not see.
 
 The flash-style attention lowering (`convert-nn-to-linalg` with an
@@ -11,29 +11,23 @@ each op is only vectorised where it is: the two products (`q k^T` and
 `p v`) into register tiles of FMAs, `bq` rows by two vectors of columns,
 looping over their reduction dim with the accumulators in registers; the
 exponentials, row maxima and sums and the rescaling one vector at a time
-(`op_tiling`).
-
-Variants measured on the bench's attention (B=1 H=8 S=512 D=64, f32,
-AVX-512, 2 threads; best of 150 calls): 8 queries x 128 keys 3.31 ms, x 64
-keys 3.57 ms, x 256 keys 3.36 ms; 4 queries 3.56 ms; 16 queries (32
-accumulators, spilled) 3.93 ms. Before the accumulators were hoisted out
-of the products' reduction loops (read and written at every step), with
-the loop's temporaries allocated at every key tile, it took 7.5 ms. The
-exponentials, maxima and sums one vector (16 lanes) at a time instead of
-four: 4% faster on one thread (6.5-6.7 ms instead of 6.8-7.0 ms, best of
-two runs each) and 5% less compile time (a row sum ends adding 16 partial
-sums, not 64). See the lowering's docstring for the comparison with XLA.
+(`op_tiling`): the rows are short (a key tile), and a row sum ends in a
+serial horizontal add over its partial sums' lanes. The tiles' sizes
+(`attention_tiles`) were chosen by measurement (`bench/results.md`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from mlir import ir
 
-from lamina.schedules.analysis import SCHEDULE_TAG, LinalgOp, analyze, contraction_dims
-from lamina.schedules.cost_model import CPUModel, op_tiling
-from lamina.schedules.schedule import OpTiling, Schedule
+from lamina.schedules.analysis import Group, LinalgOp, contraction_dims
+from lamina.schedules.kind import Schedule, ScheduleKind
+from lamina.schedules.op_tiling import OpTiling, op_tiling
+from lamina.schedules.transforms import match_tag
+from lamina.targets.cpu_model import CPUModel
 
 # Keys per step of the online softmax: scores of 8 x 128 floats (4 KiB)
 # stay in L1 between the ops of one step, and the per-step work (row
@@ -46,6 +40,39 @@ def attention_tiles(model: CPUModel) -> tuple[int, int]:
     rows of the register tile (8 with 32 vector registers, else 4) and
     `KEY_TILE` keys."""
     return (8 if model.vector_registers >= 32 else 4), KEY_TILE
+
+
+@dataclass(frozen=True)
+class AttentionSchedule(Schedule):
+    """The ops of one loop body, each vectorised where it is (`ops`)."""
+
+    kind: ClassVar[str] = "attention"
+
+    ops: tuple[OpTiling, ...] = ()
+
+    def decisions(self) -> list[str]:
+        return [op.describe() for op in self.ops]
+
+    def render(self, root: ir.Value) -> None:
+        match_tag(root, self.root)
+        for tiling in self.ops:
+            tiling.render(root)
+
+
+class AttentionKind(ScheduleKind):
+    """Loop bodies vectorised in place (see the module docstring). Applies
+    to the groups of ops inside a loop (`Group.loop`)."""
+
+    name = "attention"
+
+    def choose(self, group: Group, model: CPUModel) -> list[Schedule] | None:
+        if group.loop is None:
+            return None
+        one_vector = replace(model, unroll=1)
+        tilings = [register_tiling(linalg, model) or op_tiling(linalg, one_vector)
+                   for linalg in group.ops]
+        return [AttentionSchedule(group=group.name, root=group.ops[0].tag,
+                                  ops=tuple(t for t in tilings if t))]
 
 
 def register_tiling(linalg: LinalgOp, model: CPUModel) -> OpTiling | None:
@@ -65,39 +92,3 @@ def register_tiling(linalg: LinalgOp, model: CPUModel) -> OpTiling | None:
     tile[dims.n] = columns if columns < extents[dims.n] else 0
     tile[dims.k] = 1 if extents[dims.k] > 1 else 0
     return OpTiling(linalg.tag, tuple(tile), accumulate=bool(tile[dims.k]))
-
-
-def loop_body_schedules(function: ir.Operation, prefix: str, model: CPUModel,
-                        context: ir.Context) -> list[Schedule]:
-    """One schedule per top-level loop of `function` that holds linalg ops
-    (tagged `{prefix}_loop{n}/{index}`): every op vectorised in place."""
-    # One vector per step: the rows are short (a key tile), and a row sum
-    # ends in a serial horizontal add over its partial sums' lanes.
-    one_vector = replace(model, unroll=1)
-    schedules = []
-    for operation in function.regions[0].blocks[0].operations:
-        op = operation.operation
-        if not op.name.startswith("scf."):
-            continue
-        nested: list[LinalgOp] = []
-
-        def collect(child):
-            linalg = analyze(child) if child.name.startswith("linalg.") else None
-            if linalg is not None:
-                nested.append(linalg)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(collect, ir.WalkOrder.PRE_ORDER)
-        if not nested:
-            continue
-        name = f"{prefix}_loop{len(schedules)}"
-        tilings = []
-        for index, linalg in enumerate(nested):
-            linalg.tag = f"{name}/{index}"
-            linalg.op.attributes[SCHEDULE_TAG] = ir.StringAttr.get(linalg.tag, context)
-            tiling = register_tiling(linalg, model) or op_tiling(linalg, one_vector)
-            if tiling:
-                tilings.append(tiling)
-        schedules.append(Schedule(group=name, kind="loop-nest", root=nested[0].tag,
-                                  ops=tuple(tilings)))
-    return schedules

@@ -18,10 +18,16 @@ lamina.targets.frontend):
 * `linalg`: `convert-nn-to-linalg` (attention flash-style, in query tiles
   of the register tile's rows and key tiles of 128: `attention-query-tile`),
   then upstream cleanup and elementwise fusion on tensors;
-* `schedule`: a schedule for each fusion group and linalg op, chosen by
-  the cost model of `lamina.schedules` and appended to the module as a
-  transform-dialect script (`cpu-schedule`; the ops inside the loops of
-  flash attention are vectorised in place); this stage prints both;
+* `schedule`: convolutions rewritten for their schedules (1x1 ones into
+  contractions, `cpu-pointwise-convolutions-to-contractions`; the other
+  NCHW ones channels-last, `cpu-convolutions-to-channels-last`; grouped
+  ones into sums over their taps, `cpu-grouped-convolutions-to-taps`), the
+  tuned choices of the tuning cache written on their groups
+  (lamina.tuning), then a schedule for each fusion group and linalg op,
+  chosen by the schedule kinds of `lamina.schedules` and appended to the
+  module as a transform-dialect script (`cpu-schedule`; the ops inside the
+  loops of flash attention are vectorised in place); this stage prints
+  both;
 * `tiled`: the script applied (`cpu-apply-schedule`): contractions packed,
   tiled for the caches and unrolled into register tiles, fusion groups
   fused into one loop nest per group, split over threads (`scf.forall`)
@@ -77,6 +83,10 @@ import sys
 from mlir import ir
 
 from lamina.passes.cpu_apply_schedule import CPUApplySchedule
+from lamina.passes.cpu_convolutions_to_channels_last import CPUConvolutionsToChannelsLast
+from lamina.passes.cpu_grouped_convolutions_to_taps import CPUGroupedConvolutionsToTaps
+from lamina.passes.cpu_pointwise_convolutions_to_contractions import (
+    CPUPointwiseConvolutionsToContractions)
 from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
@@ -97,12 +107,14 @@ from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.cache import cached_compile
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
-from lamina.schedules import CPUModel, attention_tiles, default_threads
+from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
+from lamina.targets.cpu_model import CPUModel, default_threads
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.host import detect_host
 from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR
 from lamina.toolchain import library_path
+from lamina.tuning import TunedChoices
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -158,6 +170,7 @@ class CPUTarget(Target):
 
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
+        schedule = CPUSchedule(threads=self.threads, vector_bits=self.vector_bits)
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
@@ -165,7 +178,11 @@ class CPUTarget(Target):
                            "collectives (unchanged without a shard.grid)"),
         ] + front[1:] + [
             Stage("schedule", [
-                CPUSchedule(threads=self.threads, vector_bits=self.vector_bits),
+                CPUPointwiseConvolutionsToContractions(),
+                CPUConvolutionsToChannelsLast(),
+                CPUGroupedConvolutionsToTaps(),
+                TunedChoices(schedule.model()),
+                schedule,
             ], description="linalg on tensors and the transform script scheduling it"),
             Stage("tiled", [
                 CPUApplySchedule(),

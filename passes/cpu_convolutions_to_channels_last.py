@@ -1,0 +1,160 @@
+"""--cpu-convolutions-to-channels-last: NCHW convolutions become
+channels-last ones between transposes.
+
+Each `linalg.conv_2d_nchw_fchw` on static shapes becomes a
+`linalg.conv_2d_nhwc_hwcf` between transposes (input NCHW -> NHWC, filter
+FCHW -> HWCF, result NHWC -> NCHW), which the direct convolution schedule
+(lamina.schedules.convolution) tiles into register tiles of output pixels
+x output channels: in NHWC and HWCF the tile's input pixels are broadcast
+and its filter row of output channels is read contiguously. Upstream has
+no transform that changes a convolution's layout (IREE's channels-last
+conversion is its own pass), so the rewrite is Lamina's: transposes built
+with the linalg builders.
+
+A constant filter is transposed now, once (with NumPy; bf16, which NumPy
+cannot hold, by the program at each call). A constant padding of the input
+moves after its transpose, in destination-passing style: the transpose
+writes the interior of a filled NHWC allocation (in place once
+bufferized). A zero-filled result gets a fill of the NHWC shape (which
+the schedule runs on each thread's rows inside the convolution's loop).
+The convolution, its fill and the result's transpose keep the
+convolution's fusion group, so a bias, an activation or a residual add
+fused with it stays in its group and reads the result's transpose in its
+own loop nest; the transposes of the input and the filter are data
+movement of their own.
+
+Expects linalg on tensors; 1x1 convolutions of stride 1 are better off
+as contractions (`cpu-pointwise-convolutions-to-contractions`, which runs
+before this pass in the CPU pipeline). Guarantees: no static
+`linalg.conv_2d_nchw_fchw` is left, and each result is the same sum in
+the same order; a padding, fill or filter constant left without uses is
+erased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from lamina.linalg_builders import (constant_padding, defining_op, fusion_marks, mark,
+                                    matching_ops, refilled, static_shapes, written_into_padding)
+from lamina.pass_registry import Pass, register_pass
+
+CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
+
+# Permutations of the rewrite: NCHW -> NHWC, FCHW -> HWCF, NHWC -> NCHW.
+_TO_NHWC = (0, 2, 3, 1)
+_TO_HWCF = (2, 3, 1, 0)
+_TO_NCHW = (0, 3, 1, 2)
+
+
+def _transposed(value: ir.Value, permutation: tuple[int, ...]) -> ir.Operation:
+    shape = ir.RankedTensorType(value.type).shape
+    element = ir.RankedTensorType(value.type).element_type
+    init = tensor.empty([shape[p] for p in permutation], element)
+    return linalg.transpose(value, outs=[init], permutation=list(permutation)).operation
+
+
+def _channels_last_init(init: ir.Value) -> ir.Operation:
+    """The NHWC init of the rewritten convolution: a fill of the same value
+    where the NCHW one is a fill, else its transpose."""
+    owner = defining_op(init, "linalg.fill")
+    if owner is not None:
+        shape = ir.RankedTensorType(init.type).shape
+        return refilled(owner, [shape[p] for p in _TO_NHWC])
+    return _transposed(init, _TO_NHWC)
+
+
+def _channels_last_filter(weight: ir.Value) -> ir.Value:
+    """`weight` (FCHW) as HWCF: a constant filter is transposed now, once,
+    instead of at every call."""
+    constant = defining_op(weight, "arith.constant")
+    folded = _transposed_constant(constant.attributes["value"]) if constant else None
+    if folded is None:
+        return _transposed(weight, _TO_HWCF).results[0]
+    return arith.ConstantOp(folded.type, folded).result
+
+
+def _transposed_constant(value: ir.Attribute) -> ir.Attribute | None:
+    """A dense filter constant transposed to HWCF, or None where NumPy
+    cannot hold its elements (bf16)."""
+    try:
+        dense = ir.DenseElementsAttr(value)
+    except ValueError:
+        return None
+    shape = ir.RankedTensorType(dense.type)
+    element = shape.element_type
+    transposed_type = ir.RankedTensorType.get([shape.shape[p] for p in _TO_HWCF], element)
+    if dense.is_splat:
+        return ir.DenseElementsAttr.get_splat(transposed_type, dense.get_splat_value())
+    try:
+        array = np.array(dense)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if array.shape != tuple(shape.shape) or array.dtype.kind != "f":
+        return None
+    return ir.DenseElementsAttr.get(np.ascontiguousarray(array.transpose(_TO_HWCF)),
+                                    type=element)
+
+
+def _channels_last_input(x: ir.Value) -> ir.Value:
+    """`x` (NCHW) as NHWC. A constant padding of `x` moves after the
+    transpose in destination-passing style: the transpose writes the
+    interior of a filled NHWC tensor (in place once bufferized,
+    `written_into_padding`) instead of the padded tensor being built,
+    then transposed."""
+    padding = constant_padding(x)
+    if padding is None:
+        return _transposed(x, _TO_NHWC).results[0]
+    pad, value = padding
+    source = pad.operands[0]
+    low = [ir.DenseI64ArrayAttr(pad.attributes["static_low"])[p] for p in _TO_NHWC]
+    x_type = ir.RankedTensorType(x.type)
+    padded_type = ir.RankedTensorType.get([x_type.shape[p] for p in _TO_NHWC],
+                                          x_type.element_type)
+    interior_shape = [ir.RankedTensorType(source.type).shape[p] for p in _TO_NHWC]
+    return written_into_padding(
+        padded_type, value, low, interior_shape,
+        lambda interior: linalg.transpose(source, outs=[interior],
+                                          permutation=list(_TO_NHWC)).results[0])
+
+
+def to_channels_last(op: ir.Operation) -> None:
+    """Replaces the NCHW convolution `op` with its channels-last form (see
+    the module docstring)."""
+    x, weight, init = op.operands
+    marks = fusion_marks(op)
+    padding = constant_padding(x)
+    with ir.InsertionPoint(op), op.location:
+        x_nhwc = _channels_last_input(x)
+        weight_hwcf = _channels_last_filter(weight)
+        init_nhwc = _channels_last_init(init)
+        convolution = linalg.conv_2d_nhwc_hwcf(
+            x_nhwc, weight_hwcf, outs=[init_nhwc.results[0]],
+            strides=op.attributes["strides"], dilations=op.attributes["dilations"]).owner.operation
+        result = _transposed(convolution.results[0], _TO_NCHW)
+    mark([init_nhwc, convolution, result], marks)
+    op.results[0].replace_all_uses_with(result.results[0])
+    old_fill = defining_op(init, "linalg.fill")
+    op.erase()
+    weight_constant = defining_op(weight, "arith.constant")
+    for unused in (old_fill, padding[0] if padding else None, weight_constant):
+        if unused is not None and not list(unused.results[0].uses):
+            unused.erase()
+
+
+@register_pass
+@dataclass
+class CPUConvolutionsToChannelsLast(Pass):
+    """Rewrites static NCHW convolutions into channels-last ones (NHWC input, HWCF filter) between transposes."""
+
+    argument = "cpu-convolutions-to-channels-last"
+    verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
+
+    def run(self, op: ir.Operation) -> None:
+        for convolution in matching_ops(
+                op, lambda child: child.name in CONVOLUTIONS and static_shapes(child)):
+            to_channels_last(convolution)

@@ -1,0 +1,145 @@
+"""The vector code of one op inside its group's loops, shared by the
+schedule kinds: loop nests tile every op this way, contractions and
+convolutions their fills, flash attention's loop body its row ops.
+
+One vector step runs along the op's vector dim (its contiguous dim, or
+for a transpose the output's innermost), `unroll` vectors at a time, one
+element along every other loop; a reduction along the vector dim keeps a
+tile of partial vector accumulators, merged after the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mlir import ir
+from mlir.dialects.transform import loop, structured
+from mlir.dialects.transform import vector as vector_transform
+from mlir.dialects import transform
+
+from lamina.schedules.analysis import LinalgOp
+from lamina.schedules.transforms import (any_op, canonicalization, match_tag, patterns, tile,
+                                         vectorize)
+from lamina.targets.cpu_model import CPUModel
+
+
+@dataclass(frozen=True)
+class OpTiling:
+    """The vector code of one op inside its group's loops: `vector_tile`
+    (scf.for tile sizes, one per loop; the tile is vectorised) and, for a
+    reduction along the vector dim, `reduction_tile` (partial accumulators
+    of that many elements, merged after the loop)."""
+
+    tag: str
+    vector_tile: tuple[int, ...]
+    reduction_tile: tuple[int, ...] = ()
+    accumulate: bool = False
+    """A contraction whose innermost tile loop runs over its reduction:
+    vectorised into FMAs, the accumulators kept in registers across it."""
+
+    def describe(self) -> str:
+        return (f"  {self.tag}: vector {list(self.vector_tile)}"
+                + (f" reduction {list(self.reduction_tile)}" if self.reduction_tile else ""))
+
+    def render(self, root: ir.Value) -> None:
+        """Emits the tiling and vectorisation of the op tagged `tag`."""
+        target = match_tag(root, self.tag)
+        tiled, loops = tile(target, self.vector_tile)
+        if self.accumulate:
+            vectorize(tiled)
+            patterns(loops[0], vector_transform.ApplyVectorReductionToContractPatternsOp,
+                     vector_transform.ApplyTransferPermutationPatternsOp, canonicalization)
+            # The accumulators' vector leaves the loop once its indices
+            # (constants made inside it) do.
+            transform.ApplyLoopInvariantCodeMotionOp(loops[-1])
+            loop.HoistLoopInvariantSubsetsOp(loops[-1])
+        elif self.reduction_tile:
+            split = structured.TileReductionUsingForOp(
+                [any_op()], any_op(), any_op(), any_op(), tiled,
+                tile_sizes=list(self.reduction_tile))
+            for handle in list(split.fill_op) + [split.split_op, split.combining_op]:
+                vectorize(handle)
+            # The partial accumulators stay in registers across the loop (the
+            # canonicalization inside it proves the transfers in bounds, CSE
+            # and loop-invariant code motion make their indices the same values,
+            # defined outside the loop).
+            patterns(split.for_op, canonicalization, cse=True)
+            transform.ApplyLoopInvariantCodeMotionOp(split.for_op)
+            loop.HoistLoopInvariantSubsetsOp(split.for_op)
+        else:
+            vectorize(tiled)
+
+
+def largest_divisor(extent: int, limit: int, multiple_of: int = 1) -> int:
+    """The largest multiple of `multiple_of` dividing `extent` and at most
+    `limit` (at least `multiple_of`)."""
+    best = multiple_of
+    for size in range(multiple_of, min(limit, extent) + 1, multiple_of):
+        if extent % size == 0:
+            best = size
+    return best
+
+
+def vector_length(extent: int, model: CPUModel) -> int:
+    """Elements per vector step along a dim of `extent`: the whole extent
+    when it is more than one vector, at most `unroll`, and a multiple of 4;
+    else `unroll` vectors when they divide it, else the largest power of
+    two from there down to 4 that does; 0 when none does."""
+    size = model.lanes * model.unroll
+    if extent <= size and extent % 4 == 0 and extent > model.lanes:
+        # One step over the whole extent: LLVM splits the vector into
+        # legal ones (28 = 16 + 8 + 4), fewer than the power-of-two
+        # steps that divide it (seven of 4).
+        return extent
+    while size >= 4:
+        if extent % size == 0:
+            return size
+        size //= 2
+    return 0
+
+
+def vector_dim(linalg: LinalgOp) -> int | None:
+    """The dim vector code runs along: `vector_dim()`, else the innermost
+    dim of the output (a transpose, whose reads are then strided)."""
+    dim = linalg.vector_dim()
+    if dim is None:
+        output = [d for d in linalg.output_map if d is not None]
+        dim = output[-1] if output else None
+    return dim
+
+
+def op_tiling(linalg: LinalgOp, model: CPUModel,
+              forall: tuple[int, ...] = ()) -> OpTiling | None:
+    """The vector tile of one op: one vector step along its vector dim,
+    one element along every other loop. `forall` gives the tile sizes of
+    the op's loops in the thread loop around it (0: whole): inside it
+    those loops have the tile's extent (a copy of the op left outside the
+    loop, for uses outside the group, is tiled the same way)."""
+    forall = forall or (0,) * linalg.rank
+    extents = tuple(t or e for t, e in zip(forall, linalg.extents))
+    tiled = replace(linalg, extents=extents)
+    dim = vector_dim(tiled)
+    if dim is None:
+        return None
+    # Strided reads (a transpose's) are gathered element by element: one
+    # vector at a time keeps the unrolled code small.
+    length = vector_length(extents[dim], model if tiled.vector_dim() is not None
+                           else replace(model, unroll=1))
+    if not length:
+        return None
+    tile_sizes = [t or (0 if extent == 1 else 1) for t, extent in zip(forall, linalg.extents)]
+    if linalg.reduction[dim]:
+        tile_sizes[dim] = 0
+        if length == extents[dim]:
+            return OpTiling(linalg.tag, tuple(tile_sizes))
+        reduction = [0] * linalg.rank
+        reduction[dim] = length
+        return OpTiling(linalg.tag, tuple(tile_sizes), tuple(reduction))
+    tile_sizes[dim] = length
+    return OpTiling(linalg.tag, tuple(tile_sizes))
+
+
+def fill_tilings(fills: list[LinalgOp], model: CPUModel) -> tuple[OpTiling, ...]:
+    """The vector tiles of the fills that initialise a contraction or a
+    convolution (those that have one)."""
+    return tuple(t for t in (op_tiling(f, model) for f in fills) if t)
