@@ -50,13 +50,16 @@ from lamina import scalar
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, RESERVED_SHARED_BYTES, shared_alignment
 from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.targets import nvidia
+from lamina.targets.nvidia import RESERVED_SHARED_BYTES, shared_alignment
 from lamina.types import MemRefType, TensorType, VerifyError, type_view
 
-THREADS = 128
+# One warpgroup per block (what wgmma needs, and 4 warps for mma.sync).
+THREADS = nvidia.WARPGROUP
 # f32 accumulator registers a thread may hold, leaving room for the
-# fragments, addresses and loop state below the 255-register limit.
+# fragments, addresses and loop state below the limit of
+# nvidia.REGISTERS_PER_THREAD (255).
 ACCUMULATOR_REGISTERS = 128
 
 
@@ -93,6 +96,7 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     TFLOP/s; 3 stages, two blocks, 554; bench/results-gpu.md). With TMA
     and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads them
     swizzled) and BN a multiple of 64."""
+    arch = nvidia.architecture(chip)
     block_k = 64 if tma else 32
     k_steps = -(-k // block_k)
     best, best_time = None, None
@@ -101,13 +105,12 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
             if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
                 continue
             blocks = -(-m // block_m) * -(-n // block_n) * batch
-            waves = -(-blocks // ARCHITECTURES[chip].sms)
+            waves = -(-blocks // arch.sms)
             intensity = block_m * block_n / (block_m + block_n)
             time = waves * block_m * block_n * k_steps * block_k / intensity
             if best_time is None or time < best_time:
                 best, best_time = (block_m, block_n), time
     block_m, block_n = best
-    arch = ARCHITECTURES[chip]
     fitting = [candidate for candidate in (4, 3, 2) if candidate <= k_steps and TileConfig(
         block_m, block_n, block_k, candidate).shared_bytes() <= arch.shared_memory_bytes]
     # A block's shared memory as an SM counts it: its tiles, the alignment
@@ -259,7 +262,9 @@ class KernelBuilder:
         self.out = type_view(chain.last.results[0].type)
         self.extra = type_view(chain.bias.type) if chain.bias is not None else None
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
+        # TMA loads where wgmma reads them (sm_90a) and the rows allow.
+        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None and all(
+            b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
         self.tiles = tiles or choose_tiles(self.m, self.n, self.k, chip, self.tma,
                                            self.batch or 1)
@@ -400,8 +405,7 @@ class ConvertNNToHW(Pass):
     architecture's limits."""
 
     def run(self, module: ir.Operation) -> None:
-        if self.chip not in ARCHITECTURES:
-            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
+        nvidia.architecture(self.chip, PassFailure)
         forced = parse_tiles(self.tiles) if self.tiles else None
         body = module.regions[0].blocks[0]
         functions = [op.operation for op in body.operations

@@ -793,7 +793,7 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
 # Fusion groups.
 
 # The attribute that marks a call of a fusion group's body with its kind.
-FUSION_KIND = "lamina.fusion_kind"
+FUSION_KIND = nn.FUSION_KIND_ATTRIBUTE
 
 
 def _lower_fused(op: nn.FusedOp, inputs: list[ir.Value]) -> list[ir.Value]:
