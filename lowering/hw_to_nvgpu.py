@@ -10,7 +10,8 @@ Each block-collective hw op is distributed over the threads of its block:
 * shared tiles are views (`memref.view`) of the block's dynamic shared
   memory, each aligned to 128 bytes (1024 on sm_90a, for swizzled TMA
   boxes);
-* register tiles are spread over the threads: a tile whose shape the
+* register tiles are spread over the threads (the layouts are the NVIDIA
+  target model's, `lamina.targets.nvidia`): a tile whose shape the
   block's warps divide into 16x8 fragments has the layout of mma.sync's
   accumulator (each warp holds a block of fragments, each thread four
   elements of each); any other tile is spread element by element, round
@@ -41,8 +42,13 @@ Each block-collective hw op is distributed over the threads of its block:
   column, each element guarded by its row's and its column's bounds, and
   two adjacent columns stored by one vector store when the destination's
   alignment allows (`TileStore.paired`);
-* hardware instructions (`lamina.hw_instructions`) become, per element
-  each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
+* elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add,
+  hw.gelu, ..., and `hw.elementwise` of any nn op, a plugin's included)
+  compute each element a thread holds with the ops their scalar
+  expression builds (`lamina.scalar`; arith only where it has such a
+  body, as in the emulation);
+* hardware instructions (`lamina.dialects.hw_instructions`) become, per
+  element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
@@ -65,9 +71,9 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
-from lamina.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (BINARY, UNARY, from_f32, guarded_load, guarded_store,
-                                         index, placed, shape, to_f32)
+from lamina.dialects.hw_instructions import Instruction
+from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, index, placed,
+                                         shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
@@ -261,9 +267,11 @@ class KernelLowering:
     def lower(self, ops: list[ir.Operation]) -> None:
         for op in ops:
             handler = LOWERINGS.get(op.name)
-            if isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
-                                                                   Instruction):
+            op_class = lookup_op(op.name)
+            if isinstance(op_class, type) and issubclass(op_class, Instruction):
                 handler = _instruction
+            elif isinstance(op_class, type) and issubclass(op_class, hw.ElementwiseTileOp):
+                handler = _elementwise
             if handler is None:
                 raise PassFailure(f"'{op.name}' is not lowered to the GPU (the CPU emulation "
                                   "runs it)", op.location)
@@ -509,25 +517,14 @@ def _same_layout(kernel, view, *values) -> list[RegisterTile]:
     return tiles
 
 
-@lowers(*UNARY)
-def _unary(kernel: KernelLowering, view):
-    x, out = _same_layout(kernel, view, view.operand("x"), view.operand("out"))
-    compute = UNARY[view.op_name()]
+def _elementwise(kernel: KernelLowering, view):
+    """An elementwise register-tile op on each of this thread's elements,
+    through its scalar expression (`view.element`)."""
+    *inputs, out = _same_layout(kernel, view, *view.inputs(), view.operand("out"))
     element = ir.MemRefType(out.storage.type).element_type
-    for slot, (_, valid) in enumerate(x.layout.positions(kernel, INDEX)):
-        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot))), element),
-                                                slot))
-
-
-@lowers(*BINARY)
-def _binary(kernel: KernelLowering, view):
-    x, y, out = _same_layout(kernel, view, view.operand("x"), view.operand("y"),
-                             view.operand("out"))
-    compute = BINARY[view.op_name()]
-    element = ir.MemRefType(out.storage.type).element_type
-    for slot, (_, valid) in enumerate(x.layout.positions(kernel, INDEX)):
-        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot)), to_f32(
-            y.load(slot))), element), slot))
+    for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
+        when(valid, lambda slot=slot: out.store(from_f32(view.element(
+            [to_f32(tile.load(slot)) for tile in inputs]), element), slot))
 
 
 def _instruction(kernel: KernelLowering, view):

@@ -24,7 +24,7 @@ instead of reporting):
   (waited for by parity) sm_90 and PTX 7.8; wgmma sm_90a and PTX 8.0. The target's architecture and PTX
   version (`cuda:sm_80`: PTX 7.0, `cuda:sm_89`: PTX 8.1, `cuda:sm_90a`:
   PTX 8.0) must have them;
-* hardware instructions (`lamina.hw_instructions`): the architecture and
+* hardware instructions (`lamina.dialects.hw_instructions`): the architecture and
   PTX version they declare (`hw.cvt_e4m3x2`: sm_89 and PTX 7.8).
 
 Expects verified hw IR; block sizes come from the kernels' launches (a
@@ -40,7 +40,7 @@ from mlir import ir
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
-from lamina.hw_instructions import Instruction
+from lamina.dialects.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (FEATURES, MBARRIER_BYTES, WARP, AccumulatorLayout, Architecture,
