@@ -881,9 +881,11 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
                                       f"{decl.kind.description}, got "
                                       f"{present[decl.name]}") from None
         try:
-            return op_class.detached(**attrs)
+            op = op_class.detached(**attrs)
         except TypeError as error:
             raise VerifyError(str(error)) from None
+        op.check_attributes()
+        return op
 
     def scalar_tree(self) -> "scalar.Scalar":
         return self.nn_op().scalar_tree()
