@@ -151,6 +151,12 @@ class Transfer:
         return self.src.box
 
     @property
+    def row_extents(self) -> tuple[int, int, int]:
+        """The lengths of the box's rows and of both memrefs' rows (what a
+        chunk each thread moves must divide)."""
+        return (self.box[-1], self.src.memref.shape[-1], self.dst.memref.shape[-1])
+
+    @property
     def index_count(self) -> int:
         return self.src.index_count + self.dst.index_count
 

@@ -401,11 +401,11 @@ def _wait(kernel: KernelLowering, view):
 # -- copies ------------------------------------------------------------------
 
 
-def chunk_width(t: hw.Transfer, element_bytes: int, limit_bytes: int = 16) -> int:
+def chunk_width(t: hw.Transfer, element_bytes: int,
+                limit_bytes: int = nvidia.CHUNK_BYTES) -> int:
     """The widest chunk (in elements, at most `limit_bytes`) that divides
     the box's rows and both operands' rows (`nvidia.chunk_width`)."""
-    return nvidia.chunk_width((t.box[-1], t.src.memref.shape[-1], t.dst.memref.shape[-1]),
-                              element_bytes, limit_bytes)
+    return nvidia.chunk_width(t.row_extents, element_bytes, limit_bytes)
 
 
 def _element_bytes(value: ir.Value) -> int:
@@ -482,7 +482,7 @@ def _async_copy(kernel: KernelLowering, view):
             nvgpu.DeviceAsyncCopyOp(dst, target, src, safe,
                                     ir.IntegerAttr.get(ir.IndexType.get(), width),
                                     srcElements=count,
-                                    bypassL1=True if width * element_bytes == 16 else None)
+                                    bypassL1=True if width * element_bytes == nvidia.CHUNK_BYTES else None)
         when(valid, issue)
 
 
@@ -757,7 +757,7 @@ def _mma(kernel: KernelLowering, view):
     for k0 in range(0, a_type.shape[-1], k_step):
         a_frags, b_frags = [], []
         for fi in range(layout.frag_rows):
-            row = add(row0, fi * 16)
+            row = add(row0, fi * nvidia.MMA_M)
             if tf32:
                 a_frags.append([_i32(memref.load(a, stage_a + [add(row, add(g, dr)),
                                                                add(t, k0 + dk)]))
@@ -767,7 +767,7 @@ def _mma(kernel: KernelLowering, view):
                                                                add(half, k0)], 4, False))
         fj = 0
         while fj < layout.frag_cols:
-            col = add(col0, fj * 8)
+            col = add(col0, fj * nvidia.MMA_N)
             if tf32:
                 b_frags.append([_i32(memref.load(b, stage_b + [add(t, k0 + dk), add(col, g)]))
                                 for dk in (0, 4)])

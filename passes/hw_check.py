@@ -152,8 +152,7 @@ class KernelChecker:
         src, dst = view.operand("src"), view.operand("dst")
         t = hw.transfer(type_view(src.type), type_view(dst.type))
         element = _element_bytes(t.src.memref.dtype)
-        width = nvidia.chunk_width((t.box[-1], t.src.memref.shape[-1], t.dst.memref.shape[-1]),
-                                   element)
+        width = nvidia.chunk_width(t.row_extents, element)
         if width * element < 4:
             rows = {"the box": t.box[-1], f"{t.src.memref}": t.src.memref.shape[-1],
                     f"{t.dst.memref}": t.dst.memref.shape[-1]}
