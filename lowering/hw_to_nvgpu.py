@@ -482,7 +482,8 @@ def _async_copy(kernel: KernelLowering, view):
             nvgpu.DeviceAsyncCopyOp(dst, target, src, safe,
                                     ir.IntegerAttr.get(ir.IndexType.get(), width),
                                     srcElements=count,
-                                    bypassL1=True if width * element_bytes == nvidia.CHUNK_BYTES else None)
+                                    bypassL1=(True if width * element_bytes == nvidia.CHUNK_BYTES
+                                              else None))
         when(valid, issue)
 
 

@@ -12,8 +12,9 @@ Elementwise ops and reductions lower from their scalar definitions
 defined outside this file join the conversion otherwise through a public
 API: `@lowering(OpClass)` registers a function building an op's
 replacement (in the conversion's class-keyed registry,
-`lamina.lowering.registry`, where `convert-nn-to-hw` keeps its own), and `@scalar_body(OpClass)` the scalar computation, in arith
-and math ops, of an elementwise nn op the scalar form cannot write; the
+`lamina.lowering.registry`, where `convert-nn-to-hw` keeps its own),
+and `@scalar_body(OpClass)` the scalar computation, in arith and math
+ops, of an elementwise nn op the scalar form cannot write; the
 builders `elementwise(result_type, operands, body)` and `constant(value)`
 are what such functions are usually written with.
 
