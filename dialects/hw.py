@@ -27,6 +27,12 @@ operand order (source first). Where a box reaches past the end of a
 global memref, loads read zeros and stores skip the elements outside: this
 is how shapes that tiles do not divide are handled.
 
+Elementwise register-tile ops (`hw.add`, `hw.relu`, `hw.gelu`, ...) are
+defined by their scalar expression (`lamina.scalar`), as nn's elementwise
+ops are; `hw.elementwise {fn = "nn.OP"}` is any elementwise nn op, a
+plugin's included, on register tiles. Their NumPy reference, emulation and
+GPU code all come from that one expression.
+
 Hazards. Threads are not synchronised by the ops themselves: a tile written
 by one op and read by another needs a `hw.barrier` in between (a
 `hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by
@@ -39,7 +45,7 @@ Hardware instructions. `hw.prmt` and `hw.cvt_e4m3x2` apply one PTX
 instruction to every element of register tiles (of i32, i16, f32, ...;
 allocations, copies and stores take i8, i16 and i32 tiles for them); they
 and the instructions plugins declare are defined in
-`lamina.hw_instructions`, with the architecture each needs (`hw-check`)
+`lamina.dialects.hw_instructions`, with the architecture each needs (`hw-check`)
 and its meaning, which the emulation runs.
 
 Ops print and parse in MLIR's generic form:
@@ -56,10 +62,13 @@ from typing import Sequence
 import numpy as np
 from mlir import ir
 
+from lamina import scalar
 from lamina.types import MemRefType
 
+from . import nn
 from .opdef import (AnyType, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index, IntAttr,
-                    MemRefOf, Operand, Result, SymbolRefAttr, Variadic, VerifyError)
+                    MemRefOf, Operand, Result, StrAttr, SymbolRefAttr, Variadic, VerifyError,
+                    lookup_op)
 
 
 class HW(Dialect, name="hw"):
@@ -86,7 +95,7 @@ _SPACE_WORDS = {"private": "registers", "workgroup": "shared memory", "global": 
 TILE_TYPES = ("f32", "f16", "bf16")
 
 # Element types that allocations, copies and stores also move: the integers
-# of hardware instructions (lamina.hw_instructions).
+# of hardware instructions (lamina.dialects.hw_instructions).
 DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
@@ -140,6 +149,12 @@ class Transfer:
     @property
     def box(self) -> tuple[int, ...]:
         return self.src.box
+
+    @property
+    def row_extents(self) -> tuple[int, int, int]:
+        """The lengths of the box's rows and of both memrefs' rows (what a
+        chunk each thread moves must divide)."""
+        return (self.box[-1], self.src.memref.shape[-1], self.dst.memref.shape[-1])
 
     @property
     def index_count(self) -> int:
@@ -660,7 +675,46 @@ class FillOp(KernelOp, name="fill"):
         out[...] = self.value
 
 
-class UnaryOp(RegisterTileOp):
+class ElementwiseTileOp(RegisterTileOp):
+    """Base of the elementwise ops on register tiles: each element of
+    `out` is a scalar expression (`lamina.scalar`) of the elements of the
+    inputs at its position, computed in f32 and rounded once to `out`'s
+    type. A subclass states the expression once, as nn's elementwise ops
+    do (`def scalar(self, x): return maximum(x, 0)`), or takes an nn op's
+    (`hw.elementwise`); its NumPy reference, its CPU emulation
+    (`convert-hw-to-loops`) and its GPU code (`convert-hw-to-nvgpu`) all
+    come from `scalar_tree()`: arith ops only where the expression has such
+    a body (erf, tanh and sigmoid as rational approximations, as in the
+    matmul epilogues), else also math ops (exp, log, sqrt, rsqrt, pow)."""
+
+    scalar = None
+
+    def inputs(self) -> list[ir.Value]:
+        """The input tiles, in the expression's operand order."""
+        return [self.operand(d.name) for d in self.operand_decls if d.name != "out"]
+
+    def scalar_tree(self) -> "scalar.Scalar":
+        """The op's expression traced on its inputs."""
+        if self.scalar is None:
+            raise NotImplementedError(f"{self.op_name()} has no scalar definition")
+        return scalar.trace(self.scalar, len(self.operand_decls) - 1)
+
+    def element(self, values: Sequence[ir.Value]) -> ir.Value:
+        """The f32 result of one position from its f32 input elements, at
+        the current insertion point."""
+        tree = self.scalar_tree()
+        return scalar.to_mlir(tree, values, arith_only=scalar.arith_only_supported(tree))
+
+    def reference(self, *arrays):
+        *inputs, out = arrays
+        self.compute_into(inputs, out)
+
+    def compute_into(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        result = scalar.evaluate(self.scalar_tree(), [a.astype(np.float32) for a in inputs])
+        out[...] = np.broadcast_to(result, out.shape).astype(out.dtype)
+
+
+class UnaryOp(ElementwiseTileOp):
     """Base of elementwise ops `out = f(x)` on register tiles of one shape
     and element type (`out` may be `x`); computed in f32."""
 
@@ -675,12 +729,6 @@ class UnaryOp(RegisterTileOp):
     def verify_dtypes(self, x, out):
         _same_dtype(x, out)
 
-    def reference(self, x, out):
-        out[...] = self.compute(x.astype(np.float32)).astype(out.dtype)
-
-    def compute(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
 
 class NegOp(UnaryOp, name="neg"):
     """Negation, elementwise on a register tile.
@@ -688,7 +736,7 @@ class NegOp(UnaryOp, name="neg"):
     Example: "hw.neg"(%x, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x):
+    def scalar(self, x):
         return -x
 
 
@@ -698,8 +746,8 @@ class ExpOp(UnaryOp, name="exp"):
     Example: "hw.exp"(%x, %y) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x):
-        return np.exp(x)
+    def scalar(self, x):
+        return scalar.exp(x)
 
 
 class ReluOp(UnaryOp, name="relu"):
@@ -708,8 +756,8 @@ class ReluOp(UnaryOp, name="relu"):
     Example: "hw.relu"(%acc, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x):
-        return np.maximum(x, 0)
+    def scalar(self, x):
+        return scalar.maximum(x, 0)
 
 
 class GeluOp(UnaryOp, name="gelu"):
@@ -719,8 +767,8 @@ class GeluOp(UnaryOp, name="gelu"):
     Example: "hw.gelu"(%acc, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x):
-        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    def scalar(self, x):
+        return nn.GeluOp.detached(approximate="tanh").scalar(x)
 
 
 class CastOp(UnaryOp, name="cast"):
@@ -733,11 +781,19 @@ class CastOp(UnaryOp, name="cast"):
     def verify_dtypes(self, x, out):
         pass
 
-    def compute(self, x):
+    def scalar(self, x):
         return x
 
 
-class BinaryOp(RegisterTileOp):
+def _verify_broadcast(inputs, out) -> None:
+    """Every input broadcasts to `out`'s shape (NumPy rules)."""
+    for y in inputs:
+        if y.rank > out.rank or any(a != b and a != 1 for a, b in
+                                    zip(y.shape[::-1], out.shape[::-1])):
+            raise VerifyError(f"{dims(y.shape)} does not broadcast to {dims(out.shape)}")
+
+
+class BinaryOp(ElementwiseTileOp):
     """Base of elementwise ops `out = f(x, y)` on register tiles: `y`
     broadcasts to `x`'s shape with NumPy's rules (a row `1xN` or `N`, a
     column `Mx1`); `out` has `x`'s shape and may be `x`. Computed in f32."""
@@ -750,15 +806,7 @@ class BinaryOp(RegisterTileOp):
         _same_dtype(x, y, out)
         if out.shape != x.shape:
             raise VerifyError(f"shapes differ: {dims(x.shape)} vs {dims(out.shape)}")
-        if y.rank > x.rank or any(a != b and a != 1 for a, b in
-                                  zip(y.shape[::-1], x.shape[::-1])):
-            raise VerifyError(f"{dims(y.shape)} does not broadcast to {dims(x.shape)}")
-
-    def reference(self, x, y, out):
-        out[...] = self.compute(x.astype(np.float32), y.astype(np.float32)).astype(out.dtype)
-
-    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        _verify_broadcast([y], x)
 
 
 class AddOp(BinaryOp, name="add"):
@@ -767,7 +815,7 @@ class AddOp(BinaryOp, name="add"):
     Example: "hw.add"(%acc, %bias, %acc) : (memref<128x128xf32, #gpu.address_space<private>>, memref<1x128xf32, #gpu.address_space<private>>, memref<128x128xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x, y):
+    def scalar(self, x, y):
         return x + y
 
 
@@ -777,7 +825,7 @@ class SubOp(BinaryOp, name="sub"):
     Example: "hw.sub"(%s, %rowmax, %s) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x, y):
+    def scalar(self, x, y):
         return x - y
 
 
@@ -787,7 +835,7 @@ class MulOp(BinaryOp, name="mul"):
     Example: "hw.mul"(%x, %scale, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x, y):
+    def scalar(self, x, y):
         return x * y
 
 
@@ -797,8 +845,73 @@ class MaxOp(BinaryOp, name="max"):
     Example: "hw.max"(%m, %new, %m) : (memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
     """
 
-    def compute(self, x, y):
-        return np.maximum(x, y)
+    def scalar(self, x, y):
+        return scalar.maximum(x, y)
+
+
+class MapOp(ElementwiseTileOp, name="elementwise"):
+    """Any elementwise nn op on register tiles: `out = fn(inputs...)`,
+    computed as the nn op `fn` (`"nn.leaky_relu"`: a built-in op or a
+    plugin's) defines it in the scalar form; the nn op's attributes are this
+    op's, by the same names (`approximate = "tanh"` for `nn.gelu`). The
+    inputs are the nn op's operands, in order, broadcast to `out`'s shape
+    (NumPy rules); all have `out`'s element type, and the expression gives
+    a float (not nn.compare's i1).
+
+    Example: "hw.elementwise"(%x, %x) {fn = "nn.silu"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    tiles: Variadic[Operand[MemRefOf(*TILE_TYPES, space="private")]]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    fn: StrAttr
+
+    def inputs(self) -> list[ir.Value]:
+        return list(self.operand("tiles"))
+
+    def nn_op(self) -> "nn.ElementwiseOp":
+        """A view of the nn op `fn` with this op's attributes; raises
+        VerifyError when `fn` is no elementwise nn op with a scalar form."""
+        op_class = lookup_op(self.fn)
+        if not (isinstance(op_class, type) and issubclass(op_class, nn.ElementwiseOp)):
+            raise VerifyError(f"'{self.fn}' is not an elementwise nn op")
+        if op_class.scalar is None:
+            raise VerifyError(f"'{self.fn}' has no scalar definition (`def scalar(self, x)`)")
+        present = self.operation.attributes if self.operation is not None else {}
+        attrs = {}
+        for decl in op_class.attr_decls:
+            if decl.name in present:
+                try:
+                    attrs[decl.name] = decl.kind.to_python(present[decl.name])
+                except ValueError:
+                    raise VerifyError(f"attribute '{decl.name}' of '{self.fn}' must be "
+                                      f"{decl.kind.description}, got "
+                                      f"{present[decl.name]}") from None
+        try:
+            op = op_class.detached(**attrs)
+        except TypeError as error:
+            raise VerifyError(str(error)) from None
+        op.check_attributes()
+        return op
+
+    def scalar_tree(self) -> "scalar.Scalar":
+        return self.nn_op().scalar_tree()
+
+    def verify_operands(self, tiles, out):
+        super().verify_operands(*tiles, out)
+
+    def reference(self, tiles, out):
+        self.compute_into(tiles, out)
+
+    def verify_tiles(self, *tiles):
+        *inputs, out = tiles
+        op = self.nn_op()
+        if len(inputs) != len(op.operand_decls):
+            raise VerifyError(f"'{self.fn}' takes {len(op.operand_decls)} operand(s), got "
+                              f"{len(inputs)} tile(s)")
+        _same_dtype(*tiles)
+        _verify_broadcast(inputs, out)
+        if self.scalar_tree().kind == "cmp":
+            raise VerifyError(f"'{self.fn}' gives a boolean; register tiles hold floats")
 
 
 class ReduceOp(RegisterTileOp):

@@ -115,6 +115,12 @@ OPAQUE = "opaque"
 FUSION_KINDS = (ELEMENTWISE, REDUCTION, CONTRACTION, CONVOLUTION, DATA_MOVEMENT, OPAQUE)
 # What a fusion group (`nn.fused`) is built around.
 GROUP_KINDS = (ELEMENTWISE, REDUCTION, CONTRACTION, CONVOLUTION)
+# The discardable attributes that carry fusion groups below nn: the kind
+# of a group on the call of its body (convert-nn-to-linalg), and the group
+# and kind on each op of an inlined body (nn-inline-fused), which the CPU
+# schedules, the fusion graph and the report read.
+FUSION_KIND_ATTRIBUTE = "lamina.fusion_kind"
+FUSION_GROUP_ATTRIBUTE = "lamina.fusion_group"
 
 PARALLEL = "parallel"
 

@@ -24,7 +24,10 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
   skipped, as the hw ops define; f16 and bf16 are computed on in f32 (MMA
   accumulates in f32; f32 MMA operands are truncated to tf32 first);
 * stores with an epilogue call the epilogue function on each element;
-* hardware instructions (`lamina.hw_instructions`) compute each element
+* elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add, hw.gelu,
+  ..., `hw.elementwise` of any nn op) compute each element with the ops
+  their scalar expression (`lamina.scalar`) builds, as on the GPU;
+* hardware instructions (`lamina.dialects.hw_instructions`) compute each element
   with the arith ops their `emulate` function builds.
 """
 
@@ -34,11 +37,11 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, func, math, memref, scf
+from mlir.dialects import arith, func, memref, scf
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
-from lamina.hw_instructions import Instruction
+from lamina.dialects.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.scalar import cast_float
 from lamina.types import type_view
@@ -199,55 +202,23 @@ def _fill(view):
     loop_nest(shape(out), lambda ivs: memref.store(value, out, ivs))
 
 
-def _gelu(x: ir.Value) -> ir.Value:
-    cube = arith.mulf(arith.mulf(x, x), x)
-    inner = arith.mulf(f32(0.7978845608028654), arith.addf(x, arith.mulf(f32(0.044715), cube)))
-    return arith.mulf(arith.mulf(f32(0.5), x), arith.addf(f32(1.0), math.tanh(inner)))
-
-
-UNARY = {
-    "hw.neg": arith.negf,
-    "hw.exp": math.exp,
-    "hw.relu": lambda x: arith.maximumf(x, f32(0.0)),
-    "hw.gelu": _gelu,
-    "hw.cast": lambda x: x,
-}
-
-BINARY = {
-    "hw.add": arith.addf,
-    "hw.sub": arith.subf,
-    "hw.mul": arith.mulf,
-    "hw.max": arith.maximumf,
-}
-
-
-@lowers(*(lookup_op(name) for name in UNARY))
-def _unary(view):
-    x, out = view.operand("x"), view.operand("out")
-    compute = UNARY[view.op_name()]
-
-    def body(ivs):
-        value = compute(to_f32(memref.load(x, ivs)))
-        memref.store(from_f32(value, element_type(out)), out, ivs)
-    loop_nest(shape(x), body)
-
-
 def broadcast_indices(operand_shape: Sequence[int], ivs: Sequence[ir.Value]) -> list[ir.Value]:
     """The indices of an operand broadcast (NumPy rules) to the loops `ivs`."""
     ivs = list(ivs)[len(ivs) - len(operand_shape):]
     return [index(0) if size == 1 else iv for size, iv in zip(operand_shape, ivs)]
 
 
-@lowers(*(lookup_op(name) for name in BINARY))
-def _binary(view):
-    x, y, out = view.operand("x"), view.operand("y"), view.operand("out")
-    compute = BINARY[view.op_name()]
+def lower_elementwise(view) -> None:
+    """An elementwise register-tile op (`hw.ElementwiseTileOp`), element by
+    element through its scalar expression (`view.element`), inputs
+    broadcast to `out`."""
+    out = view.operand("out")
+    inputs = view.inputs()
 
     def body(ivs):
-        lhs = to_f32(memref.load(x, ivs))
-        rhs = to_f32(memref.load(y, broadcast_indices(shape(y), ivs)))
-        memref.store(from_f32(compute(lhs, rhs), element_type(out)), out, ivs)
-    loop_nest(shape(x), body)
+        values = [to_f32(memref.load(x, broadcast_indices(shape(x), ivs))) for x in inputs]
+        memref.store(from_f32(view.element(values), element_type(out)), out, ivs)
+    loop_nest(shape(out), body)
 
 
 REDUCTIONS = {
@@ -354,8 +325,11 @@ def _emulated_kernel(kernel: ir.Operation) -> None:
             op.results[0].replace_all_uses_with(block_ids[hw.BlockIdOp.from_operation(op).dim])
             continue
         lowering = LOWERINGS.get(op.name)
-        if isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name), Instruction):
+        op_class = lookup_op(op.name)
+        if isinstance(op_class, type) and issubclass(op_class, Instruction):
             lowering = lower_instruction
+        elif isinstance(op_class, type) and issubclass(op_class, hw.ElementwiseTileOp):
+            lowering = lower_elementwise
         if lowering is None:
             raise PassFailure(f"'{op.name}' has no CPU emulation", op.location)
         with op.location, ir.InsertionPoint(op):

@@ -10,7 +10,8 @@ Each block-collective hw op is distributed over the threads of its block:
 * shared tiles are views (`memref.view`) of the block's dynamic shared
   memory, each aligned to 128 bytes (1024 on sm_90a, for swizzled TMA
   boxes);
-* register tiles are spread over the threads: a tile whose shape the
+* register tiles are spread over the threads (the layouts are the NVIDIA
+  target model's, `lamina.targets.nvidia`): a tile whose shape the
   block's warps divide into 16x8 fragments has the layout of mma.sync's
   accumulator (each warp holds a block of fragments, each thread four
   elements of each); any other tile is spread element by element, round
@@ -41,8 +42,13 @@ Each block-collective hw op is distributed over the threads of its block:
   column, each element guarded by its row's and its column's bounds, and
   two adjacent columns stored by one vector store when the destination's
   alignment allows (`TileStore.paired`);
-* hardware instructions (`lamina.hw_instructions`) become, per element
-  each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
+* elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add,
+  hw.gelu, ..., and `hw.elementwise` of any nn op, a plugin's included)
+  compute each element a thread holds with the ops their scalar
+  expression builds (`lamina.scalar`; arith only where it has such a
+  body, as in the emulation);
+* hardware instructions (`lamina.dialects.hw_instructions`) become, per
+  element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
@@ -65,65 +71,18 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
-from lamina.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (BINARY, UNARY, from_f32, guarded_load, guarded_store,
-                                         index, placed, shape, to_f32)
+from lamina.dialects.hw_instructions import Instruction
+from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, index, placed,
+                                         shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.types import MemRefType, numpy_dtype, type_view
+from lamina.targets import nvidia
+from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
+                                   WgmmaLayout, register_layout, shared_alignment)
+from lamina.types import MemRefType, type_view
 
 GPU_MODULE = "hw_kernels"
-WARP = 32
 # The module attribute listing the launches, for the kernel manifest.
 LAUNCHES_ATTRIBUTE = "hw.launches"
-
-
-@dataclass(frozen=True)
-class Architecture:
-    """What Lamina uses of an NVIDIA GPU architecture."""
-
-    name: str
-    # The compute capability as a number (80, 90) and its PTX ISA version.
-    sm: int
-    ptx_version: tuple[int, int]
-    # Shared memory a block may use (the opt-in maximum), in bytes.
-    shared_memory_bytes: int
-    # Streaming multiprocessors of the reference part (A100, H100/H200).
-    sms: int
-    # Architecture-specific features (sm_90a: wgmma).
-    specific: bool = False
-    # What one SM holds at once: shared memory (bytes), 32-bit registers,
-    # threads and blocks.
-    shared_memory_per_sm: int = 164 * 1024
-    registers_per_sm: int = 65536
-    threads_per_sm: int = 2048
-    blocks_per_sm: int = 32
-
-    @property
-    def ptx(self) -> str:
-        return f"{self.ptx_version[0]}.{self.ptx_version[1]}"
-
-
-ARCHITECTURES = {
-    "sm_80": Architecture("sm_80", 80, (7, 0), 163 * 1024, 108),
-    "sm_89": Architecture("sm_89", 89, (8, 1), 99 * 1024, 142, shared_memory_per_sm=100 * 1024,
-                          threads_per_sm=1536, blocks_per_sm=24),
-    "sm_90a": Architecture("sm_90a", 90, (8, 0), 227 * 1024, 132, specific=True,
-                           shared_memory_per_sm=228 * 1024),
-}
-
-
-def architecture(name: str) -> Architecture:
-    """The architecture called `name`; raises ValueError naming the known ones."""
-    if name not in ARCHITECTURES:
-        raise ValueError(f"unknown CUDA architecture '{name}' (known: "
-                         f"{', '.join(ARCHITECTURES)})")
-    return ARCHITECTURES[name]
-
-
-def ptx_features(chip: str) -> str:
-    """The PTX ISA version an architecture's code declares."""
-    major, minor = architecture(chip).ptx_version
-    return f"+ptx{major}{minor}"
 
 
 # ---------------------------------------------------------------------------
@@ -166,6 +125,31 @@ def less(a, b) -> ir.Value:
     return arith.cmpi(arith.CmpIPredicate.ult, as_value(a), as_value(b))
 
 
+class IndexArithmetic(nvidia.Arithmetic):
+    """The target model's layout arithmetic as index ops (constants folded)."""
+
+    def add(self, a, b):
+        return add(a, b)
+
+    def mul(self, a, b):
+        return mul(a, b)
+
+    def div(self, a, b):
+        return div(a, b)
+
+    def rem(self, a, b):
+        return rem(a, b)
+
+    def xor(self, a, b):
+        return arith.xori(as_value(a), as_value(b))
+
+    def less(self, a, b):
+        return less(a, b)
+
+
+INDEX = IndexArithmetic()
+
+
 def when(condition: ir.Value | None, body: Callable[[], None]) -> None:
     """`body` under `scf.if condition` (unconditionally when None)."""
     if condition is None:
@@ -178,186 +162,8 @@ def when(condition: ir.Value | None, body: Callable[[], None]) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Register tiles: how a block's threads hold them.
-
-
-@dataclass
-class Placement:
-    """Where one thread's elements of a 2-d register tile lie in the tile:
-    slot `s` holds element (rows[r], cols[c]) with (r, c) = cells[s].
-    Slots 2i and 2i + 1 hold adjacent columns of one row, the first at an
-    even column (the tensor cores' accumulator layouts)."""
-
-    rows: list[ir.Value]
-    cols: list[ir.Value]
-    cells: list[tuple[int, int]]
-
-    def positions(self) -> list[tuple[tuple, ir.Value | None]]:
-        return [((self.rows[r], self.cols[c]), None) for r, c in self.cells]
-
-
-@dataclass(frozen=True)
-class AccumulatorLayout:
-    """mma.sync's accumulator layout: a grid of `warp_rows` x `warp_cols`
-    warps, each holding `frag_rows` x `frag_cols` m16n8 fragments; a thread
-    holds elements (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1) of each,
-    where g = lane / 4 and t = lane % 4."""
-
-    rows: int
-    cols: int
-    warp_rows: int
-    warp_cols: int
-
-    @property
-    def frag_rows(self) -> int:
-        return self.rows // (16 * self.warp_rows)
-
-    @property
-    def frag_cols(self) -> int:
-        return self.cols // (8 * self.warp_cols)
-
-    @property
-    def slots(self) -> int:
-        return self.frag_rows * self.frag_cols * 4
-
-    @staticmethod
-    def slot(fi: int, fj: int, h: int, v: int, frag_cols: int) -> int:
-        return ((fi * frag_cols + fj) * 2 + h) * 2 + v
-
-    def warp_origin(self, kernel: "KernelLowering") -> tuple[ir.Value, ir.Value]:
-        row = mul(div(kernel.warp, self.warp_cols), self.rows // self.warp_rows)
-        col = mul(rem(kernel.warp, self.warp_cols), self.cols // self.warp_cols)
-        return row, col
-
-    def placement(self, kernel: "KernelLowering") -> "Placement":
-        row0, col0 = self.warp_origin(kernel)
-        row0 = add(row0, div(kernel.lane, 4))
-        col0 = add(col0, mul(rem(kernel.lane, 4), 2))
-        cells = [(fi * 2 + h, fj * 2 + v) for fi in range(self.frag_rows)
-                 for fj in range(self.frag_cols) for h in range(2) for v in range(2)]
-        return Placement([add(row0, fi * 16 + h * 8) for fi in range(self.frag_rows)
-                          for h in range(2)],
-                         [add(col0, fj * 8 + v) for fj in range(self.frag_cols)
-                          for v in range(2)], cells)
-
-    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
-        return self.placement(kernel).positions()
-
-
-@dataclass(frozen=True)
-class RoundRobinLayout:
-    """Element `e` of the flattened tile is held by thread `e % T` in its
-    slot `e // T`."""
-
-    shape: tuple[int, ...]
-    threads: int
-
-    @property
-    def slots(self) -> int:
-        return -(-math.prod(self.shape) // self.threads)
-
-    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
-        size = math.prod(self.shape)
-        found = []
-        for s in range(self.slots):
-            element = add(kernel.tid, s * self.threads)
-            valid = less(element, size) if (s + 1) * self.threads > size else None
-            coordinates, rest = [], element
-            for extent in reversed(self.shape[1:]):
-                coordinates.append(rem(rest, extent))
-                rest = div(rest, extent)
-            coordinates.append(rest)
-            found.append((tuple(reversed(coordinates)), valid))
-        return found
-
-
-@dataclass(frozen=True)
-class WgmmaLayout:
-    """wgmma's accumulator layout for one warpgroup (4 warps): the tile's
-    rows in chunks of 64, warp w holding rows 16w..16w+15 of each; a
-    thread holds elements (g, 8j+2t), (g, 8j+2t+1), (g+8, 8j+2t),
-    (g+8, 8j+2t+1) of each 8-column group j, in that order (the order of
-    the accumulator's registers)."""
-
-    rows: int
-    cols: int
-
-    @property
-    def slots(self) -> int:
-        return self.rows * self.cols // 128
-
-    def placement(self, kernel: "KernelLowering") -> "Placement":
-        row0 = add(mul(kernel.warp, 16), div(kernel.lane, 4))
-        col0 = mul(rem(kernel.lane, 4), 2)
-        chunks, groups = self.rows // 64, self.cols // 8
-        cells = [(chunk * 2 + h, j * 2 + v) for chunk in range(chunks) for j in range(groups)
-                 for h in range(2) for v in range(2)]
-        return Placement([add(row0, chunk * 64 + h * 8) for chunk in range(chunks)
-                          for h in range(2)],
-                         [add(col0, j * 8 + v) for j in range(groups) for v in range(2)], cells)
-
-    def positions(self, kernel: "KernelLowering") -> list[tuple[tuple, ir.Value | None]]:
-        return self.placement(kernel).positions()
-
-    def struct_type(self) -> ir.Type:
-        inner = "struct<(" + ", ".join(["f32"] * (self.cols // 2)) + ")>"
-        return ir.Type.parse("!llvm.struct<(" + ", ".join([inner] * (self.rows // 64)) + ")>")
-
-
-def register_layout(tile: MemRefType, threads: int, wgmma: bool = False):
-    """The layout of a register tile of this shape in a block of `threads`
-    (the accumulator of a wgmma: `wgmma`)."""
-    if wgmma:
-        return WgmmaLayout(*tile.shape)
-    warps = threads // WARP
-    if tile.rank == 2:
-        rows, cols = tile.shape
-        grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
-        fitting = [(wm, wn) for wm, wn in grids
-                   if rows % (16 * wm) == 0 and cols % (8 * wn) == 0]
-        if fitting:
-            wm, wn = min(fitting, key=lambda g: (abs(rows // g[0] - cols // g[1]), g))
-            return AccumulatorLayout(rows, cols, wm, wn)
-    return RoundRobinLayout(tile.shape, threads)
-
-
-@dataclass(frozen=True)
-class BankSwizzle:
-    """Where the 16-byte chunks of a shared tile's rows really are: chunk
-    c of row r at chunk c XOR ((r // rows_per_line) % period). Rows that
-    ldmatrix reads eight at a time (one 8x8 matrix, one row per lane, all
-    at the same column) then fall into distinct banks: without it, rows
-    of 64 bytes meet four times in the same banks and rows of 128 bytes or
-    more eight times (measured on an H200 with the sm_80 matmul: L1 busy
-    90% of the time, tensor cores 21%). Only tiles that nothing but
-    cp.async (`hw.async_copy`) writes and ldmatrix (`hw.mma` on f16/bf16)
-    reads are swizzled: both apply the same permutation."""
-
-    rows_per_line: int
-    period: int
-
-    @classmethod
-    def for_rows(cls, row_bytes: int) -> "BankSwizzle | None":
-        """The swizzle of rows of `row_bytes` (a multiple of 16): eight
-        consecutive rows cover the 128 bytes of the banks; the period is
-        the largest power of two up to 8 that divides the chunks of a row,
-        so that a chunk stays in its row. None when that is 1."""
-        chunks = row_bytes // 16
-        period = 8
-        while chunks % period:
-            period //= 2
-        if period == 1:
-            return None
-        return cls(rows_per_line=max(1, 128 // row_bytes), period=period)
-
-    def chunk(self, row: int, chunk: int) -> int:
-        """Where chunk `chunk` of row `row` is (what `column` computes)."""
-        return chunk ^ ((row // self.rows_per_line) % self.period)
-
-    def column(self, row: ir.Value, col: ir.Value, chunk_elements: int) -> ir.Value:
-        key = rem(div(row, self.rows_per_line), self.period)
-        chunk = arith.xori(div(col, chunk_elements), key)
-        return add(mul(chunk, chunk_elements), rem(col, chunk_elements))
+# Register tiles: how a block's threads hold them (the layouts are the
+# target model's: `nvidia.register_layout`).
 
 
 def bank_swizzle(kernel: "KernelLowering", tile: ir.Value, memref_type: MemRefType
@@ -368,7 +174,7 @@ def bank_swizzle(kernel: "KernelLowering", tile: ir.Value, memref_type: MemRefTy
     if memref_type.dtype not in ("f16", "bf16") or memref_type.rank < 2:
         return None
     row_bytes = memref_type.shape[-1] * _dtype_bytes(memref_type.dtype)
-    if row_bytes % 16 or BankSwizzle.for_rows(row_bytes) is None:
+    if row_bytes % nvidia.CHUNK_BYTES or BankSwizzle.for_rows(row_bytes) is None:
         return None
     for use in tile.uses:
         owner = use.owner
@@ -400,8 +206,7 @@ class SharedTile:
         return math.prod(self.type.shape[-2:]) * _dtype_bytes(self.type.dtype)
 
 
-def _dtype_bytes(dtype: str) -> int:
-    return numpy_dtype(dtype).itemsize
+_dtype_bytes = nvidia.dtype_bytes
 
 
 @dataclass
@@ -421,17 +226,6 @@ class RegisterTile:
 
 # ---------------------------------------------------------------------------
 # Kernels.
-
-
-# Shared memory an SM reserves for the system in each block.
-RESERVED_SHARED_BYTES = 1024
-
-
-def shared_alignment(chip: str) -> int:
-    """The alignment in bytes of shared tiles, and of the block's dynamic
-    shared memory (see gpu-extern-dynamic-shared-memory): 1024 on sm_90a,
-    for 128-byte-swizzled TMA boxes, else 128."""
-    return 1024 if chip == "sm_90a" else 128
 
 
 class KernelLowering:
@@ -473,9 +267,11 @@ class KernelLowering:
     def lower(self, ops: list[ir.Operation]) -> None:
         for op in ops:
             handler = LOWERINGS.get(op.name)
-            if isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
-                                                                   Instruction):
+            op_class = lookup_op(op.name)
+            if isinstance(op_class, type) and issubclass(op_class, Instruction):
                 handler = _instruction
+            elif isinstance(op_class, type) and issubclass(op_class, hw.ElementwiseTileOp):
+                handler = _elementwise
             if handler is None:
                 raise PassFailure(f"'{op.name}' is not lowered to the GPU (the CPU emulation "
                                   "runs it)", op.location)
@@ -498,8 +294,8 @@ class KernelLowering:
         if tile is None or tile.swizzle is None:
             return indices
         row, col = indices[-2:]
-        chunk = 16 // _dtype_bytes(tile.type.dtype)
-        return list(indices[:-2]) + [row, tile.swizzle.column(row, col, chunk)]
+        chunk = nvidia.CHUNK_BYTES // _dtype_bytes(tile.type.dtype)
+        return list(indices[:-2]) + [row, tile.swizzle.column(row, col, chunk, INDEX)]
 
     def row_major(self, value: ir.Value, op: ir.Operation) -> None:
         """Fails when `value` is a tile TMA loads swizzled for wgmma."""
@@ -574,7 +370,7 @@ def _alloc(kernel: KernelLowering, view):
     if tile.rank > 2:
         raise PassFailure(f"register tile {tile} has leading dims; on the GPU register tiles "
                           "are matrices or vectors", view.operation.location)
-    layout = register_layout(tile, kernel.threads, result in kernel.plan.accumulators)
+    layout = register_layout(tile.shape, kernel.threads, result in kernel.plan.accumulators)
     private = ir.Attribute.parse("#gpu.address_space<private>")
     storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], ir.MemRefType(
         result.type).element_type, memory_space=private), [], []).result
@@ -605,14 +401,11 @@ def _wait(kernel: KernelLowering, view):
 # -- copies ------------------------------------------------------------------
 
 
-def chunk_width(t: hw.Transfer, element_bytes: int, limit_bytes: int = 16) -> int:
+def chunk_width(t: hw.Transfer, element_bytes: int,
+                limit_bytes: int = nvidia.CHUNK_BYTES) -> int:
     """The widest chunk (in elements, at most `limit_bytes`) that divides
-    the box's rows and both operands' rows."""
-    width = limit_bytes // element_bytes
-    while width > 1 and any(extent % width for extent in (
-            t.box[-1], t.src.memref.shape[-1], t.dst.memref.shape[-1])):
-        width //= 2
-    return max(width, 1)
+    the box's rows and both operands' rows (`nvidia.chunk_width`)."""
+    return nvidia.chunk_width(t.row_extents, element_bytes, limit_bytes)
 
 
 def _element_bytes(value: ir.Value) -> int:
@@ -626,7 +419,7 @@ def _copy_through_registers(kernel: KernelLowering, view, t: hw.Transfer, src, d
     tile_value = dst if t.dst.memref.space == "private" else src
     tile = kernel.register(tile_value, view.operation)
     lead = len(t.box)
-    for slot, (coordinates, valid) in enumerate(tile.layout.positions(kernel)):
+    for slot, (coordinates, valid) in enumerate(tile.layout.positions(kernel, INDEX)):
         box_position = list(coordinates)[-lead:]
 
         def move(slot=slot, box_position=box_position):
@@ -689,7 +482,8 @@ def _async_copy(kernel: KernelLowering, view):
             nvgpu.DeviceAsyncCopyOp(dst, target, src, safe,
                                     ir.IntegerAttr.get(ir.IndexType.get(), width),
                                     srcElements=count,
-                                    bypassL1=True if width * element_bytes == 16 else None)
+                                    bypassL1=(True if width * element_bytes == nvidia.CHUNK_BYTES
+                                              else None))
         when(valid, issue)
 
 
@@ -707,7 +501,7 @@ def _fill(kernel: KernelLowering, view):
     value = arith.constant(element, float(view.value))
     if out in kernel.registers:
         tile = kernel.registers[out]
-        for slot, (_, valid) in enumerate(tile.layout.positions(kernel)):
+        for slot, (_, valid) in enumerate(tile.layout.positions(kernel, INDEX)):
             when(valid, lambda slot=slot: tile.store(value, slot))
         return
     target = type_view(out.type)
@@ -724,32 +518,21 @@ def _same_layout(kernel, view, *values) -> list[RegisterTile]:
     return tiles
 
 
-@lowers(*UNARY)
-def _unary(kernel: KernelLowering, view):
-    x, out = _same_layout(kernel, view, view.operand("x"), view.operand("out"))
-    compute = UNARY[view.op_name()]
+def _elementwise(kernel: KernelLowering, view):
+    """An elementwise register-tile op on each of this thread's elements,
+    through its scalar expression (`view.element`)."""
+    *inputs, out = _same_layout(kernel, view, *view.inputs(), view.operand("out"))
     element = ir.MemRefType(out.storage.type).element_type
-    for slot, (_, valid) in enumerate(x.layout.positions(kernel)):
-        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot))), element),
-                                                slot))
-
-
-@lowers(*BINARY)
-def _binary(kernel: KernelLowering, view):
-    x, y, out = _same_layout(kernel, view, view.operand("x"), view.operand("y"),
-                             view.operand("out"))
-    compute = BINARY[view.op_name()]
-    element = ir.MemRefType(out.storage.type).element_type
-    for slot, (_, valid) in enumerate(x.layout.positions(kernel)):
-        when(valid, lambda slot=slot: out.store(from_f32(compute(to_f32(x.load(slot)), to_f32(
-            y.load(slot))), element), slot))
+    for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
+        when(valid, lambda slot=slot: out.store(from_f32(view.element(
+            [to_f32(tile.load(slot)) for tile in inputs]), element), slot))
 
 
 def _instruction(kernel: KernelLowering, view):
     """A hardware instruction on each of this thread's elements, as inline PTX."""
     *inputs, out = _same_layout(kernel, view, *view.operation.operands)
     element = ir.MemRefType(out.storage.type).element_type
-    for slot, (_, valid) in enumerate(out.layout.positions(kernel)):
+    for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(
             view.ptx_element([tile.load(slot) for tile in inputs], element), slot))
 
@@ -816,7 +599,7 @@ class TileStore:
     # -- element by element (any layout) -----------------------------------
 
     def elements(self) -> None:
-        for slot, ((row, col), valid) in enumerate(self.tile.layout.positions(self.kernel)):
+        for slot, ((row, col), valid) in enumerate(self.tile.layout.positions(self.kernel, INDEX)):
             def store(slot=slot, row=row, col=col):
                 position = self.lead + [add(self.row0, row), add(self.col0, col)]
 
@@ -908,7 +691,7 @@ class TileStore:
 def _store(kernel: KernelLowering, view):
     store = TileStore(kernel, view)
     if isinstance(store.tile.layout, (AccumulatorLayout, WgmmaLayout)):
-        store.placed(store.tile.layout.placement(kernel))
+        store.placed(store.tile.layout.placement(kernel, INDEX))
     else:
         store.elements()
 
@@ -933,12 +716,13 @@ def _ldmatrix(kernel: "KernelLowering", tile: ir.Value, indices: list[ir.Value],
     return pairs if isinstance(element, ir.F16Type) else [_i32(p) for p in pairs]
 
 
-def _mma_sync(a: list, b: list, c: list, k: int, ptx_type: str) -> list:
-    """One nvvm.mma.sync m16n8k`k` with an f32 accumulator."""
+def _mma_sync(a: list, b: list, c: list, shape: nvidia.MmaShape) -> list:
+    """One nvvm.mma.sync of `shape` (m16n8kK) with an f32 accumulator."""
     f32 = ir.F32Type.get()
     result = ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>")
-    mma_type = ir.Attribute.parse(f"#nvvm.mma_type<{ptx_type}>")
-    op = nvvm.MmaOp(result, ir.Attribute.parse(f"#nvvm.shape<m = 16, n = 8, k = {k}>"),
+    mma_type = ir.Attribute.parse(f"#nvvm.mma_type<{shape.ptx_type}>")
+    op = nvvm.MmaOp(result, ir.Attribute.parse(f"#nvvm.shape<m = {shape.m}, n = {shape.n}, "
+                                               f"k = {shape.k}>"),
                     ir.Attribute.parse("#nvvm.mma_layout<row>"),
                     ir.Attribute.parse("#nvvm.mma_layout<col>"), a, b, c,
                     multiplicandAPtxType=mma_type, multiplicandBPtxType=mma_type)
@@ -964,17 +748,17 @@ def _mma(kernel: KernelLowering, view):
         raise PassFailure(f"the accumulator {acc.type} of hw.mma is not divided into 16x8 "
                           f"fragments by the {kernel.threads // WARP} warps of the block "
                           "(hw-check reports this)", view.operation.location)
-    tf32 = a_type.dtype == "f32"
-    k_step = 8 if tf32 else 16
-    ptx_type = "tf32" if tf32 else a_type.dtype
-    row0, col0 = layout.warp_origin(kernel)
+    shape = nvidia.mma_sync_shape(a_type.dtype)
+    tf32 = shape.ptx_type == "tf32"
+    k_step = shape.k
+    row0, col0 = layout.warp_origin(kernel, INDEX)
     g, t = div(kernel.lane, 4), rem(kernel.lane, 4)
     lane16 = rem(kernel.lane, 16)
     half = mul(div(kernel.lane, 16), 8)
     for k0 in range(0, a_type.shape[-1], k_step):
         a_frags, b_frags = [], []
         for fi in range(layout.frag_rows):
-            row = add(row0, fi * 16)
+            row = add(row0, fi * nvidia.MMA_M)
             if tf32:
                 a_frags.append([_i32(memref.load(a, stage_a + [add(row, add(g, dr)),
                                                                add(t, k0 + dk)]))
@@ -984,7 +768,7 @@ def _mma(kernel: KernelLowering, view):
                                                                add(half, k0)], 4, False))
         fj = 0
         while fj < layout.frag_cols:
-            col = add(col0, fj * 8)
+            col = add(col0, fj * nvidia.MMA_N)
             if tf32:
                 b_frags.append([_i32(memref.load(b, stage_b + [add(t, k0 + dk), add(col, g)]))
                                 for dk in (0, 4)])
@@ -1001,18 +785,13 @@ def _mma(kernel: KernelLowering, view):
             for fj in range(layout.frag_cols):
                 slots = [AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)
                          for h in range(2) for v in range(2)]
-                d = _mma_sync(a_frags[fi], b_frags[fj], [acc.load(s) for s in slots], k_step,
-                              ptx_type)
+                d = _mma_sync(a_frags[fi], b_frags[fj], [acc.load(s) for s in slots], shape)
                 for value, s in zip(d, slots):
                     acc.store(value, s)
 
 
 # ---------------------------------------------------------------------------
 # sm_90a: TMA loads on mbarriers, wgmma.
-
-# The widest TMA box row wgmma reads swizzled, in bytes.
-SWIZZLE_BYTES = 128
-
 
 @dataclass
 class TmaDescriptor:
@@ -1085,15 +864,14 @@ def tma_descriptor(op: ir.Operation, entry: ir.Block) -> TmaDescriptor:
                           op.location)
     rows, cols = t.box
     dtype = t.src.memref.dtype
-    row_bytes = cols * _dtype_bytes(dtype)
-    swizzled = row_bytes >= SWIZZLE_BYTES
-    if (swizzled and row_bytes % SWIZZLE_BYTES) or row_bytes % 16 or rows > 256:
-        raise PassFailure(f"a TMA box of {rows}x{cols} {dtype}: boxes have at most 256 rows of "
-                          f"a multiple of 16 bytes, and rows wider than {SWIZZLE_BYTES} bytes "
-                          f"come in {SWIZZLE_BYTES}-byte boxes (hw-check reports this)",
-                          op.location)
-    box_cols = SWIZZLE_BYTES // _dtype_bytes(dtype) if swizzled else cols
-    return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled,
+    if nvidia.tma_box_problem(rows, cols, dtype):
+        raise PassFailure(f"a TMA box of {rows}x{cols} {dtype}: boxes have at most "
+                          f"{nvidia.TMA_MAX_ROWS} rows of a multiple of "
+                          f"{nvidia.TMA_ROW_ALIGNMENT} bytes, and rows wider than "
+                          f"{SWIZZLE_BYTES} bytes come in {SWIZZLE_BYTES}-byte boxes "
+                          "(hw-check reports this)", op.location)
+    box = nvidia.tma_box(rows, cols, dtype)
+    return TmaDescriptor(src.arg_number, box.rows, box.cols, dtype, box.swizzled,
                          t.src.memref.rank - 2)
 
 
@@ -1120,32 +898,13 @@ def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
         view = hw.MmaOp.from_operation(op)
         a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
         da, db = plan.tiles.get(a), plan.tiles.get(b)
-        problem = wgmma_problem(type_view(a.type), type_view(c.type), da, db, threads)
+        problem = nvidia.wgmma_problem(type_view(a.type), type_view(c.type), da, db, threads)
         if view.instruction == "wgmma" and problem:
             raise PassFailure(f"this MMA cannot be a wgmma: {problem}", op.location)
         if view.instruction != "mma_sync" and not problem:
             plan.wgmma.append(op)
             plan.accumulators.add(c)
     return plan
-
-
-def wgmma_problem(a: MemRefType, c: MemRefType, da: TmaDescriptor | None,
-                  db: TmaDescriptor | None, threads: int) -> str | None:
-    """Why an MMA cannot be a wgmma, or None when it can."""
-    rows, cols = c.shape
-    if a.dtype not in ("f16", "bf16"):
-        return f"wgmma here takes f16 or bf16 operands, not {a.dtype}"
-    if da is None or db is None or not (da.swizzled and db.swizzled):
-        return ("its A and B tiles must be loaded by hw.tma_load with rows of at least "
-                f"{SWIZZLE_BYTES} bytes (swizzled)")
-    if da.cols * 2 != SWIZZLE_BYTES or a.shape[-1] != da.cols:
-        return f"A's rows (K) must be {SWIZZLE_BYTES} bytes: {SWIZZLE_BYTES // 2} elements"
-    if threads != 128:
-        return f"the block must be one warpgroup (128 threads), not {threads}"
-    if rows % 64 or not 64 <= rows <= 256 or cols > 256:
-        return f"the accumulator must have 64, 128, 192 or 256 rows and at most 256 columns, " \
-               f"not {rows}x{cols}"
-    return None
 
 
 @lowers("hw.mbarrier_init")
@@ -1224,6 +983,12 @@ def _tma_load(kernel: KernelLowering, view):
     when(kernel.leader(), issue)
 
 
+def _wgmma_struct_type(layout: WgmmaLayout) -> ir.Type:
+    """The LLVM struct wgmma's accumulator registers travel in."""
+    inner = "struct<(" + ", ".join(["f32"] * (layout.cols // 2)) + ")>"
+    return ir.Type.parse("!llvm.struct<(" + ", ".join([inner] * (layout.rows // 64)) + ")>")
+
+
 def _wgmma(kernel: KernelLowering, view):
     a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
     indices = list(view.operand("indices"))
@@ -1242,7 +1007,7 @@ def _wgmma(kernel: KernelLowering, view):
 
     accumulator = ir.Type.parse(f"!nvgpu.warpgroup.accumulator<fragmented = "
                                 f"vector<{layout.rows}x{layout.cols}xf32>>")
-    struct_type = layout.struct_type()
+    struct_type = _wgmma_struct_type(layout)
     per_chunk = layout.cols // 2
     packed = llvm.UndefOp(struct_type).result
     for slot in range(layout.slots):
@@ -1299,8 +1064,7 @@ class ConvertHWToNVGPU(Pass):
     chip: str = "sm_80"
 
     def run(self, module: ir.Operation) -> None:
-        if self.chip not in ARCHITECTURES:
-            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
+        nvidia.architecture(self.chip, PassFailure)
         with module.context, module.location:
             body = module.regions[0].blocks[0]
             kernels = [op.operation for op in body.operations
@@ -1310,7 +1074,7 @@ class ConvertHWToNVGPU(Pass):
             launches = _block_sizes(module)
             module.attributes["gpu.container_module"] = ir.UnitAttr.get()
             target = ir.Attribute.parse(f'#nvvm.target<chip = "{self.chip}", features = '
-                                        f'"{ptx_features(self.chip)}">')
+                                        f'"{nvidia.ptx_features(self.chip)}">')
             with ir.InsertionPoint(body):
                 gpu_module = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([target]))
             gpu_module.bodyRegion.blocks.append()
@@ -1390,7 +1154,8 @@ class ConvertHWToNVGPU(Pass):
                 ops.append(op.operation)
             return ir.WalkResult.ADVANCE
         gpu_func.operation.walk(collect, ir.WalkOrder.PRE_ORDER)
-        if self.chip == "sm_90a":
+        arch = nvidia.architecture(self.chip, PassFailure)
+        if nvidia.FEATURES["tma"].problem(arch) is None:
             lowering.plan = plan_tma(ops, entry, lowering.threads)
         elif any(op.name.startswith(("hw.tma_load", "hw.mbarrier")) for op in ops):
             first = next(op for op in ops if op.name.startswith(("hw.tma_load", "hw.mbarrier")))

@@ -32,6 +32,24 @@ plugin's included, whose expression has an arith-only body), then an
   (`memref.alloc`, made a tensor again by `bufferization.to_tensor`), so
   that one-shot bufferization turns the host function into memrefs.
 
+The lowerings are class-keyed, in the registry of this conversion
+(`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
+registered for `nn.MatmulOp` and a plugin registers its op's:
+
+    @lowering(MyOp, to="hw")
+    def lower_my_op(op, target: HWLowering) -> list[ir.Operation] | None:
+        kernel = new_kernel(target.kernels, target.name, argument_types, loc)
+        ...                                   # the kernel's hw ops
+        launch(op.operation, [x], target.name, grid)
+        return [op.operation]                 # the ops it lowered
+
+Each op of a host function with a lowering (its class's or its nearest
+base class's) is offered to it in order, the op's location current; the
+function returns the ops it lowered, whose results it has replaced (the
+pass erases them, last first), or None to leave the op. `new_kernel` and
+`launch` build the kernel function and replace the op's result by a
+launch's output buffer.
+
 Expects verified nn IR. An nn op it does not convert is an error at the
 op (the cuda targets have no other way to the GPU yet), unless
 `keep-unconverted` is set. Guarantees: the chains it converts are gone;
@@ -50,13 +68,17 @@ from lamina import scalar
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, RESERVED_SHARED_BYTES, shared_alignment
+from lamina.lowering.registry import lowering, registry
 from lamina.pass_registry import Pass, PassFailure, register_pass
+from lamina.targets import nvidia
+from lamina.targets.nvidia import RESERVED_SHARED_BYTES, shared_alignment
 from lamina.types import MemRefType, TensorType, VerifyError, type_view
 
-THREADS = 128
+# One warpgroup per block (what wgmma needs, and 4 warps for mma.sync).
+THREADS = nvidia.WARPGROUP
 # f32 accumulator registers a thread may hold, leaving room for the
-# fragments, addresses and loop state below the 255-register limit.
+# fragments, addresses and loop state below the limit of
+# nvidia.REGISTERS_PER_THREAD (255).
 ACCUMULATOR_REGISTERS = 128
 
 
@@ -93,6 +115,7 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     TFLOP/s; 3 stages, two blocks, 554; bench/results-gpu.md). With TMA
     and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads them
     swizzled) and BN a multiple of 64."""
+    arch = nvidia.architecture(chip)
     block_k = 64 if tma else 32
     k_steps = -(-k // block_k)
     best, best_time = None, None
@@ -101,13 +124,12 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
             if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
                 continue
             blocks = -(-m // block_m) * -(-n // block_n) * batch
-            waves = -(-blocks // ARCHITECTURES[chip].sms)
+            waves = -(-blocks // arch.sms)
             intensity = block_m * block_n / (block_m + block_n)
             time = waves * block_m * block_n * k_steps * block_k / intensity
             if best_time is None or time < best_time:
                 best, best_time = (block_m, block_n), time
     block_m, block_n = best
-    arch = ARCHITECTURES[chip]
     fitting = [candidate for candidate in (4, 3, 2) if candidate <= k_steps and TileConfig(
         block_m, block_n, block_k, candidate).shared_bytes() <= arch.shared_memory_bytes]
     # A block's shared memory as an SM counts it: its tiles, the alignment
@@ -259,7 +281,9 @@ class KernelBuilder:
         self.out = type_view(chain.last.results[0].type)
         self.extra = type_view(chain.bias.type) if chain.bias is not None else None
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        self.tma = chip == "sm_90a" and all(b % 16 == 0 for b in row_bytes)
+        # TMA loads where wgmma reads them (sm_90a) and the rows allow.
+        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None and all(
+            b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
         self.tiles = tiles or choose_tiles(self.m, self.n, self.k, chip, self.tma,
                                            self.batch or 1)
@@ -310,9 +334,8 @@ class KernelBuilder:
         epilogue = self.epilogue(body, location)
         t = self.tiles
         types = self.argument_types()
-        with ir.InsertionPoint(body), location:
-            kernel = func.FuncOp(self.name, (types, []), visibility="private")
-            kernel.attributes[hw.KERNEL_ATTRIBUTE] = ir.UnitAttr.get()
+        kernel = new_kernel(body, self.name, types, location)
+        with location:
             with ir.InsertionPoint(kernel.add_entry_block()):
                 args = list(kernel.arguments)
                 a, b, c = args[0], args[1], args[-1]
@@ -368,22 +391,67 @@ def _buffer(value: ir.Value) -> ir.Value:
     return bufferization.ToBufferOp(memref_type, value, read_only=True).result
 
 
-def replace_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
-    """The chain's ops in the host function become a launch of the kernel."""
-    last = chain.last
-    out = builder.out
+def new_kernel(kernels: ir.Block, name: str, argument_types: list[ir.Type],
+               location: ir.Location) -> func.FuncOp:
+    """An empty kernel (a private func.func with `hw.kernel`) at the end of
+    `kernels`, the module's body; its body is for the caller to build."""
+    with ir.InsertionPoint(kernels), location:
+        kernel = func.FuncOp(name, (argument_types, []), visibility="private")
+        kernel.attributes[hw.KERNEL_ATTRIBUTE] = ir.UnitAttr.get()
+    return kernel
+
+
+def launch(last: ir.Operation, inputs: list[ir.Value], kernel: str, grid: tuple[int, ...],
+           block: tuple[int, ...] = (THREADS,)) -> None:
+    """Replaces the result of `last`, an op of the host function, by the
+    output of a launch of `kernel`: its arguments are buffers of the
+    tensors `inputs` (a [1, N] row as [N]) and a new buffer of the result,
+    which the kernel writes; the caller erases the ops it lowered."""
+    out = type_view(last.results[0].type)
     with ir.InsertionPoint(last), last.location:
-        operands = [_buffer(v) for v in chain.matmul.operands]
-        if chain.bias is not None:
-            operands.append(_buffer(chain.bias))
+        operands = [_buffer(v) for v in inputs]
         result = memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
-        hw.LaunchOp.build(operands + [result], kernel=builder.name, grid=builder.grid,
-                          block=(THREADS,))
+        hw.LaunchOp.build(operands + [result], kernel=kernel, grid=grid, block=block)
         value = bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
                                          writable=True).result
     last.results[0].replace_all_uses_with(value)
-    for op in reversed(chain.ops):
-        op.erase()
+
+
+
+
+# ---------------------------------------------------------------------------
+# The registry: an nn op's lowering to hw kernels, by op class.
+
+
+@dataclass
+class HWLowering:
+    """What an nn->hw lowering gets besides the op's view: the target
+    `chip`, the tiling the user forced (`tiles`, None: the lowering's
+    choice), the module's body that kernels go into (`kernels`) and a
+    name for the op's kernel, unique in the module (`name`)."""
+
+    chip: str
+    tiles: TileConfig | None
+    kernels: ir.Block
+    name: str
+
+
+TO_HW = registry("hw")
+
+
+@lowering(nn.MatmulOp, to="hw")
+def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation] | None:
+    """A matmul and the chain that consumes it (`find_chain`) as one kernel
+    and its launch; returns the chain's ops. None: the matmul does not fit
+    a kernel (it stays)."""
+    chain = find_chain(op.operation)
+    if chain is None:
+        return None
+    builder = KernelBuilder(chain, target.name, target.chip, target.tiles)
+    builder.build(target.kernels, op.operation.location)
+    inputs = list(chain.matmul.operands) + ([chain.bias] if chain.bias is not None else [])
+    launch(chain.last, inputs, builder.name, builder.grid)
+    return chain.ops
 
 
 @register_pass
@@ -400,32 +468,54 @@ class ConvertNNToHW(Pass):
     architecture's limits."""
 
     def run(self, module: ir.Operation) -> None:
-        if self.chip not in ARCHITECTURES:
-            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
+        nvidia.architecture(self.chip, PassFailure)
         forced = parse_tiles(self.tiles) if self.tiles else None
         body = module.regions[0].blocks[0]
         functions = [op.operation for op in body.operations
                      if op.operation.name == "func.func" and not hw.is_kernel(op.operation)]
         with module.context:
             for function in functions:
-                matmuls = []
-
-                def visit(op):
-                    if op.name == "nn.matmul":
-                        matmuls.append(op.operation)
-                    return ir.WalkResult.ADVANCE
-                function.walk(visit, ir.WalkOrder.PRE_ORDER)
-                host = ir.StringAttr(function.attributes["sym_name"]).value
-                for number, matmul in enumerate(matmuls):
-                    chain = find_chain(matmul)
-                    if chain is None:
-                        continue
-                    builder = KernelBuilder(chain, f"{host}_matmul_{number}", self.chip,
-                                            forced)
-                    builder.build(body, matmul.location)
-                    replace_chain(chain, builder)
+                self.convert(function, body, forced)
         if not self.keep_unconverted:
             self.report_unconverted(module)
+
+    def convert(self, function: ir.Operation, kernels: ir.Block,
+                forced: TileConfig | None) -> None:
+        """Lowers the ops of a host function that have an nn->hw lowering,
+        in order; kernel `N` of op kind `K` in function `F` is `F_K_N`."""
+        ops = []
+
+        def visit(op):
+            if TO_HW.lookup(lookup_op(op.name)) is not None:
+                ops.append(op.operation)
+            return ir.WalkResult.ADVANCE
+        function.walk(visit, ir.WalkOrder.PRE_ORDER)
+        host = ir.StringAttr(function.attributes["sym_name"]).value
+        numbers: dict[str, int] = {}
+        pending = []
+        for op in ops:
+            kind = op.name.split(".", 1)[1]
+            pending.append((op, f"{host}_{kind}_{numbers.setdefault(kind, 0)}"))
+            numbers[kind] += 1
+        while pending:
+            op, name = pending.pop(0)
+            op_class = lookup_op(op.name)
+            try:
+                view = op_class.from_operation(op)
+            except VerifyError as error:
+                raise PassFailure(f"'{op.name}' op {error}", op.location) from None
+            with op.location:
+                lowered = TO_HW.lookup(op_class)(view, HWLowering(self.chip, forced, kernels,
+                                                                  name))
+            lowered = list(lowered or [])
+            # Ops the lowering took are offered to no other (compared while
+            # they exist: Operations compare equal across their wrappers).
+            pending = [(p, n) for p, n in pending if not any(p == done for done in lowered)]
+            for done in reversed(lowered):
+                if any(len(list(result.uses)) for result in done.results):
+                    raise PassFailure(f"the nn->hw lowering of '{op.name}' left a use of "
+                                      f"'{done.name}', which it lowered", done.location)
+                done.erase()
 
     @staticmethod
     def report_unconverted(module: ir.Operation) -> None:

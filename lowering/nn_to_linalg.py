@@ -11,8 +11,10 @@ Elementwise ops and reductions lower from their scalar definitions
 `identity`, `combine` and `finish`), Lamina's and plugins' alike. Ops
 defined outside this file join the conversion otherwise through a public
 API: `@lowering(OpClass)` registers a function building an op's
-replacement, and `@scalar_body(OpClass)` the scalar computation, in arith
-and math ops, of an elementwise nn op the scalar form cannot write; the
+replacement (in the conversion's class-keyed registry,
+`lamina.lowering.registry`, where `convert-nn-to-hw` keeps its own),
+and `@scalar_body(OpClass)` the scalar computation, in arith and math
+ops, of an elementwise nn op the scalar form cannot write; the
 builders `elementwise(result_type, operands, body)` and `constant(value)`
 are what such functions are usually written with.
 
@@ -64,6 +66,8 @@ from lamina import scalar
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
 from lamina.dialects.opdef import Op, lookup_op
+from lamina.lowering.registry import lowering as registry_lowering
+from lamina.lowering.registry import registry
 from lamina.types import TensorType, VerifyError
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
@@ -793,7 +797,7 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
 # Fusion groups.
 
 # The attribute that marks a call of a fusion group's body with its kind.
-FUSION_KIND = "lamina.fusion_kind"
+FUSION_KIND = nn.FUSION_KIND_ATTRIBUTE
 
 
 def _lower_fused(op: nn.FusedOp, inputs: list[ir.Value]) -> list[ir.Value]:
@@ -836,8 +840,10 @@ def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
 
 
 # By op category (base class) where the category shares a lowering; the
-# most derived class listed wins.
-LOWERINGS: dict[type, Callable[..., Any]] = {
+# most derived class listed wins. They join the class-keyed registry of
+# the conversion (`lamina.lowering.registry`), as a plugin's lowerings do.
+TO_LINALG = registry("linalg")
+_BUILTIN: dict[type, Callable[..., Any]] = {
     nn.UnaryElementwiseOp: _lower_elementwise,
     nn.BinaryElementwiseOp: _lower_elementwise,
     nn.SelectOp: _lower_elementwise,
@@ -859,6 +865,8 @@ LOWERINGS: dict[type, Callable[..., Any]] = {
     nn.PadOp: _lower_pad,
     nn.FusedOp: _lower_fused,
 }
+for _op_class, _function in _BUILTIN.items():
+    TO_LINALG.register(_op_class, _function)
 
 
 # ---------------------------------------------------------------------------
@@ -877,11 +885,9 @@ def lowering(op_class: type[Op]):
     The function runs with the insertion point before the op and its
     location current; it gets the operands grouped like the declarations
     (a list for a variadic one, None for an absent optional one) and
-    returns the replacement value, or a list of them for several results."""
-    def register(function):
-        LOWERINGS[op_class] = function
-        return function
-    return register
+    returns the replacement value, or a list of them for several results.
+    The same as `lamina.lowering.registry.lowering(op_class)`."""
+    return registry_lowering(op_class, to="linalg")
 
 
 def scalar_body(op_class: type[Op]):
@@ -906,7 +912,7 @@ def scalar_body(op_class: type[Op]):
 
 def lowering_for(op_class: type[Op]) -> Callable[..., Any] | None:
     """The lowering of an op class: its own or its nearest base class's."""
-    return next((LOWERINGS[c] for c in op_class.__mro__ if c in LOWERINGS), None)
+    return TO_LINALG.lookup(op_class)
 
 
 def lower_op(operation: ir.Operation,

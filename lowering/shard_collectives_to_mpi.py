@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, linalg, llvm, memref, tensor
 
+from lamina.dialects.shard import grids
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.passes.nn_shard_partition import grids
 
 # MPICH's handles (mpi.h of the `mpich` wheel): communicator, datatypes, ops.
 MPI_COMM_WORLD = 0x44000000

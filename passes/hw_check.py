@@ -24,7 +24,7 @@ instead of reporting):
   (waited for by parity) sm_90 and PTX 7.8; wgmma sm_90a and PTX 8.0. The target's architecture and PTX
   version (`cuda:sm_80`: PTX 7.0, `cuda:sm_89`: PTX 8.1, `cuda:sm_90a`:
   PTX 8.0) must have them;
-* hardware instructions (`lamina.hw_instructions`): the architecture and
+* hardware instructions (`lamina.dialects.hw_instructions`): the architecture and
   PTX version they declare (`hw.cvt_e4m3x2`: sm_89 and PTX 7.8).
 
 Expects verified hw IR; block sizes come from the kernels' launches (a
@@ -40,29 +40,14 @@ from mlir import ir
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
-from lamina.hw_instructions import Instruction
-from lamina.lowering.hw_to_nvgpu import (ARCHITECTURES, SWIZZLE_BYTES, WARP, AccumulatorLayout,
-                                         Architecture, TmaDescriptor, chunk_width,
-                                         register_layout, wgmma_problem)
+from lamina.dialects.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
-from lamina.types import numpy_dtype, type_view
+from lamina.targets import nvidia
+from lamina.targets.nvidia import (FEATURES, MBARRIER_BYTES, WARP, AccumulatorLayout, Architecture,
+                                   TmaBox, register_layout, wgmma_problem)
+from lamina.types import type_view
 
-# What each hw feature needs: (compute capability, architecture-specific,
-# PTX version, the PTX instructions it uses).
-FEATURES = {
-    "cp.async": (80, False, (7, 0), "cp.async"),
-    "mma.sync": (80, False, (7, 0), "ldmatrix + mma.sync"),
-    "tma": (90, False, (8, 0), "cp.async.bulk.tensor"),
-    "mbarrier": (90, False, (7, 8), "mbarrier.try_wait.parity"),
-    "wgmma": (90, True, (8, 0), "wgmma.mma_async"),
-}
-
-# mbarriers take 8 bytes of static shared memory each.
-MBARRIER_BYTES = 8
-
-
-def _element_bytes(dtype: str) -> int:
-    return numpy_dtype(dtype).itemsize
+_element_bytes = nvidia.dtype_bytes
 
 
 def _constant(value: ir.Value) -> int | None:
@@ -88,12 +73,10 @@ class KernelChecker:
 
     def feature(self, op: ir.Operation, name: str, what: str) -> bool:
         """Reports `what` needing feature `name` the architecture lacks."""
-        sm, specific, ptx, instructions = FEATURES[name]
-        if self.arch.sm >= sm and self.arch.ptx_version >= ptx and (
-                self.arch.specific or not specific):
+        needed = FEATURES[name].problem(self.arch)
+        if needed is None:
             return True
-        needed = f"sm_{sm}{'a' if specific else ''} and PTX {ptx[0]}.{ptx[1]}"
-        self.error(op, f"{what} needs {needed} ({instructions}); target cuda:{self.arch.name} "
+        self.error(op, f"{what} needs {needed}; target cuda:{self.arch.name} "
                        f"is {self.arch.name} with PTX {self.arch.ptx}")
         return False
 
@@ -140,7 +123,7 @@ class KernelChecker:
     # -- shared memory ---------------------------------------------------------
 
     def shared_memory(self, ops: list[ir.Operation]) -> None:
-        alignment = 1024 if self.arch.specific else 128
+        alignment = self.arch.shared_alignment
         budget = self.arch.shared_memory_bytes
         used = sum(MBARRIER_BYTES * hw.MBarrierInitOp.from_operation(op).barriers
                    for op in ops if op.name == "hw.mbarrier_init")
@@ -169,7 +152,7 @@ class KernelChecker:
         src, dst = view.operand("src"), view.operand("dst")
         t = hw.transfer(type_view(src.type), type_view(dst.type))
         element = _element_bytes(t.src.memref.dtype)
-        width = chunk_width(t, element)
+        width = nvidia.chunk_width(t.row_extents, element)
         if width * element < 4:
             rows = {"the box": t.box[-1], f"{t.src.memref}": t.src.memref.shape[-1],
                     f"{t.dst.memref}": t.dst.memref.shape[-1]}
@@ -186,7 +169,7 @@ class KernelChecker:
                            f"a multiple of the {width * element}-byte chunks ({width} elements) "
                            "each thread copies")
 
-    def tma_load(self, op: ir.Operation) -> TmaDescriptor | None:
+    def tma_load(self, op: ir.Operation) -> TmaBox | None:
         if not self.feature(op, "tma", "'hw.tma_load'"):
             return None
         view = hw.TmaLoadOp.from_operation(op)
@@ -202,24 +185,15 @@ class KernelChecker:
             return None
         rows, cols = t.box
         dtype = t.src.memref.dtype
-        row_bytes = cols * _element_bytes(dtype)
         global_row_bytes = t.src.memref.shape[-1] * _element_bytes(dtype)
-        if rows > 256:
-            self.error(op, f"a TMA box has at most 256 rows, not {rows}")
-        elif row_bytes % 16:
-            self.error(op, f"a TMA box row is a multiple of 16 bytes, not {row_bytes} "
-                           f"({cols} x {dtype})")
-        elif row_bytes > SWIZZLE_BYTES and row_bytes % SWIZZLE_BYTES:
-            self.error(op, f"TMA box rows wider than {SWIZZLE_BYTES} bytes come in "
-                           f"{SWIZZLE_BYTES}-byte boxes; {row_bytes} bytes is not a multiple")
-        elif global_row_bytes % 16:
-            self.error(op, f"TMA needs global rows of a multiple of 16 bytes; rows of "
-                           f"{t.src.memref} are {global_row_bytes}")
+        problem = nvidia.tma_box_problem(rows, cols, dtype)
+        if problem:
+            self.error(op, problem)
+        elif global_row_bytes % nvidia.TMA_ROW_ALIGNMENT:
+            self.error(op, f"TMA needs global rows of a multiple of {nvidia.TMA_ROW_ALIGNMENT} "
+                           f"bytes; rows of {t.src.memref} are {global_row_bytes}")
         else:
-            swizzled = row_bytes >= SWIZZLE_BYTES
-            box_cols = SWIZZLE_BYTES // _element_bytes(dtype) if swizzled else cols
-            return TmaDescriptor(src.arg_number, rows, box_cols, dtype, swizzled,
-                                 t.src.memref.rank - 2)
+            return nvidia.tma_box(rows, cols, dtype)
         return None
 
     # -- tensor cores ----------------------------------------------------------
@@ -239,19 +213,19 @@ class KernelChecker:
             return
         if not self.feature(op, "mma.sync", "'hw.mma'"):
             return
-        k_step = 8 if a_type.dtype == "f32" else 16
+        shape = nvidia.mma_sync_shape(a_type.dtype)
         m, k = a_type.shape[-2:]
         n = c_type.shape[1]
-        if m % 16 or n % 8 or k % k_step:
-            self.error(op, f"tensor cores multiply 16x{k_step} by {k_step}x8 {a_type.dtype} "
-                           f"fragments: M = {m} must be a multiple of 16, N = {n} of 8 and "
-                           f"K = {k} of {k_step}")
+        if m % shape.m or n % shape.n or k % shape.k:
+            self.error(op, f"tensor cores multiply {shape.m}x{shape.k} by {shape.k}x{shape.n} "
+                           f"{a_type.dtype} fragments: M = {m} must be a multiple of {shape.m}, "
+                           f"N = {n} of {shape.n} and K = {k} of {shape.k}")
             return
         if self.threads is None:
             return
         wgmma = (self.arch.specific and view.instruction == "auto" and not wgmma_problem(
             a_type, c_type, tiles.get(a), tiles.get(b), self.threads))
-        if not wgmma and not isinstance(register_layout(c_type, self.threads),
+        if not wgmma and not isinstance(register_layout(c_type.shape, self.threads),
                                         AccumulatorLayout):
             self.error(op, f"the {self.threads // WARP} warps of the block cannot divide the "
                            f"{m}x{n} accumulator into 16x8 fragments evenly (each warp takes "
@@ -279,9 +253,7 @@ class HWCheck(Pass):
     chip: str = "sm_80"
 
     def run(self, op: ir.Operation) -> None:
-        if self.chip not in ARCHITECTURES:
-            raise PassFailure(f"unknown chip '{self.chip}' (known: {', '.join(ARCHITECTURES)})")
-        arch = ARCHITECTURES[self.chip]
+        arch = nvidia.architecture(self.chip, PassFailure)
         threads = _launch_threads(op)
         errors = []
         for inner in op.regions[0].blocks[0].operations:

@@ -36,10 +36,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lamina.lowering.nn_to_linalg import FUSION_KIND
+from lamina.dialects.nn import FUSION_GROUP_ATTRIBUTE as FUSION_GROUP
+from lamina.dialects.nn import FUSION_KIND_ATTRIBUTE as FUSION_KIND
 from lamina.pass_registry import Pass, PassFailure, register_pass
-
-FUSION_GROUP = "lamina.fusion_group"
 
 
 def _fusion_calls(module: ir.Operation) -> list[ir.Operation]:

@@ -77,6 +77,7 @@ from mlir.dialects import func as func_dialect
 from mlir.dialects import shard as shard_dialect
 
 from lamina.diagnostics import CompileError
+from lamina.dialects.shard import grids
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 MPI_IMPLEMENTATION = '#dlti.map<"MPI:Implementation" = "MPICH">'
@@ -84,17 +85,6 @@ MPI_IMPLEMENTATION = '#dlti.map<"MPI:Implementation" = "MPICH">'
 LOWERING = ["convert-nn-to-linalg", "canonicalize", "func.func(linalg-inline-scalar-operands)", "cse"]
 PROPAGATION = ["func.func(sharding-propagation{traversal=forward-backward})"]
 PARTITION = ["func.func(shard-partition)", "canonicalize", "cse"]
-
-
-def grids(module: ir.Operation) -> dict[str, tuple[int, ...]]:
-    """The `shard.grid` ops at the top of a module: name -> shape."""
-    found = {}
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "shard.grid":
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            found[name] = tuple(ir.DenseI64ArrayAttr(op.attributes["shape"]))
-    return found
 
 
 def split_axes_of(sharding_op: ir.Operation) -> list[list[int]]:

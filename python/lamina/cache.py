@@ -128,10 +128,14 @@ def user_definitions() -> str | None:
     module); None when some of it has no file (typed at a prompt), so
     that what it compiles cannot be cached."""
     from lamina.dialects.opdef import registered_dialects
+    from lamina.lowering.registry import REGISTRIES
     from lamina.pass_registry import REGISTRY
     definitions = list(REGISTRY.values())
-    # Lowering tables of the modules loaded so far (one not loaded has no
+    # The lowerings of nn ops by class (nn->linalg, nn->hw), then the other
+    # lowering tables of the modules loaded so far (one not loaded has no
     # user's entries).
+    for lowerings in REGISTRIES.values():
+        definitions += list(lowerings.functions.values())
     for name in ("nn_to_linalg", "hw_to_loops", "hw_to_nvgpu"):
         lowering = sys.modules.get(f"lamina.lowering.{name}")
         for table in ("LOWERINGS", "SCALAR_BODIES"):

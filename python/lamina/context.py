@@ -18,7 +18,7 @@ from mlir import ir
 
 import lamina.dialects.nn  # noqa: F401  (registers the nn dialect)
 import lamina.dialects.hw  # noqa: F401  (registers the hw dialect)
-import lamina.hw_instructions  # noqa: F401  (registers the hw instruction ops)
+import lamina.dialects.hw_instructions  # noqa: F401  (registers the hw instruction ops)
 from lamina.dialects.opdef import (Dialect, follows_rules, lookup_op, registered_dialect,
                                    registered_dialects)
 from lamina.types import size_problem

@@ -37,8 +37,8 @@ from collections import defaultdict
 
 from mlir import ir
 
-FUSION_GROUP = "lamina.fusion_group"
-FUSION_KIND = "lamina.fusion_kind"
+from lamina.dialects.nn import FUSION_GROUP_ATTRIBUTE as FUSION_GROUP
+from lamina.dialects.nn import FUSION_KIND_ATTRIBUTE as FUSION_KIND
 
 # Output formats by file extension: what `dot -T` makes of them (None: the
 # graph in Graphviz's language, not laid out).

@@ -218,6 +218,37 @@ def register_tiles():
                random((32, 1), np.float16), np.zeros((32, 48), np.float32)], rtol=2e-3)
 
 
+# `hw.elementwise` computes any elementwise nn op on register tiles, from
+# the op's scalar form with its attributes (the emulation takes erf, tanh
+# and sigmoid as rational approximations, error 3.2e-7, where the
+# reference has NumPy's), a second operand broadcast as a row.
+# CHECK-LABEL: TEST: elementwise_of_nn_ops
+# CHECK-NEXT: nn.gelu: arg2: matches
+# CHECK-NEXT: nn.gelu {approximate = "tanh"}: arg2: matches
+# CHECK-NEXT: nn.silu: arg2: matches
+# CHECK-NEXT: nn.exp: arg2: matches
+# CHECK-NEXT: nn.minimum: arg2: matches
+# CHECK-NEXT: nn.div: arg2: matches
+@run
+def elementwise_of_nn_ops():
+    for fn, attributes, binary in (("nn.gelu", "", False),
+                                   ("nn.gelu", ', approximate = "tanh"', False),
+                                   ("nn.silu", "", False), ("nn.exp", "", False),
+                                   ("nn.minimum", "", True), ("nn.div", "", True)):
+        print(f"{fn}{' {' + attributes[2:] + '}' if attributes else ''}: ", end="")
+        inputs = "%x, %row" if binary else "%x"
+        types = "!reg<32x48xf32, reg>, !reg<1x48xf32, reg>" if binary else "!reg<32x48xf32, reg>"
+        check(["memref<32x48xf32>", "memref<1x48xf32>", "memref<32x48xf32>"], f"""
+  %x = "hw.alloc"() : () -> !reg<32x48xf32, reg>
+  %row = "hw.alloc"() : () -> !reg<1x48xf32, reg>
+  %y = "hw.alloc"() : () -> !reg<32x48xf32, reg>
+  "hw.copy"(%arg0, %x, %c0, %c0) : (memref<32x48xf32>, !reg<32x48xf32, reg>, index, index) -> ()
+  "hw.copy"(%arg1, %row, %c0, %c0) : (memref<1x48xf32>, !reg<1x48xf32, reg>, index, index) -> ()
+  "hw.elementwise"({inputs}, %y) {{fn = "{fn}"{attributes}}} : ({types}, !reg<32x48xf32, reg>) -> ()
+  "hw.store"(%y, %arg2, %c0, %c0) {{operandSegmentSizes = array<i32: 1, 1, 0, 2>}} : (!reg<32x48xf32, reg>, memref<32x48xf32>, index, index) -> ()
+""", [random((32, 48)) * 3, random((1, 48)) + 2, np.zeros((32, 48), np.float32)], rtol=1e-5)
+
+
 # A store converts f32 to f16 and skips the elements past the memref's
 # end; fill sets shared and register tiles.
 # CHECK-LABEL: TEST: fill_and_store

@@ -8,7 +8,7 @@
 # K by 64.
 
 from lamina.lowering.nn_to_hw import TileConfig, choose_tiles
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES
+from lamina.targets.nvidia import ARCHITECTURES
 
 
 def run(f):

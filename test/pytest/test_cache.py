@@ -7,6 +7,7 @@ uses its own cache directory."""
 import os
 
 import numpy as np
+import pytest
 from mlir.execution_engine import ExecutionEngine
 
 import lamina
@@ -131,3 +132,15 @@ def test_least_recently_used_programs_go_beyond_the_limit(cache):
     evict(str(programs), limit=3_000)
     assert [p.name[:64] for p in entries(cache)] == [f"{i:064x}" for i in (2, 3)]
     assert len(entries(cache, ".json")) == 2
+
+
+@pytest.mark.parametrize("to", ["linalg", "hw"])
+def test_code_outside_lamina_that_defines_lowerings_is_part_of_the_key(monkeypatch, to):
+    from lamina.cache import user_definitions
+    from lamina.lowering.registry import registry
+    before = user_definitions()
+
+    def lower_user_op(op, *arguments):
+        return None
+    monkeypatch.setitem(registry(to).functions, type("UserOp", (), {}), lower_user_op)
+    assert os.path.realpath(__file__) in user_definitions() != before

@@ -15,7 +15,7 @@ from lamina.cuda_runtime import (Constant, CUDAError, DeviceCall, GPUProgram, Ho
                                  PackedParameters,
                                  TensorMapSpec, View, choose_image, entry_parameter_counts,
                                  launch_parameters, parse_manifest, tensor_map_parameters)
-from lamina.lowering.hw_to_nvgpu import ARCHITECTURES, BankSwizzle
+from lamina.targets.nvidia import ARCHITECTURES, BankSwizzle
 from lamina.targets import get_target
 from lamina.targets.cuda import occupancy
 from lamina.types import MemRefType

@@ -57,8 +57,8 @@ def test_blocks_run(tmp_path):
     env.pop("PYTHONPATH", None)
     found = blocks()
     assert [language for language, _ in found] == [
-        "python", "mlir", "sh", "python", "python", "mlir", "sh", "python", "toml", "python",
-        "python", "sh", "python", "sh"]
+        "python", "mlir", "sh", "python", "python", "mlir", "sh", "python", "mlir", "sh",
+        "python", "toml", "python", "python", "sh", "python", "sh"]
     for language, block in found:
         name = file_name(block)
         if language == "sh":

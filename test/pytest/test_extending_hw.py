@@ -102,7 +102,7 @@ def test_ptxas_accepts_the_plugins_instruction(workdir):
 
 def test_constraints_must_match_the_operand_types():
     from lamina.dialects.opdef import Operand
-    from lamina.hw_instructions import Instruction, Reg
+    from lamina.dialects.hw_instructions import Instruction, Reg
 
     with pytest.raises(TypeError, match=r"constraints '=r,r' do not match the operands' "
                                         r"element types \(f32 -> i32: '=r,f'\)"):
@@ -118,7 +118,7 @@ def test_constraints_must_match_the_operand_types():
 
 def test_the_last_operand_is_out():
     from lamina.dialects.opdef import Operand
-    from lamina.hw_instructions import Instruction, Reg
+    from lamina.dialects.hw_instructions import Instruction, Reg
 
     with pytest.raises(TypeError, match="an instruction's last operand is 'out'"):
         class NoOut(Instruction, name="no_out"):
@@ -133,7 +133,7 @@ def test_the_last_operand_is_out():
 
 def test_instructions_take_tiles_with_a_register_class():
     from lamina.dialects.opdef import Operand
-    from lamina.hw_instructions import Instruction, Reg
+    from lamina.dialects.hw_instructions import Instruction, Reg
 
     with pytest.raises(TypeError, match="operand 'x' is a tile of i8; instructions take tiles "
                                         "of i16, f16, bf16, i32, f32"):
@@ -149,7 +149,7 @@ def test_instructions_take_tiles_with_a_register_class():
 
 ARCH_SPECIFIC_PLUGIN = '''
 from lamina.dialects.opdef import Operand
-from lamina.hw_instructions import Instruction, Reg
+from lamina.dialects.hw_instructions import Instruction, Reg
 
 
 class HopperOnlyOp(Instruction, name="hopper_only"):

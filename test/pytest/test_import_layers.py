@@ -1,9 +1,19 @@
 """The lamina package imports in layers: the module-level imports of its
-modules form no cycle.
+modules form no cycle, and walls stand between the layers:
 
-Imports inside functions are not counted (they run late, when every module
-is loaded); neither are those under `if TYPE_CHECKING:`, nor the implicit
-import of a module's parent package.
+* a lowering (`lamina.lowering.*`) imports no pass (`lamina.passes.*`)
+  and a pass no lowering, so that either can be used, tested and moved
+  without the other; what both need lives below them (the dialects, the
+  lowering registry, the target models);
+* lowerings and passes import no target (`lamina.targets.*`) but the
+  target models, which hold hardware facts and import nothing of Lamina
+  above `lamina.types` (`lamina.targets.nvidia`): the targets build their
+  pipelines out of passes, not the other way round.
+
+For the cycle check, imports inside functions are not counted (they run
+late, when every module is loaded); neither are those under `if
+TYPE_CHECKING:`, nor the implicit import of a module's parent package.
+The walls count every import of a module, in function bodies too.
 """
 
 import ast
@@ -53,13 +63,16 @@ def _module_level_statements(body):
                 yield from _module_level_statements(inner)
 
 
-def imports_of(name: str, path: str, modules: dict[str, str]) -> set[str]:
-    """The lamina modules that `name` imports at module level."""
+def imports_of(name: str, path: str, modules: dict[str, str],
+               everywhere: bool = False) -> set[str]:
+    """The lamina modules that `name` imports at module level (also in
+    function bodies and `if TYPE_CHECKING:` blocks: `everywhere`)."""
     with open(path) as f:
         tree = ast.parse(f.read(), path)
     is_package = path.endswith("__init__.py")
     found = set()
-    for statement in _module_level_statements(tree.body):
+    statements = ast.walk(tree) if everywhere else _module_level_statements(tree.body)
+    for statement in statements:
         if isinstance(statement, ast.Import):
             targets = [alias.name for alias in statement.names]
         elif isinstance(statement, ast.ImportFrom):
@@ -129,6 +142,51 @@ def test_runtime_imports_no_target():
         return seen
 
     assert not {m for m in reachable("lamina.runtime") if m.startswith("lamina.targets")}
+
+
+# The target models: hardware facts, importable from every layer.
+TARGET_MODELS = {"lamina.targets.nvidia"}
+
+
+def _layer(module: str) -> str | None:
+    for layer in ("lamina.lowering", "lamina.passes", "lamina.targets"):
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    return None
+
+
+def wall_violations() -> list[str]:
+    """Every import, anywhere in a module, across the walls."""
+    modules = lamina_modules()
+    forbidden = {"lamina.lowering": {"lamina.passes", "lamina.targets"},
+                 "lamina.passes": {"lamina.lowering", "lamina.targets"}}
+    found = []
+    for name, path in sorted(modules.items()):
+        walls = forbidden.get(_layer(name), set())
+        for imported in sorted(imports_of(name, path, modules, everywhere=True)):
+            if _layer(imported) in walls and imported not in TARGET_MODELS:
+                found.append(f"{name} imports {imported}")
+    return found
+
+
+def test_lowerings_passes_and_targets_keep_their_walls():
+    assert wall_violations() == []
+
+
+def test_target_models_import_nothing_above_types():
+    modules = lamina_modules()
+    for model in TARGET_MODELS:
+        imported = imports_of(model, modules[model], modules, everywhere=True)
+        assert imported <= {"lamina.types", "lamina.targets"}, (model, imported)
+
+
+def test_the_walls_see_imports_in_function_bodies(tmp_path):
+    source = tmp_path / "late.py"
+    source.write_text("def f():\n    from lamina.passes import hw_check\n")
+    modules = {"lamina.passes.hw_check": "", "lamina.lowering.late": str(source)}
+    assert imports_of("lamina.lowering.late", str(source), modules) == set()
+    assert imports_of("lamina.lowering.late", str(source), modules, everywhere=True) == {
+        "lamina.passes.hw_check"}
 
 
 @pytest.mark.parametrize("graph,cycle", [

@@ -1,11 +1,13 @@
-"""Where each thread's slots of a register tile lie, as convert-hw-to-nvgpu
-computes them (`AccumulatorLayout`, `WgmmaLayout`), against the fragment
+"""Where each thread's slots of a register tile lie, as the NVIDIA target
+model defines them (`lamina.targets.nvidia`: `AccumulatorLayout`,
+`WgmmaLayout`) and convert-hw-to-nvgpu builds them, against the fragment
 layouts the PTX ISA defines for mma.sync's m16n8 accumulator and wgmma's
 m64nN accumulator, for every thread of a block. The index arithmetic the
-lowering builds is evaluated here with the thread's warp and lane as
-constants. Also checked: the contract the paired stores rely on (slots 2i
-and 2i + 1 hold adjacent columns of one row, the first even) and that
-the threads cover each element of the tile exactly once."""
+lowering builds (`INDEX`) is evaluated here with the thread's warp and
+lane as constants, and must agree with the model on integers. Also
+checked: the contract the paired stores rely on (slots 2i and 2i + 1 hold
+adjacent columns of one row, the first even) and that the threads cover
+each element of the tile exactly once."""
 
 from types import SimpleNamespace
 
@@ -14,7 +16,9 @@ from mlir import ir
 from mlir.dialects import arith, func
 
 import lamina  # noqa: F401  (registers the dialects)
-from lamina.lowering.hw_to_nvgpu import AccumulatorLayout, WgmmaLayout
+from lamina.lowering.hw_to_nvgpu import INDEX
+from lamina.targets.nvidia import (AccumulatorLayout, RoundRobinLayout, Thread, WgmmaLayout,
+                                   register_layout)
 
 _ARITH = {"arith.addi": lambda a, b: a + b, "arith.muli": lambda a, b: a * b,
           "arith.divui": lambda a, b: a // b, "arith.remui": lambda a, b: a % b}
@@ -41,10 +45,13 @@ def coordinates(layout, warps: int) -> dict[tuple[int, int], list[tuple[int, int
                     for lane in range(32):
                         kernel = SimpleNamespace(warp=arith.constant(index, warp),
                                                  lane=arith.constant(index, lane))
-                        placement = layout.placement(kernel)
+                        placement = layout.placement(kernel, INDEX)
                         found[warp, lane] = [(value_of(placement.rows[r]),
                                               value_of(placement.cols[c]))
                                              for r, c in placement.cells]
+                        on_integers = layout.placement(Thread(warp * 32 + lane))
+                        assert found[warp, lane] == [(on_integers.rows[r], on_integers.cols[c])
+                                                     for r, c in on_integers.cells]
                 func.ReturnOp([])
     return found
 
@@ -91,3 +98,21 @@ def test_slots_follow_the_ptx_fragment_layouts(layout, warps, reference):
             assert second == (first[0], first[1] + 1) and first[1] % 2 == 0
         covered += found
     assert sorted(covered) == [(r, c) for r in range(layout.rows) for c in range(layout.cols)]
+
+
+@pytest.mark.parametrize("shape,threads,expected", [
+    ((128, 128), 128, AccumulatorLayout(128, 128, 2, 2)),
+    ((32, 64), 128, AccumulatorLayout(32, 64, 1, 4)),
+    ((64, 1), 128, RoundRobinLayout((64, 1), 128)),
+    ((64,), 128, RoundRobinLayout((64,), 128)),
+])
+def test_register_layout_chooses_fragments_where_the_warps_divide_the_tile(shape, threads,
+                                                                          expected):
+    assert register_layout(shape, threads) == expected
+
+
+def test_round_robin_covers_each_element_once():
+    layout = RoundRobinLayout((5, 7), 16)
+    held = [coordinates for tid in range(16)
+            for coordinates, valid in layout.positions(Thread(tid)) if valid is not False]
+    assert sorted(held) == [(r, c) for r in range(5) for c in range(7)]

@@ -63,14 +63,14 @@ from mlir.dialects import gpu
 from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, parse_manifest
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.nn_to_hw import ConvertNNToHW
-from lamina.lowering.hw_to_nvgpu import (LAUNCHES_ATTRIBUTE, RESERVED_SHARED_BYTES,
-                                         ConvertHWToNVGPU, architecture, shared_alignment)
+from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU
 from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, clone_module, entry_signature, jit_compile
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
+from lamina.targets.nvidia import architecture, occupancy, shared_alignment
 
 
 @functools.lru_cache(maxsize=None)
@@ -251,30 +251,6 @@ def ptxas_resources(ptx: str, chip: str) -> dict[str, dict] | None:
         if name in resources:
             resources[name]["sass_instructions"] = count
     return resources
-
-
-# Registers are allocated to warps in units of 256 (shared memory to
-# blocks with RESERVED_SHARED_BYTES reserved for the system).
-REGISTER_UNIT = 256
-
-
-def occupancy(arch, registers: int, threads: int, shared_bytes: int) -> dict:
-    """How many blocks of a kernel an SM of `arch` holds at once, and what
-    limits it ("registers", "shared memory", "threads" or "blocks"):
-    `registers` per thread (ptxas), `threads` per block, `shared_bytes`
-    of static and dynamic shared memory per block. 0 blocks: it cannot
-    launch."""
-    warps = -(-threads // 32)
-    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
-    limits = {
-        "registers": (arch.registers_per_sm // per_warp) // warps if per_warp else
-        arch.blocks_per_sm,
-        "shared memory": arch.shared_memory_per_sm // (shared_bytes + RESERVED_SHARED_BYTES),
-        "threads": arch.threads_per_sm // (warps * 32),
-        "blocks": arch.blocks_per_sm,
-    }
-    limit = min(limits, key=lambda name: limits[name])
-    return {"blocks_per_sm": limits[limit], "limited_by": limit}
 
 
 def launch_records(module: ir.Module) -> list[dict]:

@@ -129,3 +129,62 @@ func.func @store_extra_shape(%c: memref<100x100xf16>, %bias: memref<64xf16>) att
   "hw.store"(%acc, %c, %bias, %c0, %c0) {epilogue = @e, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<100x100xf16>, memref<64xf16>, index, index) -> ()
   return
 }
+
+// -----
+
+// hw.elementwise computes an elementwise nn op with a scalar form, on as
+// many tiles as the op has operands, all broadcasting to out, with the
+// op's attributes valid for it, giving floats.
+
+func.func @elementwise_not_elementwise() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op 'nn.matmul' is not an elementwise nn op}}
+  "hw.elementwise"(%x, %x, %x) {fn = "nn.matmul"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise_unknown() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op 'nn.no_such_op' is not an elementwise nn op}}
+  "hw.elementwise"(%x, %x) {fn = "nn.no_such_op"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise_arity() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op 'nn.add' takes 2 operand(s), got 1 tile(s)}}
+  "hw.elementwise"(%x, %x) {fn = "nn.add"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise_broadcast() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %r = "hw.alloc"() : () -> memref<1x32xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op 1x32 does not broadcast to 64x64}}
+  "hw.elementwise"(%x, %r, %x) {fn = "nn.add"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x32xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise_attribute() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op attribute 'approximate'}}
+  "hw.elementwise"(%x, %x) {fn = "nn.gelu", approximate = "fast"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise_boolean() attributes {hw.kernel} {
+  %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.elementwise' op 'nn.compare' gives a boolean; register tiles hold floats}}
+  "hw.elementwise"(%x, %x, %x) {fn = "nn.compare", predicate = "lt"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}

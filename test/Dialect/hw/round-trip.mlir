@@ -89,6 +89,8 @@ func.func @tma(%a: memref<256x64xf16>) attributes {hw.kernel} {
 // CHECK: "hw.add"(%[[X]], %[[R]], %[[X]])
 // CHECK: "hw.neg"(%[[X]], %[[X]])
 // CHECK: "hw.gelu"(%[[X]], %[[X]])
+// CHECK: "hw.elementwise"(%[[X]], %[[R]], %[[X]]) {fn = "nn.pow"}
+// CHECK: "hw.elementwise"(%[[X]], %[[X]]) {approximate = "tanh", fn = "nn.gelu"}
 // CHECK: "hw.fill"(%[[R]]) {value = 2.500000e-01 : f64}
 // CHECK: "hw.cast"(%[[X]], %[[H:.+]]) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf16, #gpu.address_space<private>>) -> ()
 // CHECK: "hw.store"(%[[H]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {epilogue = @scale, operandSegmentSizes = array<i32: 1, 1, 1, 2>}
@@ -108,6 +110,8 @@ func.func @register_tiles(%x: memref<100x70xf32>, %y: memref<100x70xf16>, %bias:
   "hw.add"(%xr, %r, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   "hw.neg"(%xr, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   "hw.gelu"(%xr, %xr) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.elementwise"(%xr, %r, %xr) {fn = "nn.pow"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.elementwise"(%xr, %xr) {fn = "nn.gelu", approximate = "tanh"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   "hw.fill"(%r) {value = 0.25 : f64} : (memref<1x64xf32, #gpu.address_space<private>>) -> ()
   "hw.cast"(%xr, %h) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf16, #gpu.address_space<private>>) -> ()
   "hw.store"(%h, %y, %bias, %c0, %c0) {epilogue = @scale, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<64x64xf16, #gpu.address_space<private>>, memref<100x70xf16>, memref<70xf16>, index, index) -> ()

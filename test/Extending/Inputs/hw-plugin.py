@@ -2,7 +2,7 @@
 conversion to f16 (cvt.rn.f16.f32)."""
 
 from lamina.dialects.opdef import Operand
-from lamina.hw_instructions import Instruction, Reg
+from lamina.dialects.hw_instructions import Instruction, Reg
 
 
 class BrevOp(Instruction, name="brev"):

@@ -129,8 +129,8 @@ class Instruction(hw.RegisterTileOp):
 
     def emulate_element(self, inputs: list[ir.Value], out_type: ir.Type) -> ir.Value:
         """The arith ops computing the result from the inputs' elements."""
-        result = self.emulate(*(Scalar(_widened(v)) for v in inputs))
-        value = Scalar.of(result, out_type).value
+        result = self.emulate(*(BitValue(_widened(v)) for v in inputs))
+        value = BitValue.of(result, out_type).value
         if value.type == out_type:
             return value
         if isinstance(out_type, ir.IntegerType):
@@ -174,46 +174,50 @@ _UNSIGNED = {"<": "ult", "<=": "ule", ">": "ugt", ">=": "uge", "==": "eq", "!=":
 _ORDERED = {"<": "olt", "<=": "ole", ">": "ogt", ">=": "oge", "==": "oeq", "!=": "une"}
 
 
-class Scalar:
-    """One element in the CPU emulation: an i32 (unsigned), f32 or i1
-    MLIR value with Python's operators."""
+class BitValue:
+    """One element in the CPU emulation of an instruction: an i32
+    (unsigned), f32 or i1 MLIR value with Python's operators, the bitwise
+    ones and shifts included. Not `lamina.scalar.Scalar`: that form is
+    floating point only (an expression traced once, for NumPy, linalg and
+    the register-tile ops), an instruction's is bit-level and builds arith
+    ops directly."""
 
     def __init__(self, value: ir.Value):
         self.value = value
 
     @staticmethod
-    def of(x, like: ir.Type) -> "Scalar":
-        """`x` (a Scalar or a Python number) as a Scalar; numbers take the
+    def of(x, like: ir.Type) -> "BitValue":
+        """`x` (a BitValue or a Python number) as a BitValue; numbers take the
         type `like` (i32 for any integer type)."""
-        if isinstance(x, Scalar):
+        if isinstance(x, BitValue):
             return x
         if isinstance(like, ir.FloatType):
-            return Scalar(arith.constant(ir.F32Type.get(), float(x)))
+            return BitValue(arith.constant(ir.F32Type.get(), float(x)))
         width = 1 if like == ir.IntegerType.get_signless(1) else 32
         signed = int(x) & ((1 << width) - 1)
         if width > 1 and signed >= 1 << (width - 1):
             signed -= 1 << width
-        return Scalar(arith.constant(ir.IntegerType.get_signless(width), signed))
+        return BitValue(arith.constant(ir.IntegerType.get_signless(width), signed))
 
     @property
     def is_float(self) -> bool:
         return isinstance(self.value.type, ir.FloatType)
 
-    def _apply(self, other, integer, floating=None, reverse=False) -> "Scalar":
-        a, b = self.value, Scalar.of(other, self.value.type).value
+    def _apply(self, other, integer, floating=None, reverse=False) -> "BitValue":
+        a, b = self.value, BitValue.of(other, self.value.type).value
         if reverse:
             a, b = b, a
         operation = floating if self.is_float else integer
         if operation is None:
             raise TypeError("this operator takes integers")
-        return Scalar(operation(a, b))
+        return BitValue(operation(a, b))
 
-    def _compare(self, other, relation: str) -> "Scalar":
-        other = Scalar.of(other, self.value.type).value
+    def _compare(self, other, relation: str) -> "BitValue":
+        other = BitValue.of(other, self.value.type).value
         if self.is_float:
-            return Scalar(arith.cmpf(getattr(arith.CmpFPredicate, _ORDERED[relation]),
+            return BitValue(arith.cmpf(getattr(arith.CmpFPredicate, _ORDERED[relation]),
                                      self.value, other))
-        return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, _UNSIGNED[relation]),
+        return BitValue(arith.cmpi(getattr(arith.CmpIPredicate, _UNSIGNED[relation]),
                                  self.value, other))
 
     def __add__(self, o): return self._apply(o, arith.addi, arith.addf)
@@ -243,18 +247,18 @@ class Scalar:
 
 def where(condition, x, y):
     """`x` where `condition` holds, else `y` (NumPy's `where`, or a select)."""
-    if not isinstance(condition, Scalar):
+    if not isinstance(condition, BitValue):
         return np.where(condition, x, y)
-    like = next((v.value.type for v in (x, y) if isinstance(v, Scalar)),
+    like = next((v.value.type for v in (x, y) if isinstance(v, BitValue)),
                 ir.IntegerType.get_signless(32))
-    return Scalar(arith.select(condition.value, Scalar.of(x, like).value,
-                               Scalar.of(y, like).value))
+    return BitValue(arith.select(condition.value, BitValue.of(x, like).value,
+                               BitValue.of(y, like).value))
 
 
 def bits(x):
     """The bit pattern of an f32, as an unsigned 32-bit integer."""
-    if isinstance(x, Scalar):
-        return Scalar(arith.bitcast(ir.IntegerType.get_signless(32), x.value))
+    if isinstance(x, BitValue):
+        return BitValue(arith.bitcast(ir.IntegerType.get_signless(32), x.value))
     return np.ascontiguousarray(x, np.float32).view(np.uint32)
 
 
