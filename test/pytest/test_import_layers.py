@@ -145,7 +145,7 @@ def test_runtime_imports_no_target():
 
 
 # The target models: hardware facts, importable from every layer.
-TARGET_MODELS = {"lamina.targets.nvidia"}
+TARGET_MODELS = {"lamina.targets.nvidia", "lamina.targets.cpu_model"}
 
 
 def _layer(module: str) -> str | None:

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import linalg as linalg_dialect
 
+from lamina.dialects.nn import FUSION_GROUP_ATTRIBUTE as FUSION_GROUP
+from lamina.dialects.nn import FUSION_KIND_ATTRIBUTE as FUSION_KIND
+
 # Discardable attributes: the fusion markers `nn-inline-fused` puts on the
-# ops of a group, and the tag a schedule's transform script matches on.
-FUSION_GROUP = "lamina.fusion_group"
-FUSION_KIND = "lamina.fusion_kind"
+# ops of a group (defined with the nn dialect), and the tag a schedule's
+# transform script matches on.
 SCHEDULE_TAG = "lamina.schedule"
 # The fields of the CPU model a tuner chose for a group (lamina.tuning),
 # a dictionary on each of the group's ops that the schedule pass reads.
