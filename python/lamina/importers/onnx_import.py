@@ -102,13 +102,8 @@ def load_model(path, source_name: str | None = None):
         except (DecodeError, RuntimeError, ValueError) as error:
             raise _model_error(source_name, f"not an ONNX model (cannot decode it: "
                                             f"{error})") from None
-        if not isinstance(path, bytes) and any(
-                t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
-            try:
-                onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
-            except OSError as error:
-                raise _model_error(source_name, f"cannot read the model's external data: "
-                                                f"{error}") from None
+        if not isinstance(path, bytes):
+            _load_external_data(model, os.path.dirname(os.path.abspath(path)), source_name)
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as error:
@@ -119,6 +114,29 @@ def load_model(path, source_name: str | None = None):
     except (onnx.shape_inference.InferenceError, RuntimeError, ValueError) as error:
         raise _model_error(source_name, f"ONNX shape inference failed: {error}") from None
     return model, source_name
+
+
+def _load_external_data(model, directory: str, source_name: str):
+    """Reads the initializers a model stores in files beside it; a file
+    that is missing or unreadable is an error naming it and its tensor."""
+    onnx = _onnx()
+    external = [t for t in model.graph.initializer
+                if t.data_location == onnx.TensorProto.EXTERNAL]
+    for t in external:
+        location = next((entry.value for entry in t.external_data if entry.key == "location"),
+                        None)
+        if location is None:
+            raise _model_error(source_name, f"initializer '{t.name}' is stored outside the "
+                                            "model, in no file it names")
+        if not os.path.isfile(os.path.join(directory, location)):
+            raise _model_error(source_name, f"initializer '{t.name}' is stored in '{location}', "
+                                            f"which is not a file in {directory}")
+    if external:
+        try:
+            onnx.load_external_data_for_model(model, directory)
+        except (OSError, ValueError, onnx.checker.ValidationError) as error:
+            raise _model_error(source_name, f"cannot read the model's external data: "
+                                            f"{error}") from None
 
 
 def _used_float_initializers(model) -> list:
@@ -317,6 +335,13 @@ class _Importer:
                                 f"{dims}; "
                                 "Lamina needs static shapes (export the model with fixed "
                                 "input shapes)")
+                continue
+            negative = [(i, d.dim_value) for i, d in enumerate(tensor_type.shape.dim)
+                        if d.dim_value < 0]
+            if negative:
+                dims = ", ".join(f"{i} ({size})" for i, size in negative)
+                problems.append(f"input '{graph_input.name}' has a negative size in dimension"
+                                f"{'s' if len(negative) > 1 else ''} {dims}")
                 continue
             if dtype is not None:
                 shape = tuple(d.dim_value for d in tensor_type.shape.dim)
@@ -570,17 +595,24 @@ _CONVERTER_ATTRIBUTES: dict[str, _Attributes] = {}
 _FOLDER_ATTRIBUTES: dict[str, _Attributes] = {}
 
 
+def _declaration(op_type: str, attributes, defaults_only) -> _Attributes:
+    """The attributes of `op_type` among names given for all the op types
+    of a registration (a tuple) or for each (a dict)."""
+    pick = lambda names: frozenset(names.get(op_type, ()) if isinstance(names, dict) else names)
+    return _Attributes(pick(attributes), pick(defaults_only))
+
+
 def converts(*op_types: str, attributes=(), defaults_only=()):
     """Registers the conversion of `op_types` to nn ops. `attributes` are
     the ONNX attributes it implements (in every opset), `defaults_only`
-    those it takes at the spec's default only; any other attribute on a
+    those it takes at the spec's default only (each a tuple for all of
+    `op_types`, or a dict of tuples by op type); any other attribute on a
     node is an error naming it. An attribute a node leaves out has the
     spec's default (`_Node.attr`)."""
     def register(function):
         for op_type in op_types:
             _CONVERTERS[op_type] = function
-            _CONVERTER_ATTRIBUTES[op_type] = _Attributes(frozenset(attributes),
-                                                         frozenset(defaults_only))
+            _CONVERTER_ATTRIBUTES[op_type] = _declaration(op_type, attributes, defaults_only)
         return function
     return register
 
@@ -591,8 +623,7 @@ def folds(*op_types: str, attributes=(), defaults_only=()):
     def register(function):
         for op_type in op_types:
             _FOLDERS[op_type] = function
-            _FOLDER_ATTRIBUTES[op_type] = _Attributes(frozenset(attributes),
-                                                      frozenset(defaults_only))
+            _FOLDER_ATTRIBUTES[op_type] = _declaration(op_type, attributes, defaults_only)
             if op_type not in _CONVERTERS:
                 _CONVERTERS[op_type] = _fold_only
                 _CONVERTER_ATTRIBUTES[op_type] = _FOLDER_ATTRIBUTES[op_type]
@@ -663,7 +694,7 @@ def _unary(im, node):
 
 # Dropout: `seed` and `ratio` mean nothing in inference; before opset 7,
 # `is_test` = 0 (the default) asks for training.
-@converts("Identity", "Dropout", attributes=("seed", "ratio", "is_test"))
+@converts("Identity", "Dropout", attributes={"Dropout": ("seed", "ratio", "is_test")})
 def _identity(im, node):
     if node.op_type == "Dropout" and (
             (node.input(2) and im.static(node.input(2)).any())
@@ -683,7 +714,7 @@ def _gelu(im, node):
     return im.op("gelu", im.tensor(node.input(0)), approximate=node.attr("approximate").decode())
 
 
-@converts("HardSigmoid", "HardSwish", attributes=("alpha", "beta"))
+@converts("HardSigmoid", "HardSwish", attributes={"HardSigmoid": ("alpha", "beta")})
 def _hard_sigmoid(im, node):
     x = im.tensor(node.input(0))
     alpha, beta = (1 / 6, 0.5) if node.op_type == "HardSwish" else (
@@ -723,7 +754,11 @@ _COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt",
 
 # Before opset 7, `broadcast` = 1 (with `axis`) broadcasts otherwise than
 # NumPy; at its default (0) the shapes are equal.
-@converts(*_BINARY, "Sum", defaults_only=("broadcast",))
+_BROADCAST = {op_type: ("broadcast",) for op_type in (
+    "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Equal", "Less", "Greater")}
+
+
+@converts(*_BINARY, "Sum", defaults_only=_BROADCAST)
 def _binary(im, node):
     operands = im.operands(node)
     name = _BINARY.get(node.op_type, "add")
@@ -733,7 +768,7 @@ def _binary(im, node):
     return result
 
 
-@converts(*_COMPARE, defaults_only=("broadcast",))
+@converts(*_COMPARE, defaults_only=_BROADCAST)
 def _compare(im, node):
     lhs, rhs = im.operands(node)
     return im.op("compare", lhs, rhs, predicate=_COMPARE[node.op_type])
@@ -747,7 +782,7 @@ def _where(im, node):
     return im.op("select", condition, *[im.tensor(n, dtype) for n in names])
 
 
-@converts("Pow", defaults_only=("broadcast",))
+@converts("Pow", defaults_only=_BROADCAST)
 def _pow(im, node):
     x = im.tensor(node.input(0))
     if im.is_static(node.input(1)) or node.input(1) in im.parameter_arrays:
@@ -767,7 +802,10 @@ def _pow(im, node):
 
 
 # `saturate` and `round_mode` apply to float8 targets only, which nn has not.
-@converts("Cast", "CastLike", attributes=("to", "saturate", "round_mode"))
+_CAST = {"Cast": ("to", "saturate", "round_mode"), "CastLike": ("saturate", "round_mode")}
+
+
+@converts("Cast", "CastLike", attributes=_CAST)
 def _cast(im, node):
     x = im.tensor(node.input(0))
     if node.op_type == "Cast":
@@ -907,8 +945,10 @@ def _pool_output(size, k, s, begin, end, ceil):
 
 
 # `storage_order` is the layout of MaxPool's indices, an output nn has not.
-@converts("MaxPool", "AveragePool", attributes=_WINDOW + ("ceil_mode", "count_include_pad"),
-          defaults_only=("storage_order",))
+@converts("MaxPool", "AveragePool",
+          attributes={"MaxPool": _WINDOW + ("ceil_mode",),
+                      "AveragePool": _WINDOW + ("ceil_mode", "count_include_pad")},
+          defaults_only={"MaxPool": ("storage_order",)})
 def _pool(im, node):
     x = im.tensor(node.input(0))
     x_shape = _type_of(x).shape
@@ -1174,7 +1214,8 @@ _SHAPE_RULES = {
 }
 
 
-_SHAPE_ATTRIBUTES = ("allowzero", "axes", "axis")
+_SHAPE_ATTRIBUTES = {"Reshape": ("allowzero",), "Unsqueeze": ("axes",), "Squeeze": ("axes",),
+                     "Flatten": ("axis",)}
 
 
 @converts(*_SHAPE_RULES, attributes=_SHAPE_ATTRIBUTES)
@@ -1418,8 +1459,8 @@ _NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maxim
           "Reciprocal": np.reciprocal, "Identity": lambda x: x}
 
 
-@folds(*_NUMPY, "Div", "Pow", "Sum", "Where", "Cast", "Range",
-       attributes=("to", "saturate", "round_mode"), defaults_only=("broadcast",))
+@folds(*_NUMPY, "Div", "Pow", "Sum", "Where", "Cast", "Range", attributes=_CAST,
+       defaults_only=_BROADCAST)
 def _fold_elementwise(im, node):
     arrays = [im.static(n) for n in node.proto.input if n]
     dtype = arrays[0].dtype
