@@ -834,9 +834,16 @@ def _lower_broadcast_to(op: nn.BroadcastToOp, x: ir.Value) -> ir.Value:
 
 
 def _lower_concat(op: nn.ConcatOp, inputs: list[ir.Value]) -> ir.Value:
+    result = op.result_type
+    axis = op.axis % result.rank
+    # An empty piece adds nothing, and bufferization would insert it at an
+    # offset past the end of the result (upstream rejects that) when it is last.
+    inputs = [x for x in inputs if _shape(x)[axis]] or inputs[:1]
+    if 0 in result.shape:
+        return tensor.empty(list(result.shape), _element_type(inputs[0]))
     if len(inputs) == 1:
         return inputs[0]
-    return tensor.concat(op.result_type.to_mlir(), op.axis % op.result_type.rank, inputs)
+    return tensor.concat(result.to_mlir(), axis, inputs)
 
 
 def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:

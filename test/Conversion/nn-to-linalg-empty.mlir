@@ -1,6 +1,7 @@
-// Empty nn.slice results: a slice that starts at the end of a dim (what an
-// ONNX Slice past the end clamps to) reads nothing and becomes an empty
-// tensor; a non-empty slice is still an extract_slice.
+// Empty tensors in convert-nn-to-linalg: a slice that starts at the end of a
+// dim (what an ONNX Slice past the end clamps to) reads nothing and becomes an
+// empty tensor; an empty piece of a concat is left out. Non-empty slices and
+// concats are lowered as before.
 // RUN: lamina-opt %s --split-input-file --verify-diagnostics --convert-nn-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @empty_at_end
@@ -50,4 +51,39 @@ func.func @start_past_the_end(%x: tensor<4x8xf32>) -> tensor<4x0xf32> {
   // expected-error @+1 {{slice bounds in dim 1 must satisfy 0 <= start <= limit <= 8, got start 9, limit 9}}
   %y = "nn.slice"(%x) {starts = array<i64: 0, 9>, limits = array<i64: 4, 9>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
   return %y : tensor<4x0xf32>
+}
+
+// -----
+
+// An empty piece of a concat is left out (bufferization would insert it
+// past the end of the result); a concat of empty pieces is empty.
+// CHECK-LABEL: func.func @concat_empty_last
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3xf32>, %[[Y:[^:]+]]: tensor<2x5xf32>, %{{[^:]+}}: tensor<2x0xf32>)
+// CHECK: %[[C:.+]] = tensor.concat dim(1) %[[X]], %[[Y]] : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+// CHECK: return %[[C]]
+func.func @concat_empty_last(%x: tensor<2x3xf32>, %y: tensor<2x5xf32>, %e: tensor<2x0xf32>) -> tensor<2x8xf32> {
+  %c = "nn.concat"(%x, %y, %e) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x0xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat_one_left
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3xf32>
+// CHECK-NOT: tensor.concat
+// CHECK: return %[[X]]
+func.func @concat_one_left(%x: tensor<2x3xf32>, %e: tensor<2x0xf32>) -> tensor<2x3xf32> {
+  %c = "nn.concat"(%x, %e) {axis = -1 : i64} : (tensor<2x3xf32>, tensor<2x0xf32>) -> tensor<2x3xf32>
+  return %c : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat_all_empty
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<0x3xf32>
+// CHECK-NOT: tensor.concat
+// CHECK: return %[[E]]
+func.func @concat_all_empty(%x: tensor<0x3xf32>, %y: tensor<0x3xf32>) -> tensor<0x3xf32> {
+  %c = "nn.concat"(%x, %y) {axis = 0 : i64} : (tensor<0x3xf32>, tensor<0x3xf32>) -> tensor<0x3xf32>
+  return %c : tensor<0x3xf32>
 }

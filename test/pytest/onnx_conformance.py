@@ -123,16 +123,18 @@ def _case_task(case):
             function = lamina.compile(module)
         except CompileError as error:
             return "compile", str(error)
+        def array(value):  # an array, a NumPy scalar or a TensorProto
+            return np.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else \
+                numpy_helper.to_array(value)
+
         for inputs, outputs in case.data_sets:
-            inputs = [numpy_helper.to_array(a) if not isinstance(a, np.ndarray) else a
-                      for a in inputs]
+            inputs = [array(a) for a in inputs]
             results = function(*inputs)
             results = list(results) if isinstance(results, tuple) else [results]
             if len(results) != len(outputs):
                 return "wrong", f"{len(results)} results, expected {len(outputs)}"
             for i, (result, expected) in enumerate(zip(results, outputs)):
-                if not isinstance(expected, np.ndarray):
-                    expected = numpy_helper.to_array(expected)
+                expected = array(expected)
                 if result.dtype != expected.dtype or result.shape != expected.shape:
                     return "wrong", (f"result {i}: {result.dtype}{list(result.shape)}, expected "
                                      f"{expected.dtype}{list(expected.shape)}")
@@ -162,7 +164,9 @@ def run_cases(names=None, jobs: int = 2, sample: bool = False) -> dict[str, tupl
         cases = {case.name: case for case in collect_testcases(None)}
     from lamina.fuzz_sandbox import result_of, run_children, warm_up, exception_of
     warm_up()
-    import lamina  # noqa: F401 - imported once, before the children fork
+    # Imported once, before the children fork (the importer is otherwise
+    # imported at its first use, by each child: from the file as it is then).
+    import lamina.importers.onnx_import  # noqa: F401
     if names is None:
         names = [name for name in cases if in_sample(name) or not sample]
     names = sorted(names)

@@ -51,6 +51,13 @@ CASES = [
      lambda x: np.maximum(x[:, 8:8] + 1.0, 0), [(4, 8)]),
     ("concat_with_empty", lambda x, y: nn.concat([x, y], axis=1),
      lambda x, y: np.concatenate([x, y], axis=1), [(2, 0), (2, 3)]),
+    ("concat_empty_last", lambda x, y: nn.concat([x, y], axis=1),
+     lambda x, y: np.concatenate([x, y], axis=1), [(2, 3), (2, 0)]),
+    ("concat_empty_slice_last", lambda x: nn.concat([x, nn.slice(x, starts=(0, 3),
+                                                                 limits=(2, 3))], axis=1),
+     lambda x: np.concatenate([x, x[:, 3:3]], axis=1), [(2, 3)]),
+    ("concat_all_empty", lambda x, y: nn.concat([x, y], axis=0),
+     lambda x, y: np.concatenate([x, y], axis=0), [(0, 3), (0, 3)]),
     ("layer_norm_one_row", lambda x, g, b: nn.layer_norm(x, g, b, axis=1),
      lambda x, g, b: (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
      * g + b, [(1, 8), (8,), (8,)]),
