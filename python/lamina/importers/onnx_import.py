@@ -19,10 +19,14 @@ so the nn program holds only the tensors that exist at run time.
 
 Assumptions: static shapes (a graph input with a dynamic dimension is an
 error naming it), runtime tensors of f32, f16, bf16 or bool, the default
-ONNX domain. Every node that cannot become nn ops (an op Lamina does not
-map, an attribute value nn cannot express) is collected, and all of them
-are reported in one error, each by its index in the graph, its name and
-its op type. ONNX has no source lines: the location of each nn op is a
+ONNX domain at opsets 1 to the newest the installed onnx package defines.
+Each conversion declares the attributes it implements and those it takes
+at the spec's default only (`converts`); any other attribute on a node is
+an error naming it, never ignored, and an attribute a node leaves out has
+the spec's default at the model's opset. Every node that cannot become nn
+ops (an op Lamina does not map, an attribute or an attribute value nn
+cannot express) is collected, and all of them are reported in one error,
+each by its index in the graph, its name and its op type. ONNX has no source lines: the location of each nn op is a
 name location holding the node's name (its op type where it has none)
 around `MODEL:INDEX:1`, the node's index in the graph counted from 1, so
 that a later error at the op names the node.
