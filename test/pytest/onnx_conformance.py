@@ -2,8 +2,10 @@
 
     python test/pytest/onnx_conformance.py            # the CI sample: a summary
     python test/pytest/onnx_conformance.py --all      # every case (long)
-    python test/pytest/onnx_conformance.py --all --write-expected
+    python test/pytest/onnx_conformance.py --all --json run.json --write-expected
                                                       # rewrites onnx_expected_failures.txt
+    python test/pytest/onnx_conformance.py --outcomes run.json
+                                                      # a run's summary again
 
 The cases are the `onnx` package's (`onnx.backend.test.case.node`,
 generated in memory). Each runs in a forked child (lamina.fuzz_sandbox),
@@ -230,9 +232,15 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the outcomes ('-': stdout)")
     parser.add_argument("--write-expected", action="store_true",
                         help=f"rewrite {EXPECTED_FAILURES.name} from this run (with --all)")
+    parser.add_argument("--outcomes", metavar="FILE",
+                        help="read the outcomes of an earlier run (--json) instead of running")
     parser.add_argument("cases", nargs="*", help="run these cases only")
     args = parser.parse_args(argv)
-    outcomes = run_cases(args.cases or None, args.jobs, sample=not args.all)
+    if args.outcomes:
+        outcomes = {name: tuple(outcome)
+                    for name, outcome in json.loads(Path(args.outcomes).read_text()).items()}
+    else:
+        outcomes = run_cases(args.cases or None, args.jobs, sample=not args.all)
     if args.json == "-":
         json.dump(outcomes, sys.stdout)
         return 0

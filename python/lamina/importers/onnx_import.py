@@ -973,7 +973,7 @@ def _pool(im, node):
                                        "window is not supported")
                 # The padding of a max pool never wins: pad the last window.
                 end[i] = (wanted - 1) * s + k - size - begin[i]
-    count_include_pad = node.attr("count_include_pad")
+    count_include_pad = node.op_type == "AveragePool" and node.attr("count_include_pad")
     if one_d:
         x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
     name = "max_pool2d" if node.op_type == "MaxPool" else "avg_pool2d"
