@@ -1148,8 +1148,9 @@ class AttentionOp(CompositeOp, name="attention"):
     """Scaled dot-product attention `softmax(q k^T * scale + mask) v` with
     `q [..., Sq, D]`, `k [..., Sk, D]`, `v [..., Sk, Dv]` and result
     `[..., Sq, Dv]`. `scale` defaults to `1/sqrt(D)`; the optional additive
-    `mask` broadcasts to `[..., Sq, Sk]`; `causal` hides key `j > i` from
-    query `i`.
+    `mask` broadcasts to `[..., Sq, Sk]` (-inf hides a key: a padding
+    mask); `causal` hides key `j > i` from query `i`. A query whose keys
+    the mask hides all gives 0 (as ONNX's Attention defines it), not NaN.
 
     Example: %o = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
     """
@@ -1194,16 +1195,18 @@ class AttentionOp(CompositeOp, name="attention"):
         if self.causal:
             sq, sk = s.shape[-2:]
             s = np.where(np.triu(np.ones((sq, sk), bool), 1), -np.inf, s)
-        s = s - np.max(s, axis=-1, keepdims=True)
-        p = np.exp(s)
-        p = p / np.sum(p, axis=-1, keepdims=True)
-        return np.matmul(p, _compute(v)).astype(q.dtype)
+        peak = np.max(s, axis=-1, keepdims=True)
+        p = np.exp(s - np.where(np.isneginf(peak), 0, peak))
+        total = np.sum(p, axis=-1, keepdims=True)
+        return np.matmul(p / np.where(total == 0, 1, total), _compute(v)).astype(q.dtype)
 
     def decompose(self, q, k, v, mask):
         """Scores `q k^T * scale (+ mask)`, causal keys hidden with -inf (a
         constant i1 mask), a stable softmax's exponentials, their product
         with `v`, divided by the row sums afterwards (Sq x Dv divisions
-        instead of Sq x Sk)."""
+        instead of Sq x Sk). With a mask, a row whose keys are all hidden
+        is shifted by 0 rather than its maximum (-inf) and divided by 1
+        rather than its sum (0): it gives 0."""
         dtype = _type_of(q).dtype
         q, k, v = _in_f32(q), _in_f32(k), _in_f32(v)
         rank = _type_of(k).rank
@@ -1220,10 +1223,21 @@ class AttentionOp(CompositeOp, name="attention"):
             scores = SelectOp.build(arith.constant(ir.RankedTensorType.get(
                 [queries, keys], ir.IntegerType.get_signless(1)), ir.DenseElementsAttr.get(hidden)),
                 _scalar(float("-inf"), "f32"), scores)
-        shifted, axes = _shifted_by_max(scores, -1)
-        weights = ExpOp.build(shifted)
+        axes = (_type_of(scores).rank - 1,)
+        peak = ReduceMaxOp.build(scores, axes=axes, keepdims=True)
+        if mask is not None:
+            peak = _replaced(peak, float("-inf"), 0.0)
+        weights = ExpOp.build(SubOp.build(scores, peak))
         total = ReduceSumOp.build(weights, axes=axes, keepdims=True)
+        if mask is not None:
+            total = _replaced(total, 0.0, 1.0)
         return _rounded(DivOp.build(MatmulOp.build(weights, v), total), dtype)
+
+
+def _replaced(x: ir.Value, value: float, by: float) -> ir.Value:
+    """`x` (f32) with its elements equal to `value` replaced by `by`."""
+    return SelectOp.build(CompareOp.build(x, _scalar(value, "f32"), predicate="eq"),
+                          _scalar(by, "f32"), x)
 
 
 # ---------------------------------------------------------------------------

@@ -472,6 +472,21 @@ def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
                         lambda s, r, g: arith.mulf(arith.mulf(s, r), g))
 
 
+def _masked_row_shift(peak: ir.Value) -> ir.Value:
+    """The shift of a row's scores before `exp`: its maximum, or 0 for a
+    row whose keys are all masked (maximum -inf), whose exponentials are
+    then all 0 rather than NaN."""
+    empty = arith.cmpf(arith.CmpFPredicate.OEQ, peak, constant(float("-inf")))
+    return arith.select(empty, constant(0.0), peak)
+
+
+def _masked_row_normalised(unnormalised: ir.Value, total: ir.Value) -> ir.Value:
+    """`p v / sum(p)` of a row, 0 for a row whose keys are all masked (its
+    sum and its product are 0)."""
+    empty = arith.cmpf(arith.CmpFPredicate.OEQ, total, constant(0.0))
+    return arith.divf(unnormalised, arith.select(empty, constant(1.0), total))
+
+
 def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
                      mask: ir.Value | None) -> ir.Value:
     result = op.result_type
@@ -511,7 +526,8 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
     rows = (rank - 1,)
     peak = _reduce(domain, rows, [logits], _MAX)
     def shifted(s: ir.Value, m: ir.Value) -> ir.Value:
-        difference = arith.subf(s, m)
+        # Only a mask can hide every key of a row (causality leaves key 0).
+        difference = arith.subf(s, m if mask is None else _masked_row_shift(m))
         return math.exp(arith.mulf(difference, constant(scale)) if scale_in_exp else difference)
 
     weights = elementwise(TensorType(domain, "f32"), [logits, _rows(peak, domain, rows)], shifted)
@@ -524,7 +540,7 @@ def _lower_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.Value,
     out_domain = batch + (sq, dv)
     return elementwise(result, [_reshape(unnormalised, out_domain),
                                  _rows(total, out_domain, (len(out_domain) - 1,))],
-                        arith.divf)
+                        arith.divf if mask is None else _masked_row_normalised)
 
 
 # ---------------------------------------------------------------------------
@@ -756,10 +772,7 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
             def shift(m: ir.Value) -> ir.Value:
                 # A row whose keys so far are all masked has maximum -inf:
                 # its exponentials are taken from 0 (they are all 0).
-                if masks is None:
-                    return m
-                empty = arith.cmpf(arith.CmpFPredicate.OEQ, m, constant(float("-inf")))
-                return arith.select(empty, constant(0.0), m)
+                return m if masks is None else _masked_row_shift(m)
 
             # The tile's row maxima, then (one generic, both in place)
             # the new running maxima and the factor exp(m - m') rescaling
@@ -781,8 +794,9 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
         _, final_total, final_acc, _, _ = loop.results
         # Written in place into the result's tile.
         destination = _tile_of(forall.inner_iter_args[0], [head, row, 0], [1, bq, dv_pad], 2)
+        # A row whose keys are all masked sums to 0 and gives 0.
         normalised = _generic((bq, dv_pad), [final_acc, (final_total, row_map)], destination,
-                              arith.divf)
+                              arith.divf if masks is None else _masked_row_normalised)
         with ir.InsertionPoint(forall.terminator().block):
             tensor.ParallelInsertSliceOp(normalised, forall.inner_iter_args[0], [head, row], [],
                                          [], [_DYNAMIC, _DYNAMIC, 0], [1, bq, dv_pad],
@@ -824,13 +838,25 @@ def _lower_broadcast_to(op: nn.BroadcastToOp, x: ir.Value) -> ir.Value:
 
 
 def _lower_concat(op: nn.ConcatOp, inputs: list[ir.Value]) -> ir.Value:
+    result = op.result_type
+    axis = op.axis % result.rank
+    # An empty piece adds nothing, and bufferization would insert it at an
+    # offset past the end of the result (upstream rejects that) when it is last.
+    inputs = [x for x in inputs if _shape(x)[axis]] or inputs[:1]
+    if 0 in result.shape:
+        return tensor.empty(list(result.shape), _element_type(inputs[0]))
     if len(inputs) == 1:
         return inputs[0]
-    return tensor.concat(op.result_type.to_mlir(), op.axis % op.result_type.rank, inputs)
+    return tensor.concat(result.to_mlir(), axis, inputs)
 
 
 def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:
     result = op.result_type
+    if 0 in result.shape:
+        # An empty slice reads nothing, and upstream's extract_slice wants
+        # its offsets inside the source even then (a slice starting at the
+        # end of a dim is one).
+        return tensor.empty(list(result.shape), _element_type(x))
     return tensor.extract_slice(result.to_mlir(), x, [], [], [], list(op.starts),
                                 list(result.shape), list(op.step(result.rank)))
 

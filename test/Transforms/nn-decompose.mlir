@@ -140,7 +140,9 @@ func.func @silu(%x: tensor<4xbf16>) -> tensor<4xbf16> {
 
 // Attention stays whole by default (keep-attention=true); with
 // keep-attention=false it becomes q k^T with its epilogue, a softmax's row
-// statistics and a matmul divided by the row sums.
+// statistics and a matmul divided by the row sums. With a mask, a row whose
+// keys are all hidden is shifted by 0 (not its maximum, -inf) and divided by
+// 1 (not its sum, 0): it gives 0, not NaN.
 
 // CHECK-LABEL: func.func @attention
 // CHECK: "nn.attention"
@@ -157,17 +159,44 @@ func.func @silu(%x: tensor<4xbf16>) -> tensor<4xbf16> {
 // WHOLE: %[[NEGINF:.+]] = arith.constant dense<0xFF800000> : tensor<f32>
 // WHOLE: %[[L:.+]] = "nn.select"(%[[HIDDEN]], %[[NEGINF]], %[[SM]])
 // WHOLE: %[[MAX:.+]] = "nn.reduce_max"(%[[L]]) {axes = array<i64: 2>, keepdims = true}
-// WHOLE: %[[SHIFTED:.+]] = "nn.sub"(%[[L]], %[[MAX]])
+// WHOLE: %[[NEGINF2:.+]] = arith.constant dense<0xFF800000> : tensor<f32>
+// WHOLE: %[[EMPTY:.+]] = "nn.compare"(%[[MAX]], %[[NEGINF2]]) {predicate = "eq"}
+// WHOLE: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// WHOLE: %[[SHIFT:.+]] = "nn.select"(%[[EMPTY]], %[[ZERO]], %[[MAX]])
+// WHOLE: %[[SHIFTED:.+]] = "nn.sub"(%[[L]], %[[SHIFT]])
 // WHOLE: %[[P:.+]] = "nn.exp"(%[[SHIFTED]])
 // WHOLE: %[[SUM:.+]] = "nn.reduce_sum"(%[[P]]) {axes = array<i64: 2>, keepdims = true}
+// WHOLE: %[[ZERO2:.+]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// WHOLE: %[[NONE:.+]] = "nn.compare"(%[[SUM]], %[[ZERO2]]) {predicate = "eq"}
+// WHOLE: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// WHOLE: %[[DIVISOR:.+]] = "nn.select"(%[[NONE]], %[[ONE]], %[[SUM]])
 // WHOLE: %[[PV:.+]] = "nn.matmul"(%[[P]], %[[V]]) : (tensor<2x4x5xf32>, tensor<2x5x3xf32>) -> tensor<2x4x3xf32>
-// WHOLE: %[[O:.+]] = "nn.div"(%[[PV]], %[[SUM]])
+// WHOLE: %[[O:.+]] = "nn.div"(%[[PV]], %[[DIVISOR]])
 // WHOLE-NOT: "nn.attention"
 // WHOLE: return %[[O]]
 func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tensor<2x5x3xf32>,
                      %m: tensor<4x5xf32>) -> tensor<2x4x3xf32> {
   %o = "nn.attention"(%q, %k, %v, %m) {causal = true, scale = 0.25 : f32}
       : (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>, tensor<4x5xf32>) -> tensor<2x4x3xf32>
+  return %o : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Without a mask no row is hidden whole (causality leaves key 0): the
+// maximum and the sum are used as they are.
+
+// WHOLE-LABEL: func.func @attention_unmasked
+// WHOLE: %[[MAX:.+]] = "nn.reduce_max"
+// WHOLE-NOT: "nn.compare"
+// WHOLE: "nn.sub"(%{{.+}}, %[[MAX]])
+// WHOLE: %[[SUM:.+]] = "nn.reduce_sum"
+// WHOLE-NOT: "nn.select"
+// WHOLE: "nn.div"(%{{.+}}, %[[SUM]])
+func.func @attention_unmasked(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>,
+                              %v: tensor<2x5x3xf32>) -> tensor<2x4x3xf32> {
+  %o = "nn.attention"(%q, %k, %v) {causal = true}
+      : (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>) -> tensor<2x4x3xf32>
   return %o : tensor<2x4x3xf32>
 }
 

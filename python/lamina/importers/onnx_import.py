@@ -19,10 +19,14 @@ so the nn program holds only the tensors that exist at run time.
 
 Assumptions: static shapes (a graph input with a dynamic dimension is an
 error naming it), runtime tensors of f32, f16, bf16 or bool, the default
-ONNX domain. Every node that cannot become nn ops (an op Lamina does not
-map, an attribute value nn cannot express) is collected, and all of them
-are reported in one error, each by its index in the graph, its name and
-its op type. ONNX has no source lines: the location of each nn op is a
+ONNX domain at opsets 1 to the newest the installed onnx package defines.
+Each conversion declares the attributes it implements and those it takes
+at the spec's default only (`converts`); any other attribute on a node is
+an error naming it, never ignored, and an attribute a node leaves out has
+the spec's default at the model's opset. Every node that cannot become nn
+ops (an op Lamina does not map, an attribute or an attribute value nn
+cannot express) is collected, and all of them are reported in one error,
+each by its index in the graph, its name and its op type. ONNX has no source lines: the location of each nn op is a
 name location holding the node's name (its op type where it has none)
 around `MODEL:INDEX:1`, the node's index in the graph counted from 1, so
 that a later error at the op names the node.
@@ -30,9 +34,10 @@ that a later error at the op names the node.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -101,13 +106,8 @@ def load_model(path, source_name: str | None = None):
         except (DecodeError, RuntimeError, ValueError) as error:
             raise _model_error(source_name, f"not an ONNX model (cannot decode it: "
                                             f"{error})") from None
-        if not isinstance(path, bytes) and any(
-                t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
-            try:
-                onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
-            except OSError as error:
-                raise _model_error(source_name, f"cannot read the model's external data: "
-                                                f"{error}") from None
+        if not isinstance(path, bytes):
+            _load_external_data(model, os.path.dirname(os.path.abspath(path)), source_name)
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as error:
@@ -118,6 +118,29 @@ def load_model(path, source_name: str | None = None):
     except (onnx.shape_inference.InferenceError, RuntimeError, ValueError) as error:
         raise _model_error(source_name, f"ONNX shape inference failed: {error}") from None
     return model, source_name
+
+
+def _load_external_data(model, directory: str, source_name: str):
+    """Reads the initializers a model stores in files beside it; a file
+    that is missing or unreadable is an error naming it and its tensor."""
+    onnx = _onnx()
+    external = [t for t in model.graph.initializer
+                if t.data_location == onnx.TensorProto.EXTERNAL]
+    for t in external:
+        location = next((entry.value for entry in t.external_data if entry.key == "location"),
+                        None)
+        if location is None:
+            raise _model_error(source_name, f"initializer '{t.name}' is stored outside the "
+                                            "model, in no file it names")
+        if not os.path.isfile(os.path.join(directory, location)):
+            raise _model_error(source_name, f"initializer '{t.name}' is stored in '{location}', "
+                                            f"which is not a file in {directory}")
+    if external:
+        try:
+            onnx.load_external_data_for_model(model, directory)
+        except (OSError, ValueError, onnx.checker.ValidationError) as error:
+            raise _model_error(source_name, f"cannot read the model's external data: "
+                                            f"{error}") from None
 
 
 def _used_float_initializers(model) -> list:
@@ -200,6 +223,10 @@ class _Node:
     index: int
     proto: object
     attrs: dict
+    # The attributes the conversion chosen for the node declares, and the
+    # spec's defaults at the model's opset (None where the spec has none).
+    declared: frozenset = frozenset()
+    defaults: dict = field(default_factory=dict)
 
     @property
     def op_type(self) -> str:
@@ -212,7 +239,20 @@ class _Node:
         return f"node #{self.index}{name} ({domain}{self.op_type})"
 
     def attr(self, name: str, default=None):
-        return self.attrs.get(name, default)
+        """The value of attribute `name`: the node's, else the spec's
+        default at the model's opset, else `default` (for an attribute
+        whose default the spec states in words, a kernel's shape, or that
+        an older opset lacks)."""
+        if name not in self.declared:
+            raise AssertionError(f"the conversion of {self.op_type} reads attribute '{name}', "
+                                 "which it does not declare")
+        if name in self.attrs:
+            return self.attrs[name]
+        spec = self.defaults.get(name)
+        if spec is not None and default is not None and not _same_value(spec, default):
+            raise AssertionError(f"the conversion of {self.op_type} gives attribute '{name}' "
+                                 f"the default {default!r}; the spec's is {spec!r}")
+        return spec if spec is not None else default
 
     def input(self, i: int) -> str | None:
         """The name of input `i`, or None where it is absent or empty."""
@@ -233,6 +273,10 @@ class _Importer:
         self.context = context
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           1)
+        newest = self.onnx.defs.onnx_opset_version()
+        if not 1 <= self.opset <= newest:
+            self._fail(f"opset {self.opset} of the default ONNX domain is not supported "
+                       f"(Lamina imports opsets 1 to {newest})")
         # name -> ir.Value (a runtime tensor), np.ndarray (known here) or _POISONED
         self.values: dict = {}
         self.parameter_arrays: dict[str, np.ndarray] = {}
@@ -295,6 +339,13 @@ class _Importer:
                                 f"{dims}; "
                                 "Lamina needs static shapes (export the model with fixed "
                                 "input shapes)")
+                continue
+            negative = [(i, d.dim_value) for i, d in enumerate(tensor_type.shape.dim)
+                        if d.dim_value < 0]
+            if negative:
+                dims = ", ".join(f"{i} ({size})" for i, size in negative)
+                problems.append(f"input '{graph_input.name}' has a negative size in dimension"
+                                f"{'s' if len(negative) > 1 else ''} {dims}")
                 continue
             if dtype is not None:
                 shape = tuple(d.dim_value for d in tensor_type.shape.dim)
@@ -388,12 +439,33 @@ class _Importer:
         present = [name for name in node.proto.input if name]
         fold = _FOLDERS.get(node.op_type)
         if fold is not None and all(isinstance(self.values.get(n), np.ndarray) for n in present):
+            self._check_attributes(node, _FOLDER_ATTRIBUTES[node.op_type])
             outputs = fold(self, node)
             outputs = [np.asarray(o) for o in outputs] if isinstance(outputs, list) else \
                 np.asarray(outputs)
         else:
+            self._check_attributes(node, _CONVERTER_ATTRIBUTES[node.op_type])
             outputs = convert(self, node)
         return outputs if isinstance(outputs, list) else [outputs]
+
+    def _check_attributes(self, node: _Node, declaration: "_Attributes"):
+        """Rejects every attribute of `node` the conversion does not
+        implement, and every one it takes at the spec's default only that
+        has another value; then gives the node its declared attributes and
+        the spec's defaults."""
+        node.defaults = _spec_defaults(node.op_type, self.opset)
+        node.declared = declaration.implemented | declaration.defaults_only
+        unknown = sorted(name for name in node.attrs if name not in node.declared)
+        if unknown:
+            names = ", ".join(f"'{name}'" for name in unknown)
+            raise _NodeProblem(f"attribute{'s' if len(unknown) > 1 else ''} {names} "
+                               f"{'are' if len(unknown) > 1 else 'is'} not supported")
+        for name in sorted(declaration.defaults_only & set(node.attrs)):
+            default = node.defaults.get(name)
+            if default is None or not _same_value(node.attrs[name], default):
+                shown = "none" if default is None else _shown(default)
+                raise _NodeProblem(f"attribute '{name}' = {_shown(node.attrs[name])} is not "
+                                   f"supported (only its default, {shown})")
 
     def _bind(self, node: _Node, outputs: list):
         names = list(node.proto.output)
@@ -514,22 +586,85 @@ _CONVERTERS: dict[str, Callable] = {}
 _FOLDERS: dict[str, Callable] = {}
 
 
-def converts(*op_types: str):
+@dataclass(frozen=True)
+class _Attributes:
+    """The ONNX attributes a conversion implements, and those it takes at
+    the spec's default value only (another value is an error)."""
+
+    implemented: frozenset = frozenset()
+    defaults_only: frozenset = frozenset()
+
+
+_CONVERTER_ATTRIBUTES: dict[str, _Attributes] = {}
+_FOLDER_ATTRIBUTES: dict[str, _Attributes] = {}
+
+
+def _declaration(op_type: str, attributes, defaults_only) -> _Attributes:
+    """The attributes of `op_type` among names given for all the op types
+    of a registration (a tuple) or for each (a dict)."""
+    pick = lambda names: frozenset(names.get(op_type, ()) if isinstance(names, dict) else names)
+    return _Attributes(pick(attributes), pick(defaults_only))
+
+
+def converts(*op_types: str, attributes=(), defaults_only=()):
+    """Registers the conversion of `op_types` to nn ops. `attributes` are
+    the ONNX attributes it implements (in every opset), `defaults_only`
+    those it takes at the spec's default only (each a tuple for all of
+    `op_types`, or a dict of tuples by op type); any other attribute on a
+    node is an error naming it. An attribute a node leaves out has the
+    spec's default (`_Node.attr`)."""
     def register(function):
         for op_type in op_types:
             _CONVERTERS[op_type] = function
+            _CONVERTER_ATTRIBUTES[op_type] = _declaration(op_type, attributes, defaults_only)
         return function
     return register
 
 
-def folds(*op_types: str):
-    """Registers a NumPy evaluation, used when every input is known."""
+def folds(*op_types: str, attributes=(), defaults_only=()):
+    """Registers a NumPy evaluation, used when every input is known (the
+    attributes as for `converts`)."""
     def register(function):
         for op_type in op_types:
             _FOLDERS[op_type] = function
-            _CONVERTERS.setdefault(op_type, _fold_only)
+            _FOLDER_ATTRIBUTES[op_type] = _declaration(op_type, attributes, defaults_only)
+            if op_type not in _CONVERTERS:
+                _CONVERTERS[op_type] = _fold_only
+                _CONVERTER_ATTRIBUTES[op_type] = _FOLDER_ATTRIBUTES[op_type]
         return function
     return register
+
+
+def declared_attributes() -> dict[str, list[_Attributes]]:
+    """Every op type's attribute declarations (its conversion's, then its
+    NumPy evaluation's where it has one): for tests against the spec."""
+    return {op_type: [_CONVERTER_ATTRIBUTES[op_type]]
+            + ([_FOLDER_ATTRIBUTES[op_type]] if op_type in _FOLDER_ATTRIBUTES else [])
+            for op_type in _CONVERTERS}
+
+
+@functools.lru_cache(maxsize=None)
+def _spec_defaults(op_type: str, opset: int) -> dict:
+    """The default value of each attribute of `op_type` at `opset` in the
+    spec, None where it states none."""
+    onnx = _onnx()
+    try:
+        schema = onnx.defs.get_schema(op_type, opset)
+    except onnx.defs.SchemaError:
+        return {}
+    return {name: onnx.helper.get_attribute_value(attribute.default_value)
+            if attribute.default_value.type else None
+            for name, attribute in schema.attributes.items()}
+
+
+def _same_value(value, default) -> bool:
+    if isinstance(value, float) or isinstance(default, float):
+        return np.float32(value) == np.float32(default)
+    return value == default
+
+
+def _shown(value) -> str:
+    return value.decode() if isinstance(value, bytes) else repr(value)
 
 
 def _fold_only(im: _Importer, node: _Node):
@@ -561,9 +696,13 @@ def _unary(im, node):
     return im.op(_UNARY[node.op_type], im.tensor(node.input(0)))
 
 
-@converts("Identity", "Dropout")
+# Dropout: `seed` and `ratio` mean nothing in inference; before opset 7,
+# `is_test` = 0 (the default) asks for training.
+@converts("Identity", "Dropout", attributes={"Dropout": ("seed", "ratio", "is_test")})
 def _identity(im, node):
-    if node.op_type == "Dropout" and node.input(2) and im.static(node.input(2)).any():
+    if node.op_type == "Dropout" and (
+            (node.input(2) and im.static(node.input(2)).any())
+            or (im.opset < 7 and not node.attr("is_test"))):
         raise _NodeProblem("dropout in training mode is not supported")
     return im.values[node.input(0)]
 
@@ -574,30 +713,29 @@ def _reciprocal(im, node):
     return im.op("div", im.scalar(1.0, x), x)
 
 
-@converts("Gelu")
+@converts("Gelu", attributes=("approximate",))
 def _gelu(im, node):
-    return im.op("gelu", im.tensor(node.input(0)),
-                 approximate=node.attr("approximate", b"none").decode())
+    return im.op("gelu", im.tensor(node.input(0)), approximate=node.attr("approximate").decode())
 
 
-@converts("HardSigmoid", "HardSwish")
+@converts("HardSigmoid", "HardSwish", attributes={"HardSigmoid": ("alpha", "beta")})
 def _hard_sigmoid(im, node):
     x = im.tensor(node.input(0))
     alpha, beta = (1 / 6, 0.5) if node.op_type == "HardSwish" else (
-        node.attr("alpha", 0.2), node.attr("beta", 0.5))
+        node.attr("alpha"), node.attr("beta"))
     y = im.op("add", im.op("mul", x, im.scalar(alpha, x)), im.scalar(beta, x))
     y = im.op("maximum", im.op("minimum", y, im.scalar(1.0, x)), im.scalar(0.0, x))
     return im.op("mul", x, y) if node.op_type == "HardSwish" else y
 
 
-@converts("LeakyRelu")
+@converts("LeakyRelu", attributes=("alpha",))
 def _leaky_relu(im, node):
     x = im.tensor(node.input(0))
     negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
-    return im.op("select", negative, im.op("mul", x, im.scalar(node.attr("alpha", 0.01), x)), x)
+    return im.op("select", negative, im.op("mul", x, im.scalar(node.attr("alpha"), x)), x)
 
 
-@converts("Clip")
+@converts("Clip", attributes=("min", "max"))
 def _clip(im, node):
     x = im.tensor(node.input(0))
     if im.opset < 11:
@@ -618,7 +756,13 @@ _COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt",
             "GreaterOrEqual": "ge"}
 
 
-@converts(*_BINARY, "Sum")
+# Before opset 7, `broadcast` = 1 (with `axis`) broadcasts otherwise than
+# NumPy; at its default (0) the shapes are equal.
+_BROADCAST = {op_type: ("broadcast",) for op_type in (
+    "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Equal", "Less", "Greater")}
+
+
+@converts(*_BINARY, "Sum", defaults_only=_BROADCAST)
 def _binary(im, node):
     operands = im.operands(node)
     name = _BINARY.get(node.op_type, "add")
@@ -628,7 +772,7 @@ def _binary(im, node):
     return result
 
 
-@converts(*_COMPARE)
+@converts(*_COMPARE, defaults_only=_BROADCAST)
 def _compare(im, node):
     lhs, rhs = im.operands(node)
     return im.op("compare", lhs, rhs, predicate=_COMPARE[node.op_type])
@@ -642,7 +786,7 @@ def _where(im, node):
     return im.op("select", condition, *[im.tensor(n, dtype) for n in names])
 
 
-@converts("Pow")
+@converts("Pow", defaults_only=_BROADCAST)
 def _pow(im, node):
     x = im.tensor(node.input(0))
     if im.is_static(node.input(1)) or node.input(1) in im.parameter_arrays:
@@ -661,7 +805,11 @@ def _pow(im, node):
     return im.op("pow", x, im.tensor(node.input(1)))
 
 
-@converts("Cast", "CastLike")
+# `saturate` and `round_mode` apply to float8 targets only, which nn has not.
+_CAST = {"Cast": ("to", "saturate", "round_mode"), "CastLike": ("saturate", "round_mode")}
+
+
+@converts("Cast", "CastLike", attributes=_CAST)
 def _cast(im, node):
     x = im.tensor(node.input(0))
     if node.op_type == "Cast":
@@ -701,21 +849,22 @@ def _transposed(im, x):
     return im.op("transpose", x, perm=(1, 0))
 
 
-@converts("Gemm")
+@converts("Gemm", attributes=("transA", "transB", "alpha", "beta"),
+          defaults_only=("broadcast",))
 def _gemm(im, node):
     a = im.tensor(node.input(0))
     dtype = _type_of(a).dtype
-    if node.attr("transA", 0):
+    if node.attr("transA"):
         a = _transposed(im, a)
-    if node.attr("transB", 0) and im.is_static(node.input(1)):
+    if node.attr("transB") and im.is_static(node.input(1)):
         # A weight known here is transposed here (params="constants").
         b = im.constant(im.static(node.input(1)).T, dtype)
     else:
         b = im.tensor(node.input(1), dtype)
-        if node.attr("transB", 0):
+        if node.attr("transB"):
             b = _transposed(im, b)
     y = im.op("matmul", a, b)
-    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    alpha, beta = node.attr("alpha"), node.attr("beta")
     if alpha != 1.0:
         y = im.op("mul", y, im.scalar(alpha, y))
     if node.input(2) and beta != 0.0:
@@ -731,7 +880,7 @@ def _window(im, node, spatial: tuple[int, ...], kernel: tuple[int, ...],
     """The strides and the padding (top, left, bottom, right) of a 2-D
     windowed op, from `strides`, `pads` and `auto_pad`."""
     strides = tuple(node.attr("strides", [1] * len(spatial)))
-    auto_pad = node.attr("auto_pad", b"NOTSET").decode()
+    auto_pad = node.attr("auto_pad").decode()
     if auto_pad in ("NOTSET", "VALID"):
         pads = tuple(node.attr("pads", [0] * 2 * len(spatial))) if auto_pad == "NOTSET" \
             else (0,) * 2 * len(spatial)
@@ -766,7 +915,10 @@ def _pads_2d(pads, one_d: bool):
     return (0, pads[0], 0, pads[1]) if one_d else tuple(pads)
 
 
-@converts("Conv")
+_WINDOW = ("kernel_shape", "strides", "pads", "auto_pad", "dilations")
+
+
+@converts("Conv", attributes=_WINDOW + ("group",))
 def _conv(im, node):
     x, weight = im.tensor(node.input(0)), im.tensor(node.input(1))
     bias = im.tensor(node.input(2)) if node.input(2) else None
@@ -780,7 +932,7 @@ def _conv(im, node):
         weight = im.reshape(weight, w_shape[:2] + (1,) + w_shape[2:])
     y = im.op("conv2d", x, weight, bias, strides=_pairs(strides, one_d, 1),
               padding=_pads_2d(pads, one_d), dilations=_pairs(dilations, one_d, 1),
-              groups=node.attr("group", 1))
+              groups=node.attr("group"))
     if one_d:
         shape = _type_of(y).shape
         y = im.reshape(y, shape[:2] + shape[3:])
@@ -796,7 +948,11 @@ def _pool_output(size, k, s, begin, end, ceil):
     return out
 
 
-@converts("MaxPool", "AveragePool")
+# `storage_order` is the layout of MaxPool's indices, an output nn has not.
+@converts("MaxPool", "AveragePool",
+          attributes={"MaxPool": _WINDOW + ("ceil_mode",),
+                      "AveragePool": _WINDOW + ("ceil_mode", "count_include_pad")},
+          defaults_only={"MaxPool": ("storage_order",)})
 def _pool(im, node):
     x = im.tensor(node.input(0))
     x_shape = _type_of(x).shape
@@ -808,7 +964,7 @@ def _pool(im, node):
     strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
     rank = len(kernel)
     begin, end = list(pads[:rank]), list(pads[rank:])
-    if node.attr("ceil_mode", 0):
+    if node.attr("ceil_mode"):
         for i, (size, k, s) in enumerate(zip(x_shape[2:], kernel, strides)):
             wanted = _pool_output(size, k, s, begin[i], end[i], True)
             if wanted != _pool_output(size, k, s, begin[i], end[i], False):
@@ -817,7 +973,7 @@ def _pool(im, node):
                                        "window is not supported")
                 # The padding of a max pool never wins: pad the last window.
                 end[i] = (wanted - 1) * s + k - size - begin[i]
-    count_include_pad = node.attr("count_include_pad", 0)
+    count_include_pad = node.op_type == "AveragePool" and node.attr("count_include_pad")
     if one_d:
         x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
     name = "max_pool2d" if node.op_type == "MaxPool" else "avg_pool2d"
@@ -863,15 +1019,19 @@ def _global_pool(im, node):
 # -- normalisations and softmax -----------------------------------------------
 
 
-@converts("BatchNormalization")
+# `momentum` updates running statistics, in training only; before opset 7,
+# `is_test` = 0 (the default) asks for training, and `spatial` = 0 for
+# statistics per element rather than per channel.
+@converts("BatchNormalization", attributes=("epsilon", "momentum", "training_mode", "is_test"),
+          defaults_only=("spatial",))
 def _batch_norm(im, node):
-    if node.attr("training_mode", 0):
+    if node.attr("training_mode") or (im.opset < 7 and not node.attr("is_test")):
         raise _NodeProblem("batch normalization in training mode is not supported")
     x, scale, shift, mean, var = [im.tensor(node.input(i)) for i in range(5)]
     x_type = _type_of(x)
     if x_type.rank < 2:
         raise _NodeProblem(f"batch normalization needs an input of rank >= 2, got {x_type}")
-    inv_std = im.op("rsqrt", im.op("add", var, im.scalar(node.attr("epsilon", 1e-5), var)))
+    inv_std = im.op("rsqrt", im.op("add", var, im.scalar(node.attr("epsilon"), var)))
     factor = im.op("mul", scale, inv_std)
     offset = im.op("sub", shift, im.op("mul", mean, factor))
     channel_shape = (x_type.shape[1],) + (1,) * (x_type.rank - 2)
@@ -879,11 +1039,12 @@ def _batch_norm(im, node):
     return im.op("add", y, im.reshape(offset, channel_shape))
 
 
-@converts("LayerNormalization")
+# `stash_type` = 1 computes the statistics in f32, as nn.layer_norm does.
+@converts("LayerNormalization", attributes=("axis", "epsilon"), defaults_only=("stash_type",))
 def _layer_norm(im, node):
     x = im.tensor(node.input(0))
     x_type = _type_of(x)
-    axis = _axis(node.attr("axis", -1), x_type.rank)
+    axis = _axis(node.attr("axis"), x_type.rank)
     normalized = x_type.shape[axis:]
     params = []
     for i in (1, 2):
@@ -894,30 +1055,37 @@ def _layer_norm(im, node):
         if _type_of(param).shape != normalized:
             param = im.op("broadcast_to", param, result_type=x_type.with_shape(normalized))
         params.append(param)
-    return im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon", 1e-5))
+    return im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon"))
 
 
-@converts("Softmax", "LogSoftmax")
+@converts("Softmax", "LogSoftmax", attributes=("axis",))
 def _softmax(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
     name = "softmax" if node.op_type == "Softmax" else "log_softmax"
+    axis = _axis(node.attr("axis"), len(shape))
     if im.opset >= 13:
-        return im.op(name, x, axis=_axis(node.attr("axis", -1), len(shape)))
+        return im.op(name, x, axis=axis)
     # Before opset 13 the input is flattened to 2-D at `axis` first.
-    axis = _axis(node.attr("axis", 1), len(shape))
     flat = im.reshape(x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
     return im.reshape(im.op(name, flat, axis=1), shape)
 
 
-@converts("Attention")
+# `qk_matmul_output_mode` selects what the optional output #3 holds, which
+# nn has not; `softmax_precision` is taken where it is the inputs' type.
+@converts("Attention", attributes=("is_causal", "scale", "q_num_heads", "kv_num_heads",
+                                   "left_window_size", "right_window_size",
+                                   "softmax_precision"),
+          defaults_only=("softcap", "qk_matmul_output_mode"))
 def _attention(im, node):
-    if node.input(4) or node.input(5):
-        raise _NodeProblem("attention with a key/value cache (past_key, past_value) is not "
-                           "supported")
-    if node.attr("softcap", 0.0):
-        raise _NodeProblem("attention with softcap is not supported")
+    if node.input(4) or node.input(5) or node.input(6):
+        raise _NodeProblem("attention with a key/value cache (past_key, past_value, "
+                           "nonpad_kv_seqlen) is not supported")
     q, k, v = (im.tensor(node.input(i)) for i in range(3))
+    precision = node.attr("softmax_precision")
+    if precision is not None and _nn_dtype(precision) != _type_of(q).dtype:
+        raise _NodeProblem(f"attribute 'softmax_precision' = {_onnx_dtype_name(precision)} "
+                           f"is not supported (only the inputs' type, {_type_of(q).dtype})")
     rank = _type_of(q).rank
     if rank == 3:
         # [batch, sequence, heads * head_size] -> [batch, heads, sequence, head_size]
@@ -935,12 +1103,36 @@ def _attention(im, node):
         if _type_of(mask).dtype == "i1":
             # A boolean mask says which keys take part: the others get -inf.
             mask = im.op("select", mask, im.scalar(0.0, q), im.scalar(float("-inf"), q))
-    y = im.op("attention", q, k, v, mask, causal=bool(node.attr("is_causal", 0)),
+    window = _sliding_window(node, _type_of(q).shape[-2], _type_of(k).shape[-2])
+    if window is not None:
+        window = im.constant(window, _type_of(q).dtype)
+        mask = window if mask is None else im.op("add", mask, window)
+    y = im.op("attention", q, k, v, mask, causal=bool(node.attr("is_causal")),
               scale=node.attr("scale"))
     if rank == 3:
         batch, heads, sequence, size = _type_of(y).shape
         y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, sequence, heads * size))
     return y
+
+
+def _sliding_window(node, queries: int, keys: int) -> np.ndarray | None:
+    """The additive mask [queries, keys] of a sliding window (query `i`
+    sees keys `i - left_window_size .. i + right_window_size`, a size of -1
+    leaving that side open), or None where both sides are open."""
+    # Before opset 24 there are no windows.
+    left, right = node.attr("left_window_size", -1), node.attr("right_window_size", -1)
+    for name, size in (("left_window_size", left), ("right_window_size", right)):
+        if size < -1:
+            raise _NodeProblem(f"attribute '{name}' must be -1 or >= 0, got {size}")
+    if left == -1 and right == -1:
+        return None
+    distance = np.arange(queries)[:, None] - np.arange(keys)[None, :]
+    seen = np.ones((queries, keys), np.bool_)
+    if left >= 0:
+        seen &= distance <= left
+    if right >= 0:
+        seen &= -distance <= right
+    return np.where(seen, 0.0, -np.inf).astype(np.float32)
 
 
 def _split_heads(im, x, heads):
@@ -962,19 +1154,19 @@ def _reduce_axes(im, node, rank: int):
     with noop_with_empty_axes)."""
     axes = im.static(node.input(1), "axes") if node.input(1) else node.attr("axes")
     if axes is None or len(axes) == 0:
-        if node.attr("noop_with_empty_axes", 0):
+        if node.attr("noop_with_empty_axes"):
             return None
         return tuple(range(rank))
     return tuple(sorted(_axis(int(a), rank) for a in np.asarray(axes).reshape(-1)))
 
 
-@converts(*_REDUCE)
+@converts(*_REDUCE, attributes=("axes", "keepdims", "noop_with_empty_axes"))
 def _reduce(im, node):
     x = im.tensor(node.input(0))
     axes = _reduce_axes(im, node, _type_of(x).rank)
     if axes is None:
         return x
-    return im.op(_REDUCE[node.op_type], x, axes=axes, keepdims=bool(node.attr("keepdims", 1)))
+    return im.op(_REDUCE[node.op_type], x, axes=axes, keepdims=bool(node.attr("keepdims")))
 
 
 # -- data movement (folded with NumPy when every input is known) --------------
@@ -982,7 +1174,7 @@ def _reduce(im, node):
 
 def _reshape_target(im, node, shape) -> tuple[int, ...]:
     target = [int(d) for d in im.static(node.input(1), "shape")]
-    if not node.attr("allowzero", 0):
+    if not node.attr("allowzero"):
         target = [shape[i] if d == 0 else d for i, d in enumerate(target)]
     if target.count(-1) == 1:
         known = math.prod(d for d in target if d != -1)
@@ -1013,7 +1205,7 @@ def _squeezed(im, node, shape) -> tuple[int, ...]:
 
 
 def _flattened(node, shape) -> tuple[int, ...]:
-    axis = node.attr("axis", 1)
+    axis = node.attr("axis")
     axis = axis % len(shape) if len(shape) and axis < 0 else axis
     return (math.prod(shape[:axis]), math.prod(shape[axis:]))
 
@@ -1026,13 +1218,17 @@ _SHAPE_RULES = {
 }
 
 
-@converts(*_SHAPE_RULES)
+_SHAPE_ATTRIBUTES = {"Reshape": ("allowzero",), "Unsqueeze": ("axes",), "Squeeze": ("axes",),
+                     "Flatten": ("axis",)}
+
+
+@converts(*_SHAPE_RULES, attributes=_SHAPE_ATTRIBUTES)
 def _reshape_like(im, node):
     x = im.tensor(node.input(0))
     return im.reshape(x, _SHAPE_RULES[node.op_type](im, node, _type_of(x).shape))
 
 
-@folds(*_SHAPE_RULES)
+@folds(*_SHAPE_RULES, attributes=_SHAPE_ATTRIBUTES)
 def _fold_reshape_like(im, node):
     x = im.static(node.input(0))
     return x.reshape(_SHAPE_RULES[node.op_type](im, node, x.shape))
@@ -1042,25 +1238,25 @@ def _perm(node, rank):
     return tuple(node.attr("perm", list(reversed(range(rank)))))
 
 
-@converts("Transpose")
+@converts("Transpose", attributes=("perm",))
 def _transpose(im, node):
     x = im.tensor(node.input(0))
     return im.op("transpose", x, perm=_perm(node, _type_of(x).rank))
 
 
-@folds("Transpose")
+@folds("Transpose", attributes=("perm",))
 def _fold_transpose(im, node):
     x = im.static(node.input(0))
     return np.transpose(x, _perm(node, x.ndim))
 
 
-@converts("Concat")
+@converts("Concat", attributes=("axis",))
 def _concat(im, node):
     operands = im.operands(node)
     return im.op("concat", operands, axis=_axis(node.attr("axis"), _type_of(operands[0]).rank))
 
 
-@folds("Concat")
+@folds("Concat", attributes=("axis",))
 def _fold_concat(im, node):
     arrays = [im.static(n) for n in node.proto.input if n]
     return np.concatenate(arrays, axis=node.attr("axis"))
@@ -1084,7 +1280,7 @@ def _slice_arguments(im, node, shape):
     return bounds
 
 
-@converts("Slice")
+@converts("Slice", attributes=("starts", "ends", "axes"))
 def _slice(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
@@ -1103,7 +1299,7 @@ def _slice(im, node):
                  strides=None if all(s == 1 for s in strides) else strides)
 
 
-@folds("Slice")
+@folds("Slice", attributes=("starts", "ends", "axes"))
 def _fold_slice(im, node):
     x = im.static(node.input(0))
     return x[tuple(slice(*bounds) for bounds in _slice_arguments(im, node, x.shape))]
@@ -1120,11 +1316,11 @@ def _split_sizes(im, node, size: int) -> list[int]:
     return [size // outputs] * outputs
 
 
-@converts("Split")
+@converts("Split", attributes=("axis", "split", "num_outputs"))
 def _split(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
-    axis = _axis(node.attr("axis", 0), len(shape))
+    axis = _axis(node.attr("axis"), len(shape))
     results, start = [], 0
     for size in _split_sizes(im, node, shape[axis]):
         starts = [start if d == axis else 0 for d in range(len(shape))]
@@ -1134,10 +1330,10 @@ def _split(im, node):
     return results
 
 
-@folds("Split")
+@folds("Split", attributes=("axis", "split", "num_outputs"))
 def _fold_split(im, node):
     x = im.static(node.input(0))
-    axis = node.attr("axis", 0)
+    axis = node.attr("axis")
     sizes = _split_sizes(im, node, x.shape[axis])
     return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
 
@@ -1163,11 +1359,11 @@ def _fold_expand(im, node):
     return x * np.ones(shape, x.dtype)
 
 
-@converts("Gather")
+@converts("Gather", attributes=("axis",))
 def _gather(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
-    axis = _axis(node.attr("axis", 0), len(shape))
+    axis = _axis(node.attr("axis"), len(shape))
     indices = im.static(node.input(1), "indices").astype(np.int64)
     flat = np.where(indices < 0, indices + shape[axis], indices).reshape(-1)
     if flat.size and (flat.min() < 0 or flat.max() >= shape[axis]):
@@ -1192,20 +1388,20 @@ def _gather(im, node):
     return im.reshape(gathered, shape[:axis] + indices.shape + shape[axis + 1:])
 
 
-@folds("Gather")
+@folds("Gather", attributes=("axis",))
 def _fold_gather(im, node):
-    return np.take(im.static(node.input(0)), im.static(node.input(1)), axis=node.attr("axis", 0))
+    return np.take(im.static(node.input(0)), im.static(node.input(1)), axis=node.attr("axis"))
 
 
-@converts("Pad")
+@converts("Pad", attributes=("mode", "pads", "value"))
 def _pad(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
-    mode = node.attr("mode", b"constant").decode()
+    mode = node.attr("mode").decode()
     if mode != "constant":
         raise _NodeProblem(f"pad mode '{mode}' is not supported")
     if im.opset < 11:
-        pads, value, axes = node.attr("pads"), node.attr("value", 0.0), None
+        pads, value, axes = node.attr("pads"), node.attr("value"), None
     else:
         pads = im.static(node.input(1), "pads")
         value = _item(im.static(node.input(2))) if node.input(2) else 0.0
@@ -1222,7 +1418,8 @@ def _pad(im, node):
 # -- values known when the model is imported ----------------------------------
 
 
-@converts("Constant")
+@converts("Constant", attributes=("value", "value_float", "value_floats", "value_int",
+                                  "value_ints"))
 def _constant(im, node):
     (name, value), = node.attrs.items()
     if name == "value":
@@ -1234,10 +1431,10 @@ def _constant(im, node):
     raise _NodeProblem(f"a constant given as '{name}' is not supported")
 
 
-@converts("Shape")
+@converts("Shape", attributes=("start", "end"))
 def _shape(im, node):
     shape = np.array(im.shape(node.input(0)), np.int64)
-    start, end = node.attr("start", 0), node.attr("end")
+    start, end = node.attr("start"), node.attr("end")
     return shape[start:end]
 
 
@@ -1246,7 +1443,7 @@ def _size(im, node):
     return np.array(math.prod(im.shape(node.input(0))), np.int64)
 
 
-@converts("ConstantOfShape")
+@converts("ConstantOfShape", attributes=("value",))
 def _constant_of_shape(im, node):
     value = node.attr("value")
     fill = im.onnx.numpy_helper.to_array(value).reshape(-1) if value is not None else \
@@ -1266,7 +1463,8 @@ _NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maxim
           "Reciprocal": np.reciprocal, "Identity": lambda x: x}
 
 
-@folds(*_NUMPY, "Div", "Pow", "Sum", "Where", "Cast", "Range")
+@folds(*_NUMPY, "Div", "Pow", "Sum", "Where", "Cast", "Range", attributes=_CAST,
+       defaults_only=_BROADCAST)
 def _fold_elementwise(im, node):
     arrays = [im.static(n) for n in node.proto.input if n]
     dtype = arrays[0].dtype
@@ -1289,17 +1487,17 @@ def _fold_elementwise(im, node):
     return result if result.dtype == np.bool_ else result.astype(dtype)
 
 
-@folds("Mod")
+@folds("Mod", attributes=("fmod",))
 def _fold_mod(im, node):
     a, b = im.static(node.input(0)), im.static(node.input(1))
-    return (np.fmod if node.attr("fmod", 0) else np.mod)(a, b).astype(a.dtype)
+    return (np.fmod if node.attr("fmod") else np.mod)(a, b).astype(a.dtype)
 
 
-@folds("Trilu")
+@folds("Trilu", attributes=("upper",))
 def _fold_trilu(im, node):
     x = im.static(node.input(0))
     k = int(_item(im.static(node.input(1)))) if node.input(1) else 0
-    return np.triu(x, k) if node.attr("upper", 1) else np.tril(x, k)
+    return np.triu(x, k) if node.attr("upper") else np.tril(x, k)
 
 
 @folds("Tile")

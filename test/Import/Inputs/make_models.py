@@ -63,6 +63,26 @@ MODELS = {
     "dynamic": model(
         [helper.make_node("Relu", ["x"], ["y"])],
         [tensor("x", ["batch", 4])], [tensor("y", ["batch", 4])]),
+    # An input with a negative size.
+    "negative": model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", [-1, 4])], [tensor("y", [-1, 4])]),
+    # An opset newer than any Lamina knows.
+    "opset99": model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", [2, 4])], [tensor("y", [2, 4])], opset=99),
+    # Attributes the spec defines and Lamina does not implement: Attention's
+    # softcap (taken at its default only), MaxPool's storage_order, and
+    # opset 6's broadcasting attributes of Add.
+    "attributes": model(
+        [helper.make_node("Attention", ["x", "x", "x"], ["a"], name="attention", softcap=2.0),
+         helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[1, 1],
+                          storage_order=1),
+         helper.make_node("Add", ["a", "p"], ["y"], name="sum")],
+        [tensor("x", [1, 2, 3, 4])], [tensor("y", [1, 2, 3, 4])], opset=23),
+    "broadcast": model(
+        [helper.make_node("Add", ["x", "b"], ["y"], name="add", broadcast=1, axis=1)],
+        [tensor("x", [2, 3, 4]), tensor("b", [3])], [tensor("y", [2, 3, 4])], opset=6),
     # Ops and attributes that nn cannot express, one after another.
     "unsupported": model(
         [helper.make_node("TopK", ["x", "k"], ["values", "indices"], name="topk", axis=-1),
@@ -85,6 +105,11 @@ def main():
     os.makedirs(directory, exist_ok=True)
     for name, proto in MODELS.items():
         onnx.save(proto, os.path.join(directory, f"{name}.onnx"))
+    # Weights in a file beside the model, which is then removed.
+    onnx.save_model(MODELS["gemm"], os.path.join(directory, "external.onnx"),
+                    save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="external.data", size_threshold=0)
+    os.remove(os.path.join(directory, "external.data"))
     with open(os.path.join(directory, "not-onnx.onnx"), "w") as f:
         f.write("func.func @main() {\n  return\n}\n")
 
