@@ -108,6 +108,32 @@ func.func @epilogues(%x: tensor<4x64x48xf32>, %w: tensor<48x256xf32>, %b: tensor
 
 // -----
 
+// A 2-D generic multiply-add (what linalg-fold-unit-extent-dims makes of
+// a linear layer with a batch of one) is the packed matmul, as the named
+// op is.
+// CHECK-LABEL: func.func @generic_matmul
+// CHECK: transform.named_sequence @schedule_generic_matmul_{{.+}}_contraction
+// CHECK: transform.structured.pack %{{.+}} packed_sizes = [8, 32, 0]
+// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 48, 0, 0, 0]
+func.func @generic_matmul(%a: tensor<197x768xf32>, %b: tensor<768x3072xf32>) -> tensor<197x3072xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<197x3072xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<197x3072xf32>) -> tensor<197x3072xf32>
+  %0 = linalg.generic {
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+                       affine_map<(m, n, k) -> (m, n)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<197x768xf32>, tensor<768x3072xf32>) outs(%init : tensor<197x3072xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<197x3072xf32>
+  return %0 : tensor<197x3072xf32>
+}
+
+// -----
+
 // Not a packed matmul: a reduction over two dims of more than one
 // iteration (k split in 4x12), and a body that subtracts the product.
 // CHECK-LABEL: func.func @not_packed
