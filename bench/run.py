@@ -31,7 +31,10 @@ MiB, split over the same threads, counting bytes read and written. The
 and Inductor on that workload. The `block` workload is examples/attention.mlir (a pre-norm transformer block
 of 16 tokens); NumPy runs it as Lamina's reference evaluator does (one
 NumPy call per nn op). `matmul1024_bf16` has no NumPy row (NumPy has no
-bf16 matmul).
+bf16 matmul). The `linear*` workloads are a transformer's linear layers
+on `[batch, tokens, features]` activations (`linear3d*`) beside the same
+products written in 2-D (`linear2d*`, the batch's rows as one matrix):
+the 3-D figure should be the 2-D one.
 """
 
 from __future__ import annotations
@@ -65,6 +68,23 @@ WORKLOADS = {
     "grouped": "grouped conv2d 3x3 N=8 C=128->128 28x28 pad 1 (32 groups of 4 channels)",
     "block": "examples/attention.mlir: pre-norm transformer block, 16 tokens x 64, 4 heads",
     "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
+    "linear3d": "linear layer x@W on [batch, tokens, features]: x 1x197x768, W 768x3072",
+    "linear2d": "linear3d's product in 2-D: x 197x768, W 768x3072",
+    "linear3d_b4": "linear layer x@W: x 4x197x768, W 768x3072",
+    "linear2d_b4": "linear3d_b4's product in 2-D: x 788x768, W 768x3072",
+    "linear3d_gelu": "MLP layer gelu(x@W+b): x 4x197x768, W 768x3072, b 3072",
+    "linear2d_gelu": "linear3d_gelu in 2-D: x 788x768, W 768x3072, b 3072",
+}
+# The linear layers: the shapes of x and W, and whether a bias and gelu
+# follow (as in `mlp`). Each 3-D one has a 2-D twin of the same product
+# (the batch's rows as one matrix), the figure it should reach.
+LINEAR = {
+    "linear3d": ((1, 197, 768), (768, 3072), False),
+    "linear2d": ((197, 768), (768, 3072), False),
+    "linear3d_b4": ((4, 197, 768), (768, 3072), False),
+    "linear2d_b4": ((788, 768), (768, 3072), False),
+    "linear3d_gelu": ((4, 197, 768), (768, 3072), True),
+    "linear2d_gelu": ((788, 768), (768, 3072), True),
 }
 SYSTEMS = ["lamina", "lamina_unfused", "numpy", "jax", "torch_compile"]
 PEERS = ("numpy", "jax", "torch_compile")
@@ -75,6 +95,9 @@ def shapes(workload: str) -> list[tuple[int, ...]]:
     if workload.startswith("matmul"):
         n = int(workload[6:].split("_")[0])
         return [(n, n), (n, n)]
+    if workload in LINEAR:
+        x, w, gelu = LINEAR[workload]
+        return [x, w] + [(w[-1],)] * gelu
     return {
         "mlp": [(1024, 1024), (1024, 4096), (4096,)],
         "elementwise": [(1 << 24,)] * 4,
@@ -105,6 +128,9 @@ def work(workload: str) -> tuple[float, str]:
                 + 2 * 2.0 * 4 * 16 * 16 * 16), "GFLOP/s"
     if workload == "mlp":
         return 2.0 * 1024 * 1024 * 4096, "GFLOP/s"
+    if workload in LINEAR:
+        x, w, _ = LINEAR[workload]
+        return 2.0 * math.prod(x) * w[-1], "GFLOP/s"
     if workload == "attention":
         return 2 * 2.0 * 8 * 512 * 512 * 64, "GFLOP/s"
     if workload == "conv2d":
@@ -129,12 +155,18 @@ def lamina_source(workload: str) -> str:
         a = t((n, n)).replace("f32", "bf16" if workload.endswith("_bf16") else "f32")
         return (f'func.func @main(%a: {a}, %b: {a}) -> {a} {{\n'
                 f'  %0 = "nn.matmul"(%a, %b) : ({a}, {a}) -> {a}\n  return %0 : {a}\n}}\n')
-    if workload == "mlp":
-        x, w, b, y = t((1024, 1024)), t((1024, 4096)), t((4096,)), t((1024, 4096))
+    if workload == "mlp" or LINEAR.get(workload, (0, 0, False))[2]:
+        x, w, b = (t(shape) for shape in shapes(workload))
+        y = t(_output_shape(workload))
         return (f'func.func @main(%x: {x}, %w: {w}, %b: {b}) -> {y} {{\n'
                 f'  %0 = "nn.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
                 f'  %1 = "nn.add"(%0, %b) : ({y}, {b}) -> {y}\n'
                 f'  %2 = "nn.gelu"(%1) : ({y}) -> {y}\n  return %2 : {y}\n}}\n')
+    if workload in LINEAR:
+        x, w = (t(shape) for shape in shapes(workload))
+        y = t(_output_shape(workload))
+        return (f'func.func @main(%x: {x}, %w: {w}) -> {y} {{\n'
+                f'  %0 = "nn.matmul"(%x, %w) : ({x}, {w}) -> {y}\n  return %0 : {y}\n}}\n')
     if workload == "elementwise":
         v = t((1 << 24,))
         return (f'func.func @main(%x: {v}, %a: {v}, %b: {v}, %c: {v}) -> {v} {{\n'
@@ -252,9 +284,9 @@ def run_lamina_tuned(workload: str, threads: int):
 
 
 def _numpy_function(workload: str, np):
-    if workload.startswith("matmul"):
+    if workload.startswith("matmul") or workload in LINEAR and not LINEAR[workload][2]:
         return lambda a, b, out: np.matmul(a, b, out=out)
-    if workload == "mlp":
+    if workload == "mlp" or workload in LINEAR:
         def mlp(x, w, b, out):
             y = x @ w + b
             # NumPy has no erf: the tanh form, which costs NumPy the same.
@@ -317,6 +349,9 @@ def _numpy_function(workload: str, np):
 def _output_shape(workload: str):
     if workload == "mlp":
         return (1024, 4096)
+    if workload in LINEAR:
+        x, w, _ = LINEAR[workload]
+        return x[:-1] + w[-1:]
     if workload == "pointwise":
         return (1, 64, 56, 56)
     return shapes(workload)[0]
@@ -338,10 +373,17 @@ def run_numpy(workload: str, threads: int):
     return measure(lambda: f(*args, out)), None
 
 
-def run_jax(workload: str, threads: int):
+def _peer_workload(workload: str) -> str:
+    """The workload whose peer function computes `workload`: `mlp`'s for
+    the linear layers with a bias and gelu (whatever their shapes)."""
+    return "mlp" if LINEAR.get(workload, (0, 0, False))[2] else workload
+
+
+def jax_function(workload: str):
+    """The workload written with jax.numpy (before jax.jit)."""
     import jax
     import jax.numpy as jnp
-    f = {
+    return {
         "mlp": lambda x, w, b: jax.nn.gelu(x @ w + b, approximate=False),
         "elementwise": lambda x, a, b, c: jnp.maximum(x * a + b, 0) * c,
         "softmax": lambda x: jax.nn.softmax(x, axis=-1),
@@ -357,7 +399,12 @@ def run_jax(workload: str, threads: int):
         "block": lambda *a: example_block(jnp, a, jax.nn.softmax,
                                           lambda y: jax.nn.gelu(y, approximate=True),
                                           lambda y, p: jnp.transpose(y, p)),
-    }.get(workload, lambda a, b: a @ b)
+    }.get(_peer_workload(workload), lambda a, b: a @ b)
+
+
+def run_jax(workload: str, threads: int):
+    import jax
+    f = jax_function(workload)
     args = [jax.device_put(a) for a in inputs(workload)]
     start = time.perf_counter()
     compiled = jax.jit(f).lower(*args).compile()
@@ -365,11 +412,11 @@ def run_jax(workload: str, threads: int):
     return measure(lambda: compiled(*args).block_until_ready()), compile_s
 
 
-def run_torch_compile(workload: str, threads: int):
+def torch_function(workload: str):
+    """The workload written with torch (before torch.compile)."""
     import torch
     import torch.nn.functional as F
-    torch.set_num_threads(threads)
-    f = {
+    return {
         "mlp": lambda x, w, b: F.gelu(x @ w + b),
         "elementwise": lambda x, a, b, c: torch.relu(x * a + b) * c,
         "softmax": lambda x: torch.softmax(x, dim=-1),
@@ -382,7 +429,13 @@ def run_torch_compile(workload: str, threads: int):
         "block": lambda *a: example_block(torch, a, lambda y, axis: torch.softmax(y, dim=axis),
                                           lambda y: F.gelu(y, approximate="tanh"),
                                           lambda y, p: y.permute(*p)),
-    }.get(workload, lambda a, b: a @ b)
+    }.get(_peer_workload(workload), lambda a, b: a @ b)
+
+
+def run_torch_compile(workload: str, threads: int):
+    import torch
+    torch.set_num_threads(threads)
+    f = torch_function(workload)
     if workload.endswith("_bf16"):
         args = [torch.from_numpy(a.astype("float32")).to(torch.bfloat16)
                 for a in inputs(workload)]

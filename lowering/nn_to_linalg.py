@@ -343,7 +343,11 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     (m, k), n = lhs_type.shape[-2:], rhs_type.shape[-1]
     if prod(rhs_type.shape[:-2]) == 1:
         # One right-hand matrix for every batch (x @ W): the batches' rows
-        # form a single matrix.
+        # form a single matrix. Reshape propagation (linalg-fuse-elementwise-
+        # ops) expands them back through the matmul into a generic with a
+        # row dim per batch dim, which the contraction schedule still packs
+        # as this matmul (lamina.schedules.analysis.contraction_dims); the
+        # expanded form lets an epilogue on the batched result fuse with it.
         rows = prod(lhs_type.shape[:-1])
         product = linalg.matmul(_reshape(lhs, (rows, k)), _reshape(rhs, (k, n)),
                                 outs=[_filled((rows, n), 0.0)])

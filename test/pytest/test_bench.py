@@ -96,3 +96,23 @@ def test_table():
     assert "| elementwise | numpy | 20.00 | 16.8 GB/s | 34% | 1.00 | 0.50 | - | - |" in lines
     assert "| matmul1024_bf16 | numpy | - (NumPy has no bf16 matmul) | | | | | | |" in lines
     assert lines[-1] == "torch_compile: missing (No module named 'torch')"
+
+
+@pytest.mark.parametrize("workload", sorted(run.LINEAR))
+def test_linear_layers_are_the_workload(workload):
+    # NumPy, jax and torch compute what Lamina's program of each linear
+    # layer means, 3-D activations included; NumPy's gelu is the tanh form
+    # (it has no erf), within 1e-3 of the exact one at these values' scale.
+    import jax.numpy as jnp
+    import torch
+    arrays = run.inputs(workload)
+    [want] = evaluate(lamina.parse(run.lamina_source(workload)), arrays)
+    assert want.shape == run._output_shape(workload)
+    got = np.empty_like(want)
+    run._numpy_function(workload, np)(*arrays, got)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    got = run.jax_function(workload)(*[jnp.asarray(a) for a in arrays])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-3)
+    with torch.no_grad():
+        got = run.torch_function(workload)(*[torch.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-3)

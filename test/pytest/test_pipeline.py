@@ -302,8 +302,13 @@ def test_vectorized_and_scalar_code_agree():
     plain = lamina.compile(source, pipeline=scalar)
     from lamina.reference import random_inputs
     args = random_inputs(vectorized.inputs, seed=1)
-    # Vectorised reductions add in another order (partial sums per lane).
-    np.testing.assert_allclose(vectorized(*args), plain(*args), rtol=1e-4, atol=1e-5)
+    # Vectorised reductions and packed matmuls add in another order
+    # (partial sums per lane, k in blocks): equal up to f32 rounding at the
+    # output's scale (values of a few tens, some of them cancelling to
+    # near zero).
+    expected = plain(*args)
+    np.testing.assert_allclose(vectorized(*args), expected, rtol=1e-4,
+                               atol=1e-5 * float(np.abs(expected).max()))
 
 
 SHARDED = """shard.grid @grid(shape = 2)

@@ -258,3 +258,70 @@ func.func @main(%x: tensor<4x32x16xf32>, %w: tensor<4x16x64xf32>, %r: tensor<4x3
 }"""
     assert isinstance(epilogue_schedule(source, threads=2), ContractionWithEpilogue)
     check(source, threads=2)
+
+
+def linear_source(x: tuple[int, ...], w: tuple[int, ...], epilogue: str = "") -> str:
+    """`x @ w` on tensors of shapes `x` and `w` (batch dims on either or
+    both), then `epilogue`: "bias_gelu" (a bias over the columns and
+    gelu, a transformer's MLP) or "residual" (plus an input of the
+    result's shape)."""
+    def t(shape):
+        return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    batch = x[:-2] if len(x) >= len(w) else w[:-2]
+    y = batch + (x[-2], w[-1])
+    arguments = [f"%x: {t(x)}", f"%w: {t(w)}"]
+    body = [f'  %0 = "nn.matmul"(%x, %w) : ({t(x)}, {t(w)}) -> {t(y)}']
+    if epilogue == "bias_gelu":
+        arguments.append(f"%b: {t(y[-1:])}")
+        body += [f'  %1 = "nn.add"(%0, %b) : ({t(y)}, {t(y[-1:])}) -> {t(y)}',
+                 f'  %2 = "nn.gelu"(%1) : ({t(y)}) -> {t(y)}']
+    elif epilogue == "residual":
+        arguments.append(f"%r: {t(y)}")
+        body += [f'  %1 = "nn.add"(%0, %r) : ({t(y)}, {t(y)}) -> {t(y)}']
+    result = f"%{len(body) - 1}"
+    return (f"func.func @main({', '.join(arguments)}) -> {t(y)} {{\n" + "\n".join(body)
+            + f"\n  return {result} : {t(y)}\n}}\n")
+
+
+# Every layout of batch dims a linear layer or a batched product has:
+# tokens on activations [batch, tokens, features] times a weight shared by
+# every batch (the generic that reshape propagation leaves of nn.matmul's
+# collapsed rows), a weight per batch, both operands batched, unit dims.
+LAYOUTS = {
+    "activations_batch1": ((1, 37, 48), (48, 96)),
+    "activations_batch3": ((3, 37, 48), (48, 96)),
+    "activations_two_batch_dims": ((2, 3, 16, 48), (48, 64)),
+    "unit_rows": ((5, 1, 48), (48, 64)),
+    "unit_batch_inside": ((3, 1, 24, 48), (48, 64)),
+    "weights_batch": ((37, 48), (3, 48, 96)),
+    "both_batch": ((3, 37, 48), (3, 48, 96)),
+    "both_unit_batch": ((1, 37, 48), (1, 48, 96)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_linear_layers_on_batched_activations_are_packed(layout, threads):
+    """Each layout is a packed contraction whose rows and columns are the
+    2-D matmul's (not a unit dim), and computes what NumPy does."""
+    x, w = LAYOUTS[layout]
+    source = linear_source(x, w)
+    schedule = epilogue_schedule(source, threads)
+    packed = [size for size in schedule.packing.packed_sizes if size]
+    assert packed[-1] == 2 * CPUModel().lanes
+    check(source, threads)
+
+
+@pytest.mark.parametrize("x,epilogue,fused", [((4, 64, 48), "bias_gelu", True),
+                                              ((1, 64, 48), "residual", True),
+                                              ((3, 37, 48), "bias_gelu", False)])
+def test_linear_layers_on_batched_activations_with_epilogues(x, epilogue, fused):
+    """A transformer's MLP (bias and gelu) and a residual add on batched
+    activations: the epilogue runs in the packed contraction's blocks
+    where they divide the result (64 rows), in a loop nest of its own
+    otherwise (37 rows pack A)."""
+    source = linear_source(x, (48, 256), epilogue)
+    schedule = epilogue_schedule(source, threads=2)
+    assert isinstance(schedule, ContractionWithEpilogue) == fused
+    check(source, threads=2)

@@ -139,8 +139,9 @@ def _strided_slice(value: ir.Value) -> bool:
 
 @dataclass(frozen=True)
 class ContractionDims:
-    """The roles of a contraction's loops: batch, rows (m), columns (n)
-    and the reduction (k)."""
+    """The roles of a contraction's loops: batch (of both operands or of
+    one, and loops of one iteration), rows (m), columns (n) and the
+    reduction (k)."""
 
     batch: tuple[int, ...]
     m: int
@@ -166,15 +167,41 @@ def contraction_dims(linalg: LinalgOp) -> ContractionDims | None:
             m.append(dim)
         elif dim in b and dim in c:
             n.append(dim)
-    if len(n) > 1:
-        # Dims of B and C only beyond the innermost one of C (a batch that
-        # A does not have, as a weight shared by every batch) are batch dims.
-        innermost = next(d for d in reversed(linalg.output_map) if d in n)
-        batch += [d for d in n if d != innermost]
-        n = [innermost]
-    if len(m) != 1 or len(n) != 1 or len(k) != 1 or len(batch) + 3 != linalg.rank:
+    # Dims of one operand and C beyond one of them are batch dims of that
+    # operand only: a batch that B does not have is a linear layer's
+    # activations `[batch, tokens, features]` times a weight shared by every
+    # batch (the form `nn.matmul`'s lowering gives once reshape propagation
+    # has expanded its collapsed rows back through the matmul), one that A
+    # does not have a weight per batch. Such a contraction is the packed
+    # matmul looped over that batch, B's panels (A's blocks) packed once for
+    # every batch. m, n and k are the innermost of their dims (in C's order,
+    # A's for k) that are not unit ones, so that unit dims anywhere (the
+    # batch of one of a linear layer, a weight's batch of one that the
+    # propagation leaves as a unit reduction) leave the 2-D matmul's rows,
+    # columns and reduction; loops of one iteration of any role are batch
+    # dims of one, which the packing and the tiles leave as they are.
+    a_map, _, c_map = linalg.maps
+    m = _innermost_of_many(linalg, m, c_map, batch)
+    n = _innermost_of_many(linalg, n, c_map, batch)
+    k = _innermost_of_many(linalg, k, a_map, batch)
+    if m is None or n is None or k is None or len(batch) + 3 != linalg.rank:
         return None
-    return ContractionDims(tuple(sorted(batch)), m[0], n[0], k[0])
+    if any(linalg.reduction[d] and linalg.extents[d] != 1 for d in batch):
+        return None
+    return ContractionDims(tuple(sorted(batch)), m, n, k)
+
+
+def _innermost_of_many(linalg: LinalgOp, dims: list[int], operand_map: tuple[int | None, ...],
+                       batch: list[int]) -> int | None:
+    """The one of `dims` (loops of one role) that the packed contraction
+    blocks: the innermost in `operand_map`'s order with more than one
+    iteration, else the innermost; the others go to `batch`."""
+    if not dims:
+        return None
+    order = [d for d in operand_map if d in dims]
+    chosen = next((d for d in reversed(order) if linalg.extents[d] > 1), order[-1])
+    batch += [d for d in dims if d != chosen]
+    return chosen
 
 
 def _is_multiply_add(op: ir.Operation) -> bool:

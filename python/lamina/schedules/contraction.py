@@ -12,6 +12,11 @@ packing (`transform.structured.pack`, `pack_transpose`, `lower_pack`),
 the tiling and the vectorisation into `vector.contract`s, the outer
 products of FMAs.
 
+Batch dims may be on both operands or on one (a linear layer's `[batch,
+tokens, features]` activations times a weight shared by every batch,
+lamina.schedules.analysis.contraction_dims): the packed matmul runs once
+per batch, the operand without the batch packed once for all of them.
+
 With an epilogue (elementwise ops over the result, the last one the
 group's root), the epilogue's last op is tiled over threads and cache
 blocks of the result instead, with the rest of the epilogue, the unpack,
