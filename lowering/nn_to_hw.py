@@ -28,9 +28,16 @@ plugin's included, whose expression has an arith-only body), then an
   the architecture (shared memory and register budgets, the number of
   blocks against the number of SMs, the work wasted on partial tiles);
 * in the host function, the chain is replaced by `hw.launch` on buffers
-  of its tensors (`bufferization.to_buffer`) and a new result buffer
-  (`memref.alloc`, made a tensor again by `bufferization.to_tensor`), so
-  that one-shot bufferization turns the host function into memrefs.
+  of its tensors (`bufferization.to_buffer`, each of its tensor's shape; a
+  [1, N] bias row of a result of more rows collapsed to [N] first) and a
+  new result buffer (`memref.alloc`, made a tensor again by
+  `bufferization.to_tensor`), so that one-shot bufferization turns the
+  host function into memrefs;
+* degenerate dims: M, N or K of 1 (a GEMV) are tiles' partial ends like
+  any other; a result with no elements (M, N or the batch 0) is a new
+  empty buffer and no kernel (a grid has no size 0); with K = 0 the
+  kernel loads nothing and stores the epilogue of a zero accumulator (the
+  nn reference's empty sum: the bias, its activation, cast).
 
 The lowerings are class-keyed, in the registry of this conversion
 (`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
@@ -126,7 +133,8 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
             blocks = -(-m // block_m) * -(-n // block_n) * batch
             waves = -(-blocks // arch.sms)
             intensity = block_m * block_n / (block_m + block_n)
-            time = waves * block_m * block_n * k_steps * block_k / intensity
+            # K = 0 still stores its tile (the epilogue of zeros).
+            time = waves * block_m * block_n * max(k_steps, 1) * block_k / intensity
             if best_time is None or time < best_time:
                 best, best_time = (block_m, block_n), time
     block_m, block_n = best
@@ -293,14 +301,21 @@ class KernelBuilder:
         grid = (-(-self.m // self.tiles.block_m), -(-self.n // self.tiles.block_n))
         return grid + (self.batch,) if self.batch else grid
 
+    @property
+    def extra_shape(self) -> tuple[int, ...] | None:
+        """The shape the kernel reads the bias or residual in: the result's
+        (a residual, or a [1, N] bias of a one-row result, which is the
+        same), else a vector of the N columns (a bias row)."""
+        if self.extra is None:
+            return None
+        return self.extra.shape if self.extra.shape == self.out.shape else (self.n,)
+
     def argument_types(self) -> list[ir.Type]:
         batch = (self.batch,) if self.batch else ()
         types = [MemRefType(batch + (self.m, self.k), self.dtype),
                  MemRefType(batch + (self.k, self.n), self.dtype)]
         if self.extra is not None:
-            shape = self.extra.shape if self.extra.rank >= 2 and self.extra.shape[0] != 1 \
-                else (self.n,)
-            types.append(MemRefType(shape, self.extra.dtype))
+            types.append(MemRefType(self.extra_shape, self.extra.dtype))
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
 
@@ -343,52 +358,71 @@ class KernelBuilder:
                 row = arith.muli(hw.BlockIdOp.build(dim=0), index(t.block_m))
                 col = arith.muli(hw.BlockIdOp.build(dim=1), index(t.block_n))
                 batch = [hw.BlockIdOp.build(dim=2)] if self.batch else []
-                barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
-                a_tile = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_k),
-                                                                 self.dtype, "workgroup"))
-                b_tile = hw.AllocOp.build(result_type=MemRefType((t.block_k, t.block_n),
-                                                                 self.dtype, "workgroup"))
+                # K = 0: nothing to load or multiply; the result is the
+                # epilogue of zeros (the nn reference's empty sum).
+                if self.k:
+                    barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
+                    a_tile = hw.AllocOp.build(result_type=MemRefType(
+                        (t.block_m, t.block_k), self.dtype, "workgroup"))
+                    b_tile = hw.AllocOp.build(result_type=MemRefType(
+                        (t.block_k, t.block_n), self.dtype, "workgroup"))
                 acc = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_n), "f32",
                                                               "private"))
                 hw.FillOp.build(acc)
-                k_end = -(-self.k // t.block_k) * t.block_k
-                loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
-                with ir.InsertionPoint(loop.body):
-                    k = loop.induction_variable
-                    if self.asynchronous and t.stages > 1:
-                        hw.PipelineOp.build(stages=t.stages)
-                    if self.tma:
-                        zero = index(0)
-                        hw.TmaLoadOp.build(a, a_tile, barrier, zero, batch + [row, k])
-                        hw.TmaLoadOp.build(b, b_tile, barrier, zero, batch + [k, col])
-                        step = arith.divui(k, index(t.block_k))
-                        parity = arith.remui(step, index(2))
-                        hw.MBarrierWaitOp.build(barrier, zero, parity)
-                    elif self.asynchronous:
-                        tokens = [hw.AsyncCopyOp.build(a, a_tile, batch + [row, k]),
-                                  hw.AsyncCopyOp.build(b, b_tile, batch + [k, col])]
-                        hw.CommitOp.build(tokens)
-                        hw.WaitOp.build(pending=0)
-                    else:
-                        hw.CopyOp.build(a, a_tile, batch + [row, k])
-                        hw.CopyOp.build(b, b_tile, batch + [k, col])
-                        hw.BarrierOp.build()
-                    hw.MmaOp.build(a_tile, b_tile, acc, [])
-                    hw.BarrierOp.build()
-                    scf.YieldOp([])
+                if self.k:
+                    self.k_loop(a, b, a_tile, b_tile, acc, barrier, row, col, batch)
                 hw.StoreOp.build(acc, c, extras, batch + [row, col], epilogue=epilogue)
                 func.ReturnOp([])
 
+    def k_loop(self, a, b, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
+        """The loop over K: each step loads the A and B tiles and
+        accumulates their product into `acc`."""
+        t = self.tiles
+        k_end = -(-self.k // t.block_k) * t.block_k
+        loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            if self.asynchronous and t.stages > 1:
+                hw.PipelineOp.build(stages=t.stages)
+            if self.tma:
+                zero = index(0)
+                hw.TmaLoadOp.build(a, a_tile, barrier, zero, batch + [row, k])
+                hw.TmaLoadOp.build(b, b_tile, barrier, zero, batch + [k, col])
+                step = arith.divui(k, index(t.block_k))
+                parity = arith.remui(step, index(2))
+                hw.MBarrierWaitOp.build(barrier, zero, parity)
+            elif self.asynchronous:
+                tokens = [hw.AsyncCopyOp.build(a, a_tile, batch + [row, k]),
+                          hw.AsyncCopyOp.build(b, b_tile, batch + [k, col])]
+                hw.CommitOp.build(tokens)
+                hw.WaitOp.build(pending=0)
+            else:
+                hw.CopyOp.build(a, a_tile, batch + [row, k])
+                hw.CopyOp.build(b, b_tile, batch + [k, col])
+                hw.BarrierOp.build()
+            hw.MmaOp.build(a_tile, b_tile, acc, [])
+            hw.BarrierOp.build()
+            scf.YieldOp([])
+
 
 def _buffer(value: ir.Value) -> ir.Value:
-    """A read-only buffer of a tensor (a [1, N] row collapsed to [N])."""
+    """A read-only buffer of a tensor, of the tensor's shape."""
     view = type_view(value.type)
-    if view.rank == 2 and view.shape[0] == 1:
-        value = tensor.collapse_shape(TensorType((view.shape[1],), view.dtype).to_mlir(), value,
-                                      [[0, 1]])
-        view = type_view(value.type)
     memref_type = MemRefType(view.shape, view.dtype).to_mlir()
     return bufferization.ToBufferOp(memref_type, value, read_only=True).result
+
+
+def reshaped(value: ir.Value, shape: tuple[int, ...]) -> ir.Value:
+    """`value`, a tensor, collapsed to `shape` (its dims of size 1 dropped:
+    a [1, N] bias row as the [N] vector a kernel reads), at the current
+    insertion point; `value` itself when it has that shape."""
+    view = type_view(value.type)
+    if view.shape == tuple(shape):
+        return value
+    assert len(shape) == 1 and view.shape[-1] == shape[0] \
+        and all(d == 1 for d in view.shape[:-1]), (view.shape, shape)
+    return tensor.collapse_shape(TensorType(tuple(shape), view.dtype).to_mlir(), value,
+                                 [list(range(view.rank))])
 
 
 def new_kernel(kernels: ir.Block, name: str, argument_types: list[ir.Type],
@@ -405,16 +439,40 @@ def launch(last: ir.Operation, inputs: list[ir.Value], kernel: str, grid: tuple[
            block: tuple[int, ...] = (THREADS,)) -> None:
     """Replaces the result of `last`, an op of the host function, by the
     output of a launch of `kernel`: its arguments are buffers of the
-    tensors `inputs` (a [1, N] row as [N]) and a new buffer of the result,
-    which the kernel writes; the caller erases the ops it lowered."""
+    tensors `inputs`, of their shapes, and a new buffer of the result,
+    which the kernel writes; the caller erases the ops it lowered. A
+    result with no elements (a dim of size 0) is the new buffer alone: no
+    launch (a grid has no size 0), and the kernel, which a lowering need
+    not build then (`is_empty`), is erased where it was built."""
     out = type_view(last.results[0].type)
+    empty = is_empty(last)
     with ir.InsertionPoint(last), last.location:
-        operands = [_buffer(v) for v in inputs]
+        operands = [] if empty else [_buffer(v) for v in inputs]
         result = memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
-        hw.LaunchOp.build(operands + [result], kernel=kernel, grid=grid, block=block)
+        if empty:
+            _erase_kernel(last, kernel)
+        else:
+            hw.LaunchOp.build(operands + [result], kernel=kernel, grid=grid, block=block)
         value = bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
                                          writable=True).result
     last.results[0].replace_all_uses_with(value)
+
+
+def _erase_kernel(op: ir.Operation, name: str) -> None:
+    """Erases the kernel `name` of the module holding `op`, if there is one."""
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    for candidate in module.regions[0].blocks[0].operations:
+        if hw.is_kernel(candidate.operation) \
+                and ir.StringAttr(candidate.attributes["sym_name"]).value == name:
+            candidate.operation.erase()
+            return
+
+
+def is_empty(op: ir.Operation) -> bool:
+    """Whether the result of `op` has no elements (a dim of size 0)."""
+    return 0 in type_view(op.results[0].type).shape
 
 
 
@@ -447,9 +505,15 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
     chain = find_chain(op.operation)
     if chain is None:
         return None
+    if is_empty(chain.last):
+        launch(chain.last, [], target.name, ())  # no kernel: nothing to compute
+        return chain.ops
     builder = KernelBuilder(chain, target.name, target.chip, target.tiles)
     builder.build(target.kernels, op.operation.location)
-    inputs = list(chain.matmul.operands) + ([chain.bias] if chain.bias is not None else [])
+    inputs = list(chain.matmul.operands)
+    if chain.bias is not None:
+        with ir.InsertionPoint(chain.last), chain.last.location:
+            inputs.append(reshaped(chain.bias, builder.extra_shape))
     launch(chain.last, inputs, builder.name, builder.grid)
     return chain.ops
 
