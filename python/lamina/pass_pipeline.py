@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -199,25 +200,31 @@ def resolve(elements: list[PipelineElement], context: ir.Context) -> list[Pass |
     return resolved
 
 
+# File descriptor 2 is the process's: one capture at a time (compiles may
+# run in several threads).
+_STDERR_CAPTURE = threading.Lock()
+
+
 @contextlib.contextmanager
 def _native_stderr():
     """Captures what native code writes to file descriptor 2 meanwhile
     (LLVM's option parser prints its reasons there, not in the exception);
     yields a list that holds the text afterwards."""
-    sys.stderr.flush()
     printed: list[str] = []
-    saved = os.dup(2)
-    try:
-        with tempfile.TemporaryFile() as captured:
-            os.dup2(captured.fileno(), 2)
-            try:
-                yield printed
-            finally:
-                os.dup2(saved, 2)
-                captured.seek(0)
-                printed.append(captured.read().decode("utf-8", "replace"))
-    finally:
-        os.close(saved)
+    with _STDERR_CAPTURE:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            with tempfile.TemporaryFile() as captured:
+                os.dup2(captured.fileno(), 2)
+                try:
+                    yield printed
+                finally:
+                    os.dup2(saved, 2)
+                    captured.seek(0)
+                    printed.append(captured.read().decode("utf-8", "replace"))
+        finally:
+            os.close(saved)
 
 
 def _upstream_parse_problem(element: PipelineElement, raised: str, printed: str) -> str:
