@@ -70,6 +70,7 @@ buffer, and the caller allocates the results. i1 elements are bytes.
 
 from __future__ import annotations
 
+import difflib
 import glob
 import os
 import sys
@@ -101,7 +102,7 @@ from lamina.schedules import CPUModel, attention_tiles, default_threads
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.host import detect_host
-from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR
+from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR, machine_names
 from lamina.toolchain import library_path
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
@@ -132,8 +133,12 @@ class CPUTarget(Target):
         host = detect_host()
         self.triple = triple or host.triple
         self.cpu = cpu or host.cpu
+        if self.cpu != host.cpu:
+            check_cpu_name(self.cpu)
         if features is None:
             features = host.features if self.cpu == host.cpu else ()
+        else:
+            check_feature_names(features)
         self.features = tuple(features)
         self.opt_level = opt_level
         if threads is not None and threads < 1:
@@ -302,11 +307,67 @@ def _reuse_freed_temporaries() -> None:
 _REUSE_SET = False
 
 
+# Architectures LLVM has a backend for that Lamina's cpu target does not
+# compile for (yet).
+_OTHER_ARCHITECTURES = {"aarch64": "AArch64", "arm64": "AArch64", "arm": "ARM",
+                        "riscv64": "RISC-V", "riscv32": "RISC-V", "ppc64le": "PowerPC"}
+
+
+def check_cpu_name(cpu: str) -> None:
+    """Raises ValueError unless `cpu` is an x86 CPU the pinned LLVM knows
+    (`llc -mcpu=help`), naming the near ones and listing all; an AArch64
+    architecture or CPU name says that AArch64 is not a target yet."""
+    known = machine_names("x86_64").cpus
+    if cpu in known:
+        return
+    other = _OTHER_ARCHITECTURES.get(cpu.lower())
+    if other is None and cpu in machine_names("aarch64").cpus:
+        other = "AArch64"
+    if other is not None:
+        raise ValueError(f"'{cpu}' is {'an' if other[0] in 'AR' else 'a'} {other} "
+                         f"{'architecture' if cpu.lower() in _OTHER_ARCHITECTURES else 'CPU'}: "
+                         f"{other} is not a target yet (the cpu target compiles for x86-64 CPUs)")
+    near = difflib.get_close_matches(cpu, known, n=3)
+    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{hint} (x86-64 CPUs the "
+                     f"pinned LLVM knows: {', '.join(known)})")
+
+
+def check_feature_names(features) -> None:
+    """Raises ValueError unless every feature is `+name` or `-name` with a
+    name the pinned LLVM's x86 backend knows."""
+    known = machine_names("x86_64").features
+    for feature in features:
+        name = feature[1:]
+        if feature[:1] in ("+", "-") and name in known:
+            continue
+        if feature[:1] not in ("+", "-"):
+            raise ValueError(f"feature '{feature}' must start with '+' (enable) or '-' (disable)")
+        near = difflib.get_close_matches(name, known, n=3)
+        hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+        raise ValueError(f"unknown CPU feature '{name}'{hint} (x86-64 features the pinned LLVM "
+                         f"knows: {', '.join(known)})")
+
+
+def _with_features(base: tuple[str, ...], changes: list[str]) -> tuple[str, ...]:
+    """`base` with each `+name` / `-name` of `changes` replacing what it
+    said about that name."""
+    signs = {feature[1:]: feature[0] for feature in base}
+    for feature in changes:
+        signs.pop(feature[1:], None)
+        signs[feature[1:]] = feature[0]
+    return tuple(sign + name for name, sign in signs.items())
+
+
 @register_target("cpu")
 def _cpu_target(arch: str | None) -> Target:
-    """`cpu`, `cpu:CPU`, `cpu:threads=N` or `cpu:CPU,threads=N`."""
-    cpu, threads = None, None
-    for item in (arch or "").split(","):
+    """`cpu`, `cpu:CPU`, and options after a comma: `threads=N`, features
+    `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An unknown CPU,
+    feature or option is a ValueError."""
+    cpu, threads, changes = None, None, []
+    items = (arch or "").split(",") if arch is not None else []
+    for index, item in enumerate(items):
+        item = item.strip()
         key, eq, value = item.partition("=")
         if eq and key.strip() == "threads":
             try:
@@ -315,7 +376,20 @@ def _cpu_target(arch: str | None) -> Target:
                 raise ValueError(f"threads in target 'cpu:{arch}' must be an integer, "
                                  f"got '{value}'") from None
         elif eq:
-            raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads)")
-        elif item.strip():
-            cpu = item.strip()
-    return CPUTarget(cpu=cpu, threads=threads)
+            raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads, "
+                             "+feature, -feature)")
+        elif item[:1] in ("+", "-"):
+            changes.append(item)
+        elif not item:
+            raise ValueError(f"empty item in target 'cpu:{arch}'")
+        elif index == 0:
+            cpu = item
+        else:
+            raise ValueError(f"unknown option '{item}' in target 'cpu:{arch}' (the CPU comes "
+                             "first; options: threads=N, +feature, -feature)")
+    if not changes:
+        return CPUTarget(cpu=cpu, threads=threads)
+    check_feature_names(changes)
+    host = detect_host()
+    base = host.features if cpu in (None, host.cpu) else ()
+    return CPUTarget(cpu=cpu, features=_with_features(base, changes), threads=threads)
