@@ -96,6 +96,7 @@ from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.passes.nn_shard_partition import NNShardPartition
 from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.cache import cached_compile
+from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.schedules import CPUModel, attention_tiles, default_threads
@@ -242,6 +243,34 @@ class CPUTarget(Target):
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
             attention_query_tile=queries, attention_key_tile=keys), stage="linalg")
 
+    def check_program(self, module: ir.Module, pipeline: Pipeline | None) -> None:
+        """Raises CompileError at the first op of the hw dialect, unless a
+        pipeline of the user's own is given: hw programs are GPU kernels,
+        which the CPU pipeline does not lower (their emulation does)."""
+        if pipeline is not None and pipeline.target is not self:
+            return
+        found = []
+
+        def visit(op):
+            if op.name.startswith("hw."):
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        if found:
+            raise CompileError.at(found[0].location,
+                                  f"'{found[0].name}' is an op of the hw dialect: an hw program "
+                                  "runs on a cuda target (--target=cuda:sm_80), or on the CPU "
+                                  "through its emulation (--target=cuda:sm_80 --emulate); the "
+                                  "cpu target compiles nn programs")
+
+    def emit(self, module: ir.Module, stage: str, pipeline: Pipeline | None = None,
+             print_after_all: bool = False, isolate: bool = False):
+        self.check_program(module, pipeline)
+        return super().emit(module, stage, pipeline=pipeline, print_after_all=print_after_all,
+                            isolate=isolate)
+
     def compile(self, module: ir.Module, entry: str | None = None,
                 pipeline: Pipeline | None = None, distributed: bool = False) -> CompiledFunction:
         """The JIT-compiled function `entry`. A sharded program runs whole
@@ -249,6 +278,7 @@ class CPUTarget(Target):
         `nn-shard-partition`) unless `distributed`, where it is one rank's
         partition calling MPI (see lamina.sharding). Compiled programs are
         cached, so a second compile of the same one loads it (lamina.cache)."""
+        self.check_program(module, pipeline)
         pipeline = (pipeline or self.pipeline()).copy()
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
