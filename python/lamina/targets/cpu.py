@@ -109,6 +109,9 @@ from lamina.toolchain import library_path
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
 
+# The most threads a target spec may ask for (far more than any one CPU has).
+MAX_THREADS = 1024
+
 # MLIR's runner utilities (memrefCopy, printing), which lowered code may call.
 RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
 
@@ -142,8 +145,8 @@ class CPUTarget(Target):
             check_feature_names(features)
         self.features = tuple(features)
         self.opt_level = opt_level
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads}")
+        if threads is not None and not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be at least 1 and at most {MAX_THREADS}, got {threads}")
         self.threads = threads or default_threads()
 
     @property
