@@ -53,6 +53,11 @@ lamina.targets.frontend):
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
+Target specs: `cpu` (the host), `cpu:CPU` (an x86-64 CPU the pinned
+LLVM knows: `llc -mtriple=x86_64 -mcpu=help`), then options after commas:
+`threads=N` and features `+name` / `-name` (`cpu:znver4,-avx512f,threads=2`).
+An unknown CPU, feature or option is an error when the spec is parsed.
+
 Threads: all cores by default; `LAMINA_NUM_THREADS`, or the target spec
 `cpu:threads=N` (also `cpu:znver4,threads=N`), sets how many. Code for
 more than one thread calls the LLVM OpenMP runtime (`libomp.so`, from the
