@@ -351,6 +351,12 @@ _OTHER_ARCHITECTURES = {"aarch64": "AArch64", "arm64": "AArch64", "arm": "ARM",
                         "riscv64": "RISC-V", "riscv32": "RISC-V", "ppc64le": "PowerPC"}
 
 
+def _near(name: str, known) -> str:
+    """`; did you mean 'x'?` for the known names nearest to `name`, or nothing."""
+    near = difflib.get_close_matches(name, known, n=3)
+    return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
 def check_cpu_name(cpu: str) -> None:
     """Raises ValueError unless `cpu` is an x86 CPU the pinned LLVM knows
     (`llc -mcpu=help`), naming the near ones and listing all; an AArch64
@@ -362,13 +368,12 @@ def check_cpu_name(cpu: str) -> None:
     if other is None and cpu in machine_names("aarch64").cpus:
         other = "AArch64"
     if other is not None:
-        raise ValueError(f"'{cpu}' is {'an' if other[0] in 'AR' else 'a'} {other} "
+        article = "an" if other in ("AArch64", "ARM") else "a"
+        raise ValueError(f"'{cpu}' is {article} {other} "
                          f"{'architecture' if cpu.lower() in _OTHER_ARCHITECTURES else 'CPU'}: "
                          f"{other} is not a target yet (the cpu target compiles for x86-64 CPUs)")
-    near = difflib.get_close_matches(cpu, known, n=3)
-    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
-    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{hint} (x86-64 CPUs the "
-                     f"pinned LLVM knows: {', '.join(known)})")
+    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{_near(cpu, known)} (x86-64 "
+                     f"CPUs the pinned LLVM knows: {', '.join(known)})")
 
 
 def check_feature_names(features) -> None:
@@ -381,10 +386,8 @@ def check_feature_names(features) -> None:
             continue
         if feature[:1] not in ("+", "-"):
             raise ValueError(f"feature '{feature}' must start with '+' (enable) or '-' (disable)")
-        near = difflib.get_close_matches(name, known, n=3)
-        hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
-        raise ValueError(f"unknown CPU feature '{name}'{hint} (x86-64 features the pinned LLVM "
-                         f"knows: {', '.join(known)})")
+        raise ValueError(f"unknown CPU feature '{name}'{_near(name, known)} (x86-64 features the "
+                         f"pinned LLVM knows: {', '.join(known)})")
 
 
 def _with_features(base: tuple[str, ...], changes: list[str]) -> tuple[str, ...]:
@@ -403,7 +406,7 @@ def _cpu_target(arch: str | None) -> Target:
     `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An unknown CPU,
     feature or option is a ValueError."""
     cpu, threads, changes = None, None, []
-    items = (arch or "").split(",") if arch is not None else []
+    items = arch.split(",") if arch else []
     for index, item in enumerate(items):
         item = item.strip()
         key, eq, value = item.partition("=")
