@@ -42,7 +42,8 @@ from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, U
                                 atomic_output, check_output_path, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
-                                  check_upstream_options, parse_pipeline, resolve,
+                                  check_lamina_options, check_upstream_options,
+                                  parse_pipeline, resolve,
                                   upstream_pass_help)
 from lamina.pass_registry import _format_option as format_option
 from lamina.pass_registry import all_passes
@@ -405,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         resolve(elements, make_context())
         check_upstream_options(elements)
+        check_lamina_options(elements)
     except PipelineError as e:
         raise UsageError(str(e)) from None
 

@@ -331,6 +331,29 @@ def check_upstream_options(elements: list[PipelineElement]) -> None:
                         f"aborts on '{element.upstream_text()}')")
 
 
+def check_lamina_options(elements: list[PipelineElement]) -> None:
+    """Runs every Lamina pass written with options once on the same tiny
+    module, in a context of its own, and raises PipelineError if it fails
+    there: a pass that checks an option when it starts
+    (`convert-nn-to-hw{chip=sm_7}`) fails on any module, so the option,
+    not the input, is at fault, and is reported before any IR."""
+    from lamina.context import make_context
+    from lamina.diagnostics import DiagnosticCollector
+    lamina_passes = all_passes()
+    probed = [e for e in elements if e.options and e.name in lamina_passes]
+    if not probed:
+        return
+    context = make_context()
+    with context, DiagnosticCollector(context) as collected:
+        for element in probed:
+            probe = ir.Module.parse(_PROBE_MODULE)
+            configured = lamina_passes[element.name].from_options(element.options)
+            if not configured.apply(probe.operation):
+                errors = [d.message.splitlines()[0] for d in collected.errors]
+                raise PipelineError(f"invalid options for pass '{element.name}': "
+                                    + (errors[0] if errors else f"'{element.options}'"))
+
+
 def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passmanager.PassManager:
     """An upstream PassManager on `builtin.module` running `passes` in order."""
     with context:
