@@ -341,7 +341,7 @@ class JitFunction:
         self.function = function
         self.target = target
         self.cache: dict[tuple, Any] = {}
-        self._compiling: dict[tuple, threading.Lock] = {}
+        self._compiling: dict[tuple, threading.RLock] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -392,7 +392,7 @@ class JitFunction:
         if compiled is not None:
             return compiled
         with self._lock:
-            compiling = self._compiling.setdefault(key, threading.Lock())
+            compiling = self._compiling.setdefault(key, threading.RLock())
         with compiling:
             compiled = self.cache.get(key)
             if compiled is None:
