@@ -332,11 +332,11 @@ def check_upstream_options(elements: list[PipelineElement]) -> None:
 
 
 def check_lamina_options(elements: list[PipelineElement]) -> None:
-    """Runs every Lamina pass written with options once on the same tiny
-    module, in a context of its own, and raises PipelineError if it fails
-    there: a pass that checks an option when it starts
-    (`convert-nn-to-hw{chip=sm_7}`) fails on any module, so the option,
-    not the input, is at fault, and is reported before any IR."""
+    """Runs every Lamina pass written with options once on an empty module,
+    in a context of its own, and raises PipelineError if it fails there: a
+    pass that fails on a module with nothing in it
+    (`convert-nn-to-hw{chip=sm_7}`, which checks its chip first) fails for
+    its options, not for the input, and is reported before any IR."""
     from lamina.context import make_context
     from lamina.diagnostics import DiagnosticCollector
     lamina_passes = all_passes()
@@ -346,7 +346,7 @@ def check_lamina_options(elements: list[PipelineElement]) -> None:
     context = make_context()
     with context, DiagnosticCollector(context) as collected:
         for element in probed:
-            probe = ir.Module.parse(_PROBE_MODULE)
+            probe = ir.Module.parse("module {\n}\n")
             configured = lamina_passes[element.name].from_options(element.options)
             if not configured.apply(probe.operation):
                 errors = [d.message.splitlines()[0] for d in collected.errors]
