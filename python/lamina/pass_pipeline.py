@@ -350,8 +350,9 @@ def check_lamina_options(elements: list[PipelineElement]) -> None:
             configured = lamina_passes[element.name].from_options(element.options)
             if not configured.apply(probe.operation):
                 errors = [d.message.splitlines()[0] for d in collected.errors]
-                raise PipelineError(f"invalid options for pass '{element.name}': "
-                                    + (errors[0] if errors else f"'{element.options}'"))
+                reason = errors[0] if errors else "it fails on an empty module"
+                raise PipelineError(f"{reason} (options '{element.options}' of pass "
+                                    f"'{element.name}')")
 
 
 def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passmanager.PassManager:
