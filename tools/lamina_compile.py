@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.print_pipeline:
         print(pipeline)
         return 0
-    stage = options.emit or pipeline.stages[-1]
+    stage = pipeline.stages[-1] if options.emit is None else options.emit
     if stage not in pipeline.stages:
         raise UsageError(f"unknown stage '{stage}' for target '{target.name}' "
                          f"(stages: {', '.join(pipeline.stages)})")

@@ -32,7 +32,7 @@ import time
 from collections import Counter
 
 from lamina.diagnostics import UsageError, run_tool
-from lamina.plugins import add_plugin_arguments, load_plugins
+from lamina.plugins import add_plugin_arguments
 from lamina.progress import note, progress_bar
 
 KINDS = {"mismatch": "mismatches", "error": "errors", "crash": "crashes", "timeout": "timeouts",
@@ -94,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     _check_options(options)
     # Before the children fork: they inherit the plugins' ops, which the
-    # generator draws like the built-in ones.
-    load_plugins(options.plugins)
+    # generator draws like the built-in ones. A plugin is first loaded in a
+    # child, held to --timeout like every program.
+    from lamina.fuzz_sandbox import load_plugins_in_time
+    load_plugins_in_time(options.plugins, options.timeout)
     from lamina.fuzz_check import configurations
     if options.list_configs:
         for configuration in configurations():

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -43,11 +42,12 @@ from lamina.diagnostics import (CompileError, Diagnostic, DiagnosticCollector, U
                                 atomic_output, check_output_path, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.pass_pipeline import (PipelineElement, PipelineError, build_pass_manager,
-                                  check_upstream_options, parse_pipeline, resolve)
+                                  check_lamina_options, check_upstream_options,
+                                  parse_pipeline, resolve,
+                                  upstream_pass_help)
 from lamina.pass_registry import _format_option as format_option
 from lamina.pass_registry import all_passes
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.toolchain import tool_path
 
 SPLIT_MARKER = "// -----"
 
@@ -112,7 +112,7 @@ def split_arguments(argv: list[str]) -> tuple[list[str], list[PipelineElement]]:
                 i += 1
                 value = argv[i]
             try:
-                passes.extend(parse_pipeline(value))
+                passes.extend(parse_pipeline(value, root="builtin.module"))
             except PipelineError as e:
                 raise UsageError(str(e)) from None
         elif arg.startswith("--") and len(arg) > 2 and flag not in _TOOL_FLAGS:
@@ -362,21 +362,8 @@ def list_passes() -> str:
             lines.append(f"      {field.name.replace('_', '-')}={value}")
     lines.append("")
     lines.append("Upstream MLIR passes:")
-    try:
-        help_text = subprocess.run([tool_path("mlir-opt"), "--help-list"], capture_output=True,
-                                   text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        help_text = ""
-    in_passes = False
-    for line in help_text.splitlines():
-        if line.strip().startswith("Passes:") or line.strip().startswith("Pass Pipelines:"):
-            in_passes = True
-            continue
-        if in_passes:
-            if re.match(r"\s{4,6}--[\w-]+", line):
-                lines.append("  " + line.strip())
-            elif line.strip() and not line.startswith(" "):
-                in_passes = False
+    for flag, summary in upstream_pass_help():
+        lines.append(f"  --{flag:<52} -   {summary}" if summary else f"  --{flag}")
     return "\n".join(lines) + "\n"
 
 
@@ -419,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         resolve(elements, make_context())
         check_upstream_options(elements)
+        check_lamina_options(elements)
     except PipelineError as e:
         raise UsageError(str(e)) from None
 
@@ -436,7 +424,9 @@ def main(argv: list[str] | None = None) -> int:
             messages.extend(failures)
             failed |= bool(failures)
         else:
-            messages.extend(d.format() for d in diagnostics)
+            # An error with no place in the input is the tool's own (as in run_tool).
+            messages.extend(("lamina-opt: " if d.filename is None else "") + d.format()
+                            for d in diagnostics)
             failed |= output is None
         outputs.append("" if output is None else output + "\n")
 

@@ -40,6 +40,7 @@ from the cache of compiled programs (lamina.cache). Errors print as
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -81,8 +82,10 @@ def _argument_parser() -> argparse.ArgumentParser:
                         help="write the results as res0, res1, ... to an .npz")
     parser.add_argument("--check", action="store_true",
                         help="compare the results with the NumPy reference interpreter")
-    parser.add_argument("--rtol", type=float, default=None, help="relative tolerance of --check")
-    parser.add_argument("--atol", type=float, default=None, help="absolute tolerance of --check")
+    parser.add_argument("--rtol", type=tolerance, default=None,
+                        help="relative tolerance of --check")
+    parser.add_argument("--atol", type=tolerance, default=None,
+                        help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
     parser.add_argument("--tune", type=budget, default=None, metavar="SECONDS",
                         help="search faster schedules for about SECONDS first (cpu target; "
@@ -100,18 +103,14 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 
 def load_inputs(path: str, count: int) -> list[np.ndarray]:
-    """Arguments from an .npz (arg0, arg1, ...) or from comma-separated .npy files."""
+    """Arguments from an .npz (arg0, arg1, ...) or from comma-separated .npy
+    files. Arrays of an .npz the function does not take are named in a
+    warning."""
     if os.path.isdir(path):
         raise UsageError(f"cannot read inputs from '{path}': it is a directory")
     try:
         if path.endswith(".npz"):
-            with np.load(path) as archive:
-                missing = [f"arg{i}" for i in range(count) if f"arg{i}" not in archive.files]
-                if missing:
-                    raise UsageError(f"'{path}' has no array {missing[0]} (it has: "
-                                     f"{', '.join(archive.files) or 'nothing'}); the function "
-                                     f"takes {count} argument(s)")
-                return [archive[f"arg{i}"] for i in range(count)]
+            return _load_archive(path, count)
         paths = [p for p in path.split(",") if p]
         if len(paths) != count:
             raise UsageError(f"{len(paths)} input file(s) given; the function takes {count}")
@@ -119,6 +118,52 @@ def load_inputs(path: str, count: int) -> list[np.ndarray]:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise UsageError(f"cannot read inputs from '{path}': {error or type(error).__name__} "
                          "(a truncated or damaged file?)") from None
+
+
+def _load_archive(path: str, count: int) -> list[np.ndarray]:
+    """The arrays arg0 ... arg{count-1} of an .npz file."""
+    if not zipfile.is_zipfile(path):
+        raise UsageError(f"cannot read inputs from '{path}': it is not an .npz file (not a zip "
+                         "archive)")
+    with zipfile.ZipFile(path) as archive:
+        members = archive.namelist()
+    others = [m for m in members if not m.endswith(".npy")]
+    if others:
+        raise UsageError(f"cannot read inputs from '{path}': {', '.join(others)} "
+                         f"{'is not a .npy array' if len(others) == 1 else 'are not .npy arrays'}"
+                         " (an .npz holds arg0.npy, arg1.npy, ...)")
+    with np.load(path) as archive:
+        names = archive.files
+        missing = [f"arg{i}" for i in range(count) if f"arg{i}" not in names]
+        if missing:
+            raise UsageError(f"'{path}' has no array {missing[0]} (it has: "
+                             f"{', '.join(names) or 'nothing'}); the function "
+                             f"takes {count} argument(s)")
+        arrays = []
+        for index in range(count):
+            array = archive[f"arg{index}"]
+            if not isinstance(array, np.ndarray):
+                raise UsageError(f"cannot read inputs from '{path}': arg{index}.npy is not a .npy "
+                                 "array (it does not start with NumPy's header)")
+            arrays.append(array)
+    taken = {f"arg{i}" for i in range(count)}
+    ignored = [name for name in names if name not in taken]
+    if ignored:
+        print(f"lamina-run: warning: '{path}' has array(s) the function does not take, ignored: "
+              f"{', '.join(ignored)} (it takes {count} argument(s))", file=sys.stderr)
+    return arrays
+
+
+def tolerance(text: str) -> float:
+    """A --rtol / --atol value: a finite number, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid tolerance '{text}'") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"invalid tolerance '{text}': a tolerance is a finite "
+                                         "number, zero or more")
+    return value
 
 
 def as_declared(arrays: list[np.ndarray], types) -> list[np.ndarray]:

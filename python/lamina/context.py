@@ -126,6 +126,8 @@ def check_registered(root: ir.Operation, rules: bool = False) -> bool:
     ok = True
     known_types: dict = {}
     lamina_ops: list = []
+    calls: list = []
+    shardings: list = []
 
     def error(operation, message):
         nonlocal ok
@@ -147,6 +149,10 @@ def check_registered(root: ir.Operation, rules: bool = False) -> bool:
                 lamina_ops.append((operation, op_class))
         elif not context.is_registered_operation(name):
             error(operation, f"operation '{name}' belongs to no loaded dialect")
+        elif name == "func.call":
+            calls.append(operation)
+        elif namespace == "shard":
+            shardings.append(operation)
         types = [r.type for r in operation.results]
         for region in operation.regions:
             for block in region.blocks:
@@ -172,8 +178,62 @@ def check_registered(root: ir.Operation, rules: bool = False) -> bool:
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if ok and calls:
+        ok = check_no_recursion(calls)
+    if ok and shardings:
+        from lamina.sharding import check_shardings
+        ok = check_shardings(shardings)
     if ok and rules:
         for operation, op_class in lamina_ops:
             ok = follows_rules(operation, op_class) and ok
     return ok
+
+
+def _enclosing_function(operation: ir.Operation) -> str | None:
+    """The symbol of the `func.func` an op is in, or None."""
+    op = operation.parent
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return None if op is None else ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def check_no_recursion(calls: list[ir.Operation]) -> bool:
+    """Reports a cycle of the call graph made by the `func.call` ops
+    `calls` at the call closing it, naming the functions on it: compiled
+    code has no stack to grow, so recursion is rejected before it becomes a
+    stack overflow at run time. Returns success."""
+    edges: dict[str, list[tuple[str, ir.Operation]]] = {}
+    for call in calls:
+        caller = _enclosing_function(call)
+        if caller is not None and "callee" in call.attributes:
+            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            edges.setdefault(caller, []).append((callee, call))
+    done: set[str] = set()
+    for start in edges:
+        if start in done:
+            continue
+        path, on_path = [start], {start: 0}
+        stack = [iter(edges.get(start, []))]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                finished = path.pop()
+                del on_path[finished]
+                done.add(finished)
+                continue
+            callee, call = step
+            if callee in on_path:
+                cycle = path[on_path[callee]:] + [callee]
+                what = (f"@{callee} calls itself" if len(cycle) == 2 else
+                        "the calls " + " -> ".join(f"@{name}" for name in cycle) + " form a cycle")
+                call.location.emit_error(f"recursion is not supported: {what} (a call graph "
+                                         "with a cycle would overflow the stack at run time)")
+                return False
+            if callee in done:
+                continue
+            on_path[callee] = len(path)
+            path.append(callee)
+            stack.append(iter(edges.get(callee, [])))
+    return True
 

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 Report = Callable[[Any], None]
 
@@ -238,6 +238,22 @@ def run_children(tasks: Iterable[tuple[Any, Callable[[Report], Any]]], jobs: int
 def run_child(task: Callable[[Report], Any], timeout: float = 60.0) -> Outcome:
     """Runs one task in a forked child (see `run_children`)."""
     return next(run_children([(None, task)], 1, timeout))
+
+
+def load_plugins_in_time(paths: Sequence[str], timeout: float) -> None:
+    """Loads the installed plugins and the files `paths` into this process
+    once a forked child has loaded them within `timeout` seconds, so that a
+    plugin that loops (or crashes) while loading ends a child and is named,
+    instead of hanging the fuzzer. Raises UsageError."""
+    from lamina.diagnostics import UsageError
+    from lamina.plugins import load_plugins
+    outcome = run_child(lambda report: load_plugins(paths), timeout)
+    what = f"the plugins ({', '.join(paths)})" if paths else "the installed plugins"
+    if outcome.timed_out:
+        raise UsageError(f"{what} did not finish loading within --timeout {timeout:g} s")
+    if outcome.crashed:
+        raise UsageError(f"loading {what} {outcome.describe()}")
+    load_plugins(paths)
 
 
 def result_of(outcome: Outcome) -> Any:

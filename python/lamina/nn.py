@@ -30,6 +30,7 @@ import functools
 import inspect
 import math
 import os
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -327,13 +328,21 @@ def __dir__() -> list[str]:
 
 class JitFunction:
     """A Python function traced into an nn program and compiled, once per
-    signature (shapes and dtypes) of its array arguments."""
+    signature (shapes and dtypes) of its array arguments.
+
+    It may be called from any thread. Each signature is traced into a
+    context of its own: an MLIR context must not be used by two compiles
+    at once (a pass manager running functions in parallel marks its
+    context multi-threaded, and the dialect registrations another compile
+    makes in it then abort the process). One thread compiles a signature;
+    the others calling with it wait for that compile."""
 
     def __init__(self, function: Callable, target="cpu"):
         self.function = function
         self.target = target
         self.cache: dict[tuple, Any] = {}
-        self._context: ir.Context | None = None
+        self._compiling: dict[tuple, threading.RLock] = {}
+        self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
     @staticmethod
@@ -351,12 +360,11 @@ class JitFunction:
         """The nn program of the function for arguments like `args` (arrays,
         or TensorTypes)."""
         types = [a if isinstance(a, TensorType) else self.signature_of([a])[0] for a in args]
-        if self._context is None:
-            self._context = make_context()
+        context = make_context()
         name = getattr(self.function, "__name__", "main")
         if not name.isidentifier():
             name = "main"
-        with self._context, DiagnosticCollector(self._context) as diagnostics:
+        with context, DiagnosticCollector(context) as diagnostics:
             location = _definition_location(self.function)
             module = ir.Module.create(loc=location)
             with ir.InsertionPoint(module.body), location:
@@ -381,11 +389,17 @@ class JitFunction:
         """The compiled function for arguments like `args` (cached)."""
         key = self.signature_of(args)
         compiled = self.cache.get(key)
-        if compiled is None:
-            from lamina.targets import get_target
-            module = self.trace(*key)
-            compiled = get_target(self.target).compile(module)
-            self.cache[key] = compiled
+        if compiled is not None:
+            return compiled
+        with self._lock:
+            compiling = self._compiling.setdefault(key, threading.RLock())
+        with compiling:
+            compiled = self.cache.get(key)
+            if compiled is None:
+                from lamina.targets import get_target
+                module = self.trace(*key)
+                compiled = get_target(self.target).compile(module)
+                self.cache[key] = compiled
         return compiled
 
     def __call__(self, *args):

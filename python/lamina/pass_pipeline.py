@@ -19,11 +19,13 @@ dialects go along as IRDL, and the diagnostics come back as text
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -43,6 +45,12 @@ _MODULE_ANCHORS = ("builtin.module", "gpu.module", "spirv.module")
 _FUNCTION_ANCHORS = ("func.func", "gpu.func", "llvm.func", "spirv.func")
 # Anchors that only exist inside one other op.
 _ANCHOR_PARENTS = {"gpu.func": "gpu.module", "spirv.func": "spirv.module"}
+
+
+# How deep nested pipelines may go: real ones nest two or three anchors
+# (`builtin.module(gpu.module(gpu.func(...)))`); the parser recurses once
+# per level, and so does upstream's.
+MAX_PIPELINE_DEPTH = 32
 
 
 class PipelineError(ValueError):
@@ -68,13 +76,17 @@ def _is_anchor(name: str) -> bool:
     return name in _ANCHOR_PREFIXES or "." in name
 
 
-def parse_pipeline(text: str) -> list[PipelineElement]:
-    """Parses pipeline text; a leading `builtin.module(...)` is optional."""
+def parse_pipeline(text: str, root: str | None = None) -> list[PipelineElement]:
+    """Parses pipeline text; a leading `builtin.module(...)` is optional.
+    With `root` (the op the pipeline runs on, as a tool's `-p` is), a
+    nested pipeline at the top must be anchored on that op, as in mlir-opt:
+    `func.func(cse)` is then an error, `builtin.module(func.func(cse))` not."""
     elements: list[PipelineElement] = []
     position = 0
 
     def error(message):
-        raise PipelineError(f"{message} at position {position} of '{text}'")
+        shown = text if len(text) <= 160 else text[:160] + "..."
+        raise PipelineError(f"{message} at position {position} of '{shown}'")
 
     def skip_space():
         nonlocal position
@@ -105,8 +117,10 @@ def parse_pipeline(text: str) -> list[PipelineElement]:
             position += 1
         error("unbalanced '{'")
 
-    def parse_list(nesting, closing):
+    def parse_list(nesting, closing, depth=0):
         nonlocal position
+        if depth > MAX_PIPELINE_DEPTH:
+            error(f"pipeline nested more than {MAX_PIPELINE_DEPTH} deep")
         while True:
             skip_space()
             if closing and position < len(text) and text[position] == closing:
@@ -124,9 +138,12 @@ def parse_pipeline(text: str) -> list[PipelineElement]:
             if position < len(text) and text[position] == "(":
                 if options:
                     error(f"anchor '{name}' cannot take options")
+                if root is not None and depth == 0 and name != root:
+                    error(f"the pipeline runs on '{root}', but '{name}(...)' is anchored on "
+                          f"'{name}' (nest it: '{root}({name}(...))')")
                 position += 1
                 inner = nesting if (name == "builtin.module" and not nesting) else nesting + (name,)
-                parse_list(inner, ")")
+                parse_list(inner, ")", depth + 1)
                 position += 1
             else:
                 elements.append(PipelineElement(name, options, nesting))
@@ -199,31 +216,37 @@ def resolve(elements: list[PipelineElement], context: ir.Context) -> list[Pass |
     return resolved
 
 
+# File descriptor 2 is the process's: one capture at a time (compiles may
+# run in several threads).
+_STDERR_CAPTURE = threading.Lock()
+
+
 @contextlib.contextmanager
 def _native_stderr():
     """Captures what native code writes to file descriptor 2 meanwhile
     (LLVM's option parser prints its reasons there, not in the exception);
     yields a list that holds the text afterwards."""
-    sys.stderr.flush()
     printed: list[str] = []
-    saved = os.dup(2)
-    try:
-        with tempfile.TemporaryFile() as captured:
-            os.dup2(captured.fileno(), 2)
-            try:
-                yield printed
-            finally:
-                os.dup2(saved, 2)
-                captured.seek(0)
-                printed.append(captured.read().decode("utf-8", "replace"))
-    finally:
-        os.close(saved)
+    with _STDERR_CAPTURE:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            with tempfile.TemporaryFile() as captured:
+                os.dup2(captured.fileno(), 2)
+                try:
+                    yield printed
+                finally:
+                    os.dup2(saved, 2)
+                    captured.seek(0)
+                    printed.append(captured.read().decode("utf-8", "replace"))
+        finally:
+            os.close(saved)
 
 
 def _upstream_parse_problem(element: PipelineElement, raised: str, printed: str) -> str:
     """A one-line reason why upstream refused a pass and its options."""
     if "does not refer to a registered pass" in raised:
-        return f"unknown pass '{element.name}'"
+        return f"unknown pass '{element.name}'{_suggestion(element.name)}"
     if "restricted to" in raised and "did you intend to nest" in raised:
         where = element.nesting[-1] if element.nesting else "builtin.module"
         return (f"pass '{element.name}' cannot be nested in '{where}': "
@@ -235,6 +258,41 @@ def _upstream_parse_problem(element: PipelineElement, raised: str, printed: str)
             + (reasons[0] if reasons else f"'{element.options}'"))
 
 
+def upstream_pass_help() -> list[tuple[str, str]]:
+    """The flag and summary of each upstream pass and pass pipeline, as the
+    wheel's `mlir-opt --help-list` lists them; empty if it cannot run."""
+    try:
+        text = subprocess.run([tool_path("mlir-opt"), "--help-list"], capture_output=True,
+                              text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    passes, in_passes = [], False
+    for line in text.splitlines():
+        if line.strip().startswith(("Passes:", "Pass Pipelines:")):
+            in_passes = True
+            continue
+        if in_passes:
+            match = re.match(r"\s{4,6}--([\w-]+)\s*(?:-\s*(.*))?$", line)
+            if match:
+                passes.append((match[1], (match[2] or "").strip()))
+            elif line.strip() and not line.startswith(" "):
+                in_passes = False
+    return passes
+
+
+_UPSTREAM_NAMES: list[str] = []
+
+
+def _suggestion(name: str) -> str:
+    """`; did you mean 'x'?` for the pass names (Lamina's and upstream's)
+    nearest to an unknown `name`, or nothing."""
+    if not _UPSTREAM_NAMES:
+        _UPSTREAM_NAMES.extend(flag for flag, _ in upstream_pass_help())
+    near = difflib.get_close_matches(name, list(all_passes()) + _UPSTREAM_NAMES, n=3,
+                                     cutoff=0.75)
+    return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
 # The module upstream passes given options first run on, in mlir-opt (see
 # check_upstream_options).
 _PROBE_MODULE = "module {\n  func.func @lamina_option_probe() {\n    return\n  }\n}\n"
@@ -242,27 +300,59 @@ _PROBE_MODULE = "module {\n  func.func @lamina_option_probe() {\n    return\n  }
 
 def check_upstream_options(elements: list[PipelineElement]) -> None:
     """Runs every upstream pass written with options once on a tiny module
-    in mlir-opt and raises PipelineError if one aborts there. Some option
-    values end the process in upstream assertions wherever the pass runs
-    (`nvvm-attach-target{O=99}`, `one-shot-bufferize{analysis-heuristic=x}`);
-    this finds them before they run in process, naming the pass and
-    upstream's reason."""
+    in mlir-opt and raises PipelineError if one aborts there or reports an
+    error that is in no place of the module (what a pass's check of its
+    options emits when it starts: `affine-loop-unroll{unroll-factor=0}`).
+    Some option values end the process in upstream assertions wherever
+    the pass runs (`nvvm-attach-target{O=99}`,
+    `one-shot-bufferize{analysis-heuristic=x}`); this finds them before
+    they run in process, naming the pass and upstream's reason."""
     lamina_passes = all_passes()
     probed = [e for e in elements if e.options and e.name not in lamina_passes]
     if not probed:
         return
     result = run_in_mlir_opt([e.upstream_text() for e in probed], _PROBE_MODULE)
-    if result.returncode >= 0:
+    if result.returncode == 0:
+        return
+    errors = [d for d in parse_tool_diagnostics(result.stderr) if d.severity == "error"]
+    unplaced = [d for d in errors if d.filename is None]
+    if result.returncode > 0 and not unplaced:
         return
     for element in probed if len(probed) > 1 else []:
         check_upstream_options([element])
     element = probed[0]
-    errors = [d.message.splitlines()[0] for d in parse_tool_diagnostics(result.stderr)
-              if d.severity == "error"]
+    if result.returncode > 0:
+        raise PipelineError(f"invalid options for pass '{element.name}': "
+                            f"{unplaced[0].message.splitlines()[0]}")
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
-    reason = errors[0] if errors else (lines[0] if lines else f"signal {-result.returncode}")
+    reason = (errors[0].message.splitlines()[0] if errors
+              else (lines[0] if lines else f"signal {-result.returncode}"))
     raise PipelineError(f"invalid options for pass '{element.name}': {reason} (upstream "
                         f"aborts on '{element.upstream_text()}')")
+
+
+def check_lamina_options(elements: list[PipelineElement]) -> None:
+    """Runs every Lamina pass written with options once on an empty module,
+    in a context of its own, and raises PipelineError if it fails there: a
+    pass that fails on a module with nothing in it
+    (`convert-nn-to-hw{chip=sm_7}`, which checks its chip first) fails for
+    its options, not for the input, and is reported before any IR."""
+    from lamina.context import make_context
+    from lamina.diagnostics import DiagnosticCollector
+    lamina_passes = all_passes()
+    probed = [e for e in elements if e.options and e.name in lamina_passes]
+    if not probed:
+        return
+    context = make_context()
+    with context, DiagnosticCollector(context) as collected:
+        for element in probed:
+            probe = ir.Module.parse("module {\n}\n")
+            configured = lamina_passes[element.name].from_options(element.options)
+            if not configured.apply(probe.operation):
+                errors = [d.message.splitlines()[0] for d in collected.errors]
+                reason = errors[0] if errors else "it fails on an empty module"
+                raise PipelineError(f"{reason} (options '{element.options}' of pass "
+                                    f"'{element.name}')")
 
 
 def build_pass_manager(passes: list[Pass | str], context: ir.Context) -> passmanager.PassManager:

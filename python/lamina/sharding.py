@@ -48,10 +48,79 @@ from mlir.dialects import shard as shard_dialect
 
 from lamina.diagnostics import CompileError, UsageError
 from lamina.parsing import parse
-from lamina.passes.nn_shard_partition import annotate, grids
+from lamina.passes.nn_shard_partition import annotate, grid_of, grids
+from lamina.passes.nn_shard_partition import split_axes_of as axes_of_sharding
 from lamina.runtime import clone_module, find_entry, signature
 
 DIST_HINT = "install Lamina's 'dist' extra (pip install 'lamina[dist]': mpich and mpi4py)"
+
+
+# ---------------------------------------------------------------------------
+# Verification: what upstream's shard verifiers let through and its
+# partitioning then divides by or indexes with.
+
+
+def check_shardings(operations: Sequence[ir.Operation]) -> bool:
+    """Reports, at the op, a grid with an axis of no devices, a sharding
+    that splits over an axis its grid does not have, and a `shard.shard`
+    that splits more axes than its tensor has or an axis its devices do not
+    divide (of the `shard` dialect's ops `operations`, as the verifier's
+    walk found them). Runs before any pass: in one process the shardings
+    are erased, and partitioning would crash on them. Returns success."""
+    ok = True
+    grid_shapes: dict[str, tuple[int, ...]] = {}
+    for op in operations:
+        if op.name == "shard.grid":
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            shape = tuple(ir.DenseI64ArrayAttr(op.attributes["shape"]))
+            grid_shapes[name] = shape
+            if any(size < 1 for size in shape):
+                sizes = ", ".join("?" if size < 0 else str(size) for size in shape)
+                op.location.emit_error(f"grid @{name} of shape [{sizes}] has no devices along an "
+                                       "axis: a grid's sizes must be static and positive")
+                ok = False
+    if not ok:
+        return False
+    for op in operations:
+        if op.name == "shard.sharding":
+            grid_shape = grid_shapes.get(grid_of(op))
+            if grid_shape is None:
+                continue
+            for axes in axes_of_sharding(op):
+                beyond = [a for a in axes if not 0 <= a < len(grid_shape)]
+                if beyond:
+                    op.location.emit_error(f"split axis {beyond[0]} is not an axis of grid "
+                                           f"@{grid_of(op)} of shape {list(grid_shape)}")
+                    ok = False
+                    break
+    if not ok:
+        return False
+    for op in operations:
+        if op.name != "shard.shard":
+            continue
+        sharding = op.operands[1].owner
+        if isinstance(sharding, ir.Block) or sharding.name != "shard.sharding":
+            continue
+        grid_shape = grid_shapes.get(grid_of(sharding))
+        if grid_shape is None:
+            continue
+        tensor_type = op.operands[0].type
+        shape = ir.RankedTensorType(tensor_type).shape
+        split_axes = axes_of_sharding(sharding)
+        if len(split_axes) > len(shape):
+            op.location.emit_error(f"sharding splits {len(split_axes)} axes of {tensor_type}, "
+                                   f"which has {len(shape)} (split_axes {split_axes})")
+            ok = False
+            continue
+        for axis, axes in enumerate(split_axes):
+            parts = math.prod(grid_shape[a] for a in axes)
+            if parts > 1 and shape[axis] % parts:
+                op.location.emit_error(
+                    f"axis {axis} of {tensor_type} has size {shape[axis]}, which the {parts} "
+                    f"devices of grid @{grid_of(sharding)} (axes {axes}) do not divide")
+                ok = False
+                break
+    return ok
 
 
 # ---------------------------------------------------------------------------

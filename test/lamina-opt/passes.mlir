@@ -6,7 +6,7 @@
 // RUN: lamina-opt %s --cse --canonicalize | FileCheck %s --check-prefix=BOTH
 // RUN: lamina-opt %s -p 'builtin.module(func.func(cse),canonicalize)' | FileCheck %s --check-prefix=BOTH
 // RUN: lamina-opt %s --pass-pipeline='builtin.module(func.func(cse), canonicalize)' | FileCheck %s --check-prefix=BOTH
-// RUN: lamina-opt %s -p 'func.func(cse)' --canonicalize | FileCheck %s --check-prefix=BOTH
+// RUN: lamina-opt %s -p 'builtin.module(func.func(cse))' --canonicalize | FileCheck %s --check-prefix=BOTH
 // RUN: lamina-opt %s --cse -p 'builtin.module(canonicalize{max-iterations=3 region-simplify=disabled})' | FileCheck %s --check-prefix=BOTH
 // RUN: lamina-opt %s --canonicalize='max-iterations=3' --cse | FileCheck %s --check-prefix=BOTH
 // RUN: lamina-opt %s '--canonicalize={max-iterations=3}' --cse | FileCheck %s --check-prefix=BOTH

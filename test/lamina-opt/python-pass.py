@@ -168,7 +168,8 @@ def nested_pipeline():
 # CHECK: func.func @f({{.*}}) -> f32 attributes {after = 3 : i64, {{.*}}before = 4 : i64
 @run
 def pipeline_then_flag():
-    lamina_opt("-p", "func.func(test-count-ops{prefix=before}, cse)", "--test-count-ops=prefix=after")
+    lamina_opt("-p", "builtin.module(func.func(test-count-ops{prefix=before}, cse))",
+               "--test-count-ops=prefix=after")
 
 
 # CHECK-LABEL: TEST: unknown_option

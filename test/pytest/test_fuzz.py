@@ -382,6 +382,16 @@ def test_command_line_mistakes(args, message):
         done.stderr
 
 
+def test_timeout_bounds_a_plugin_that_loops_while_loading(tmp_path):
+    plugin = tmp_path / "loops.py"
+    plugin.write_text("while True:\n    pass\n")
+    done = lamina_fuzz("--load-plugin", str(plugin), "--timeout", "2", "--count", "1",
+                       timeout=60)
+    assert done.returncode == 1 and done.stderr == (
+        f"lamina-fuzz: error: the plugins ({plugin}) did not finish loading within "
+        "--timeout 2 s\n"), done.stderr
+
+
 def test_a_campaign_reports_and_writes_cases(tmp_path, monkeypatch):
     """A configuration that gets one op wrong is found, and its finding
     reduced to that op."""

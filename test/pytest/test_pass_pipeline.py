@@ -1,5 +1,9 @@
 """Pass options and textual pipelines (lamina.pass_registry, lamina.pass_pipeline)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from lamina.context import make_context
@@ -64,6 +68,43 @@ def test_resolve_mixes_lamina_and_upstream():
 def test_resolve_rejects_unknown_pass():
     with pytest.raises(PipelineError, match="unknown pass 'no-such-pass'"):
         resolve(parse_pipeline("no-such-pass"), make_context())
+
+
+def test_resolve_suggests_near_pass_names():
+    with pytest.raises(PipelineError, match=r"unknown pass 'nn-fusee'; did you mean 'nn-fuse'\?"):
+        resolve(parse_pipeline("nn-fusee"), make_context())
+    with pytest.raises(PipelineError, match=r"unknown pass 'csee'; did you mean 'cse'\?"):
+        resolve(parse_pipeline("func.func(csee)"), make_context())
+    with pytest.raises(PipelineError, match=r"unknown pass 'xyzzy'$"):
+        resolve(parse_pipeline("xyzzy"), make_context())
+
+
+@pytest.mark.parametrize("anchor", ["func.func", "builtin.module", "any"])
+def test_deep_nesting_is_an_error(anchor):
+    text = f"{anchor}(" * 5000 + "cse" + ")" * 5000
+    with pytest.raises(PipelineError, match=r"pipeline nested more than 32 deep at position "
+                                            r"\d+ of '.{160}\.\.\.'$"):
+        parse_pipeline(text)
+    assert len(parse_pipeline("builtin.module(" + "any(" * 31 + "cse" + ")" * 32)) == 1
+
+
+def test_deep_pipeline_on_the_command_line():
+    add = os.path.join(os.path.dirname(__file__), "..", "lamina-opt", "Inputs", "add.mlir")
+    text = "builtin.module(" + "func.func(" * 5000 + "cse" + ")" * 5001
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "lamina-opt"), add,
+                             "-p", text], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("lamina-opt: error: pipeline nested more than 32 deep")
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_root_anchor_is_checked():
+    with pytest.raises(PipelineError, match="the pipeline runs on 'builtin.module', but "
+                                            r"'func.func\(...\)' is anchored on 'func.func'"):
+        parse_pipeline("func.func(cse)", root="builtin.module")
+    assert parse_pipeline("builtin.module(func.func(cse))", root="builtin.module") == [
+        PipelineElement("cse", "", ("func.func",))]
+    assert parse_pipeline("cse, canonicalize", root="builtin.module")[1].name == "canonicalize"
 
 
 def test_passes_registered_later_are_listed():

@@ -213,6 +213,32 @@ def test_targets():
     assert all(os.path.exists(path) for path in get_target("cpu").runtime_libraries())
 
 
+def test_target_strings_are_checked_against_llvm():
+    from lamina.targets.llvm_tools import machine_names
+    x86 = machine_names("x86_64")
+    assert {"x86-64", "znver4", "skylake-avx512"} <= set(x86.cpus)
+    assert {"avx2", "avx512f", "fma"} <= set(x86.features)
+    source = ('func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n'
+              '  %0 = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
+              '  return %0 : tensor<4xf32>\n}\n')
+    with pytest.raises(ValueError, match=r"unknown CPU 'bogus' in target 'cpu:bogus' "
+                                         r"\(x86-64 CPUs the pinned LLVM knows: .*znver4"):
+        lamina.compile(source, target="cpu:bogus")
+    with pytest.raises(ValueError, match="AArch64 is not a target yet"):
+        lamina.compile(source, target="cpu:aarch64")
+    with pytest.raises(ValueError, match="unknown CPU 'bogus'"):
+        CPUTarget(cpu="bogus")
+    with pytest.raises(ValueError, match="unknown CPU feature 'foo'"):
+        get_target("cpu:x86-64,+foo")
+    with pytest.raises(ValueError, match="must start with '\\+'"):
+        CPUTarget(cpu="x86-64", features=("avx2",))
+    narrowed = get_target("cpu:x86-64,+avx2,-avx512f,threads=1")
+    assert narrowed.features == ("+avx2", "-avx512f") and narrowed.threads == 1
+    assert narrowed.vector_bits == 256
+    host = get_target(f"cpu:{detect_host().cpu},-avx512f")
+    assert "-avx512f" in host.features and "+avx512f" not in host.features
+
+
 def test_target_registry():
     assert "cpu" in available_targets()
 

@@ -59,6 +59,11 @@ lamina.targets.frontend):
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
+Target specs: `cpu` (the host), `cpu:CPU` (an x86-64 CPU the pinned
+LLVM knows: `llc -mtriple=x86_64 -mcpu=help`), then options after commas:
+`threads=N` and features `+name` / `-name` (`cpu:znver4,-avx512f,threads=2`).
+An unknown CPU, feature or option is an error when the spec is parsed.
+
 Threads: all cores by default; `LAMINA_NUM_THREADS`, or the target spec
 `cpu:threads=N` (also `cpu:znver4,threads=N`), sets how many. Code for
 more than one thread calls the LLVM OpenMP runtime (`libomp.so`, from the
@@ -76,6 +81,7 @@ buffer, and the caller allocates the results. i1 elements are bytes.
 
 from __future__ import annotations
 
+import difflib
 import glob
 import os
 import sys
@@ -105,6 +111,7 @@ from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.passes.nn_shard_partition import NNShardPartition
 from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.cache import cached_compile
+from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import CompiledFunction, jit_compile
 from lamina.schedules import attention_tiles
@@ -112,12 +119,15 @@ from lamina.targets import Target, register_target
 from lamina.targets.cpu_model import CPUModel, default_threads
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.host import detect_host
-from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR
+from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR, machine_names
 from lamina.toolchain import library_path
 from lamina.tuning import TunedChoices
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
+
+# The most threads a target spec may ask for (far more than any one CPU has).
+MAX_THREADS = 1024
 
 # MLIR's runner utilities (memrefCopy, printing), which lowered code may call.
 RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")
@@ -144,12 +154,16 @@ class CPUTarget(Target):
         host = detect_host()
         self.triple = triple or host.triple
         self.cpu = cpu or host.cpu
+        if self.cpu != host.cpu:
+            check_cpu_name(self.cpu)
         if features is None:
             features = host.features if self.cpu == host.cpu else ()
+        else:
+            check_feature_names(features)
         self.features = tuple(features)
         self.opt_level = opt_level
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads}")
+        if threads is not None and not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be at least 1 and at most {MAX_THREADS}, got {threads}")
         self.threads = threads or default_threads()
 
     @property
@@ -254,6 +268,34 @@ class CPUTarget(Target):
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
             attention_query_tile=queries, attention_key_tile=keys), stage="linalg")
 
+    def check_program(self, module: ir.Module, pipeline: Pipeline | None) -> None:
+        """Raises CompileError at the first op of the hw dialect, unless a
+        pipeline of the user's own is given: hw programs are GPU kernels,
+        which the CPU pipeline does not lower (their emulation does)."""
+        if pipeline is not None and pipeline.target is not self:
+            return
+        found = []
+
+        def visit(op):
+            if op.name.startswith("hw."):
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        if found:
+            raise CompileError.at(found[0].location,
+                                  f"'{found[0].name}' is an op of the hw dialect: an hw program "
+                                  "runs on a cuda target (--target=cuda:sm_80), or on the CPU "
+                                  "through its emulation (--target=cuda:sm_80 --emulate); the "
+                                  "cpu target compiles nn programs")
+
+    def emit(self, module: ir.Module, stage: str, pipeline: Pipeline | None = None,
+             print_after_all: bool = False, isolate: bool = False):
+        self.check_program(module, pipeline)
+        return super().emit(module, stage, pipeline=pipeline, print_after_all=print_after_all,
+                            isolate=isolate)
+
     def compile(self, module: ir.Module, entry: str | None = None,
                 pipeline: Pipeline | None = None, distributed: bool = False) -> CompiledFunction:
         """The JIT-compiled function `entry`. A sharded program runs whole
@@ -261,6 +303,7 @@ class CPUTarget(Target):
         `nn-shard-partition`) unless `distributed`, where it is one rank's
         partition calling MPI (see lamina.sharding). Compiled programs are
         cached, so a second compile of the same one loads it (lamina.cache)."""
+        self.check_program(module, pipeline)
         pipeline = (pipeline or self.pipeline()).copy()
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
@@ -319,11 +362,70 @@ def _reuse_freed_temporaries() -> None:
 _REUSE_SET = False
 
 
+# Architectures LLVM has a backend for that Lamina's cpu target does not
+# compile for (yet).
+_OTHER_ARCHITECTURES = {"aarch64": "AArch64", "arm64": "AArch64", "arm": "ARM",
+                        "riscv64": "RISC-V", "riscv32": "RISC-V", "ppc64le": "PowerPC"}
+
+
+def _near(name: str, known) -> str:
+    """`; did you mean 'x'?` for the known names nearest to `name`, or nothing."""
+    near = difflib.get_close_matches(name, known, n=3)
+    return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
+def check_cpu_name(cpu: str) -> None:
+    """Raises ValueError unless `cpu` is an x86 CPU the pinned LLVM knows
+    (`llc -mcpu=help`), naming the near ones and listing all; an AArch64
+    architecture or CPU name says that AArch64 is not a target yet."""
+    known = machine_names("x86_64").cpus
+    if cpu in known:
+        return
+    other = _OTHER_ARCHITECTURES.get(cpu.lower())
+    if other is None and cpu in machine_names("aarch64").cpus:
+        other = "AArch64"
+    if other is not None:
+        article = "an" if other in ("AArch64", "ARM") else "a"
+        raise ValueError(f"'{cpu}' is {article} {other} "
+                         f"{'architecture' if cpu.lower() in _OTHER_ARCHITECTURES else 'CPU'}: "
+                         f"{other} is not a target yet (the cpu target compiles for x86-64 CPUs)")
+    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{_near(cpu, known)} (x86-64 "
+                     f"CPUs the pinned LLVM knows: {', '.join(known)})")
+
+
+def check_feature_names(features) -> None:
+    """Raises ValueError unless every feature is `+name` or `-name` with a
+    name the pinned LLVM's x86 backend knows."""
+    known = machine_names("x86_64").features
+    for feature in features:
+        name = feature[1:]
+        if feature[:1] in ("+", "-") and name in known:
+            continue
+        if feature[:1] not in ("+", "-"):
+            raise ValueError(f"feature '{feature}' must start with '+' (enable) or '-' (disable)")
+        raise ValueError(f"unknown CPU feature '{name}'{_near(name, known)} (x86-64 features the "
+                         f"pinned LLVM knows: {', '.join(known)})")
+
+
+def _with_features(base: tuple[str, ...], changes: list[str]) -> tuple[str, ...]:
+    """`base` with each `+name` / `-name` of `changes` replacing what it
+    said about that name."""
+    signs = {feature[1:]: feature[0] for feature in base}
+    for feature in changes:
+        signs.pop(feature[1:], None)
+        signs[feature[1:]] = feature[0]
+    return tuple(sign + name for name, sign in signs.items())
+
+
 @register_target("cpu")
 def _cpu_target(arch: str | None) -> Target:
-    """`cpu`, `cpu:CPU`, `cpu:threads=N` or `cpu:CPU,threads=N`."""
-    cpu, threads = None, None
-    for item in (arch or "").split(","):
+    """`cpu`, `cpu:CPU`, and options after a comma: `threads=N`, features
+    `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An unknown CPU,
+    feature or option is a ValueError."""
+    cpu, threads, changes = None, None, []
+    items = arch.split(",") if arch else []
+    for index, item in enumerate(items):
+        item = item.strip()
         key, eq, value = item.partition("=")
         if eq and key.strip() == "threads":
             try:
@@ -332,7 +434,20 @@ def _cpu_target(arch: str | None) -> Target:
                 raise ValueError(f"threads in target 'cpu:{arch}' must be an integer, "
                                  f"got '{value}'") from None
         elif eq:
-            raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads)")
-        elif item.strip():
-            cpu = item.strip()
-    return CPUTarget(cpu=cpu, threads=threads)
+            raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads, "
+                             "+feature, -feature)")
+        elif item[:1] in ("+", "-"):
+            changes.append(item)
+        elif not item:
+            raise ValueError(f"empty item in target 'cpu:{arch}'")
+        elif index == 0:
+            cpu = item
+        else:
+            raise ValueError(f"unknown option '{item}' in target 'cpu:{arch}' (the CPU comes "
+                             "first; options: threads=N, +feature, -feature)")
+    if not changes:
+        return CPUTarget(cpu=cpu, threads=threads)
+    check_feature_names(changes)
+    host = detect_host()
+    base = host.features if cpu in (None, host.cpu) else ()
+    return CPUTarget(cpu=cpu, features=_with_features(base, changes), threads=threads)

@@ -3,13 +3,20 @@
 target triple, CPU and feature list).
 
 Each is a callable from one artifact to the next, as the passes of an
-artifact stage are (see lamina.pipeline).
+artifact stage are (see lamina.pipeline). `machine_names(arch)` is what
+the pinned LLVM's backend for an architecture knows: its CPU and feature
+names, which target specs are checked against.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
+import re
 import subprocess
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import llvm
@@ -102,3 +109,58 @@ class LLC(_MachineTool):
 
     def __str__(self) -> str:
         return f"llc -O{self.opt_level} -mcpu={self.cpu} -filetype={self.filetype}"
+
+
+@dataclass(frozen=True)
+class MachineNames:
+    """The CPU and feature names (without `+`/`-`) an LLVM backend knows."""
+
+    cpus: tuple[str, ...]
+    features: tuple[str, ...]
+
+
+# `  name   - Description.` under `Available CPUs` / `Available features`.
+_HELP_ENTRY = re.compile(r"^  (\S+)\s+- ")
+
+
+@functools.lru_cache(maxsize=None)
+def machine_names(arch: str) -> MachineNames:
+    """The CPUs and features of the pinned LLVM's backend for `arch`
+    (`x86_64`, `aarch64`), as `llc -mtriple=ARCH -mcpu=help` lists them;
+    kept in Lamina's cache directory (keyed by the `llc` binary), since
+    asking takes about half a second."""
+    from lamina.cache import cache_dir, write_atomically
+    llc = tool_path("llc")
+    status = os.stat(llc)
+    key = hashlib.sha256(f"{llc} {status.st_size} {status.st_mtime_ns} {arch}".encode())
+    directory = cache_dir()
+    path = (os.path.join(directory, "llvm", f"names-{key.hexdigest()[:24]}.json")
+            if directory else None)
+    if path is not None:
+        try:
+            with open(path) as f:
+                saved = json.load(f)
+            return MachineNames(tuple(saved["cpus"]), tuple(saved["features"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    result = subprocess.run([llc, f"-mtriple={arch}", "-mcpu=help"], input=b"",
+                            capture_output=True)
+    sections: dict[str, list[str]] = {"cpus": [], "features": []}
+    section = None
+    for line in (result.stdout + result.stderr).decode(errors="replace").splitlines():
+        if line.startswith("Available CPUs"):
+            section = "cpus"
+        elif line.startswith("Available features"):
+            section = "features"
+        elif section is not None:
+            match = _HELP_ENTRY.match(line)
+            if match:
+                sections[section].append(match[1])
+    names = MachineNames(tuple(sections["cpus"]), tuple(sections["features"]))
+    if path is not None and names.cpus:
+        try:
+            write_atomically(path, json.dumps({"cpus": names.cpus,
+                                               "features": names.features}).encode())
+        except OSError:
+            pass
+    return names
