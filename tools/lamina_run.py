@@ -54,7 +54,7 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.reference import compare, evaluate, random_inputs
+from lamina.reference import compare, degeneracy, evaluate, random_inputs, weight_fan_ins
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
 from lamina.targets import get_target
@@ -257,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.inputs:
         arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
     elif options.random or not function.inputs:
-        arrays = random_inputs(function.inputs, options.seed)
+        arrays = random_inputs(function.inputs, options.seed,
+                               weight_fan_ins(module, function.name))
     else:
         raise UsageError(f"@{function.name} takes {len(function.inputs)} argument(s): "
                          "give --inputs IN.npz or --random")
@@ -287,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
             line = f"check res{index} ({spec}): {comparison}"
             print(line)
             failed |= not comparison.ok
+            why = degeneracy(reference)
+            if why is not None:
+                print(f"lamina-run: warning: res{index} checks little, its reference is {why}",
+                      file=sys.stderr)
             if report is not None:
                 report.checks.append(line)
         print("check: " + ("FAILED" if failed else "all results match the reference"))
@@ -330,7 +335,8 @@ def run_distributed(module, target, options) -> int:
             arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
                                  function.global_inputs)
         elif options.random or not function.global_inputs:
-            arrays = random_inputs(function.global_inputs, options.seed)
+            arrays = random_inputs(function.global_inputs, options.seed,
+                                   weight_fan_ins(module, function.name))
         else:
             raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
                              "argument(s): give --inputs IN.npz or --random")
