@@ -287,12 +287,19 @@ def _depth(program: Program, name: str) -> int:
 
 def program_inputs(program: Program, seed: int) -> list[np.ndarray]:
     """The arguments the fuzzer runs a program on: `lamina-run --random
-    --seed SEED`'s (uniform in [-1, 1)), so that a finding reproduces."""
-    from lamina.reference import random_inputs
+    --seed SEED`'s (uniform in [-1, 1), weights scaled by their fan-in), so
+    that a finding reproduces."""
+    from lamina.diagnostics import CompileError
+    from lamina.parsing import parse_source
+    from lamina.reference import random_inputs, weight_fan_ins
     from lamina.types import TensorType
     types = program.types()
+    try:
+        fan_ins = weight_fan_ins(parse_source(program.text(), "<fuzz>"), "main")
+    except CompileError:  # a program that does not verify: its verdict comes later
+        fan_ins = None
     return random_inputs([TensorType(tuple(d.size for d in types[n].shape), types[n].dtype)
-                          for n in program.inputs], seed)
+                          for n in program.inputs], seed, fan_ins)
 
 
 def _magnitudes(program: Program, module, inputs: list) -> tuple[list, dict[str, float]]:

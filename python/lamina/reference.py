@@ -347,7 +347,8 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0,
     fan_in), whose variance 1/fan_in keeps a layer's outputs as large as its
     inputs, so that a deep network's results stay in the range where a
     softmax or a saturating activation still varies (unscaled weights grow
-    each layer's outputs by sqrt(fan_in) and make a softmax one-hot)."""
+    each layer's outputs by sqrt(fan_in) and make a softmax one-hot); at
+    most +-1, as other inputs (a fan-in of 1 or 2)."""
     rng = np.random.default_rng(seed)
     fan_ins = list(fan_ins) if fan_ins is not None else [None] * len(types)
     arrays = []
@@ -358,7 +359,7 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0,
         elif t.dtype.startswith("i"):
             arrays.append(rng.integers(-8, 9, t.shape).astype(dtype))
         else:
-            bound = 1.0 if fan_in is None else math.sqrt(3.0 / fan_in)
+            bound = 1.0 if fan_in is None else min(1.0, math.sqrt(3.0 / fan_in))
             arrays.append(rng.uniform(-bound, bound, t.shape).astype(dtype))
     return arrays
 

@@ -61,6 +61,9 @@ def test_weights_are_drawn_at_fan_in_scale():
     assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.95 * bound
     # Variance 1/fan_in: a layer's outputs are as large as its inputs.
     assert 0.8 < np.std(data @ weight) / np.std(data) < 1.25
+    # A weight of fan-in 1 or 2 is drawn no larger than other inputs.
+    (small,) = random_inputs([TensorType((1, 64), "f32")], seed=3, fan_ins=[1])
+    assert np.abs(small).max() <= 1
     # Without fan-ins the draws are what they were.
     np.testing.assert_array_equal(random_inputs(types, seed=3)[0], data)
 
@@ -86,6 +89,17 @@ def test_convnet_softmax_is_not_one_hot():
 def test_degeneracy(values, verdict):
     found = degeneracy(values)
     assert (found is None) if verdict is None else found.startswith(verdict), found
+
+
+def test_the_fuzzer_draws_what_lamina_run_random_draws():
+    from lamina.fuzz import generate_program
+    from lamina.fuzz_check import program_inputs
+    program = generate_program(1)                    # a matmul of a weight
+    module = lamina.parse(program.text())
+    expected = random_inputs(_inputs(module), seed=4, fan_ins=weight_fan_ins(module))
+    assert any(f is not None for f in weight_fan_ins(module))
+    for drawn, wanted in zip(program_inputs(program, 4), expected):
+        np.testing.assert_array_equal(drawn, wanted)
 
 
 def _lamina_run(path, *options):
