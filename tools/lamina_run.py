@@ -24,10 +24,14 @@ printed after the run and saved as `arg0`, `arg1`, ... with `--output`.
 
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
-reproducible with `--seed`). Results are printed, and written as `res0`,
-`res1`, ... with `--output`. `--check` compares every result with the NumPy
+reproducible with `--seed`: uniform in [-1, 1), and weights, the right
+operands of matmuls and the filters of convolutions, scaled by their fan-in
+as initialisers are). Results are printed, and written as `res0`, `res1`,
+... with `--output`. `--check` compares every result with the NumPy
 reference interpreter of the nn program and reports the worst error against
-the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
+the tolerance of its element type (exit 1 on a mismatch), with a warning
+when a reference result is degenerate (constant, saturated, one-hot), so
+that the check compares little; `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
 the only public function. `--report=FILE.html` writes the pipeline report
 (lamina.report) with the check and benchmark numbers. `--tune=SECONDS`
