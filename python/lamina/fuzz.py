@@ -1168,6 +1168,9 @@ class Generator:
         k = self.size_symbol(1 if shape.endswith("k1") else self.rng.choice([8, 16, 31, 64]))
         n = self.size_symbol(self.rng.choice([1, 8, 16, 40, 64]))
         batch = (self.size_symbol(self.rng.choice([2, 3])),) if self.rng.random() < 0.25 else ()
+        if batch and batch[0].size * max(m.size * k.size, k.size * n.size,
+                                         m.size * n.size) > MAX_ELEMENTS:
+            batch = ()  # every operand and the result within MAX_ELEMENTS
         x = self.new_input(batch + (m, k))
         w = self.new_input(batch + (k, n))
         bound = k.size
