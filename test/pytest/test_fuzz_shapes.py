@@ -84,6 +84,14 @@ def test_gemv_programs(programs):
     assert found["epilogue"] >= 3
 
 
+def test_batched_gemvs_stay_within_the_element_budget():
+    # Program 874 of campaign seed 20 drew a batch of 3 over a 33x64 product.
+    from lamina.fuzz import MAX_ELEMENTS, elements
+    program = generate_program(20_000_874, max_ops=5)
+    assert program_profile(20_000_874) == "gemv"
+    assert all(elements(t.shape) <= MAX_ELEMENTS for t in program.types().values())
+
+
 def test_new_programs_verify(programs):
     for seed, program in programs.items():
         if program_profile(seed) != "default":
