@@ -24,10 +24,14 @@ printed after the run and saved as `arg0`, `arg1`, ... with `--output`.
 
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
-reproducible with `--seed`). Results are printed, and written as `res0`,
-`res1`, ... with `--output`. `--check` compares every result with the NumPy
+reproducible with `--seed`: uniform in [-1, 1), and weights, the right
+operands of matmuls and the filters of convolutions, scaled by their fan-in
+as initialisers are). Results are printed, and written as `res0`, `res1`,
+... with `--output`. `--check` compares every result with the NumPy
 reference interpreter of the nn program and reports the worst error against
-the tolerance of its element type (exit 1 on a mismatch); `--bench` prints
+the tolerance of its element type (exit 1 on a mismatch), with a warning
+when a reference result is degenerate (constant, saturated, one-hot), so
+that the check compares little; `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
 the only public function. `--report=FILE.html` writes the pipeline report
 (lamina.report) with the check and benchmark numbers. `--tune=SECONDS`
@@ -55,7 +59,7 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
-from lamina.reference import compare, evaluate, random_inputs
+from lamina.reference import compare, degeneracy, evaluate, random_inputs, weight_fan_ins
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
 from lamina.targets import get_target
@@ -302,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.inputs:
         arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
     elif options.random or not function.inputs:
-        arrays = random_inputs(function.inputs, options.seed)
+        arrays = random_inputs(function.inputs, options.seed,
+                               weight_fan_ins(module, function.name))
     else:
         raise UsageError(f"@{function.name} takes {len(function.inputs)} argument(s): "
                          "give --inputs IN.npz or --random")
@@ -332,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
             line = f"check res{index} ({spec}): {comparison}"
             print(line)
             failed |= not comparison.ok
+            why = degeneracy(reference)
+            if why is not None:
+                print(f"lamina-run: warning: res{index} checks little, its reference is {why}",
+                      file=sys.stderr)
             if report is not None:
                 report.checks.append(line)
         print("check: " + ("FAILED" if failed else "all results match the reference"))
@@ -375,7 +384,8 @@ def run_distributed(module, target, options) -> int:
             arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
                                  function.global_inputs)
         elif options.random or not function.global_inputs:
-            arrays = random_inputs(function.global_inputs, options.seed)
+            arrays = random_inputs(function.global_inputs, options.seed,
+                                   weight_fan_ins(module, function.name))
         else:
             raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
                              "argument(s): give --inputs IN.npz or --random")

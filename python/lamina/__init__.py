@@ -23,7 +23,7 @@ from lamina import nn
 from lamina.diagnostics import CompileError
 from lamina.importers import from_onnx, from_torch
 from lamina.nn import jit
-from lamina.parsing import parse
+from lamina.parsing import parse, parse_file
 from lamina.pipeline import Pipeline, Stage
 from lamina.plugins import load_plugin
 from lamina.sharding import Grid, grid, shard
@@ -50,4 +50,4 @@ def compile(module, target="cpu", entry=None, pipeline=None, tune=None):
 
 __all__ = ["CompileError", "Grid", "Pipeline", "Stage", "Target", "auto_shard", "compile",
            "get_target", "grid", "jit", "from_onnx", "from_torch", "load_plugin", "nn", "parse",
-           "shard"]
+           "parse_file", "shard"]

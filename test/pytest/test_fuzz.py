@@ -303,13 +303,13 @@ def test_a_crash_is_a_verdict():
 
 
 def test_reducer_keeps_the_failure_and_shrinks_everything_else():
-    program = next(p for p in (generate_program(s, max_ops=8) for s in range(100))
-                   if any(op.kind == "nn.matmul" for op in p.ops) and len(p.ops) >= 6)
-
     def fails(candidate):
         types = candidate.types()
         return any(op.kind == "nn.matmul" and types[op.operands[0]].shape[-1].size >= 2
                    for op in candidate.ops)
+
+    program = next(p for p in (generate_program(s, max_ops=8) for s in range(100))
+                   if fails(p) and len(p.ops) >= 6)
 
     small = reduce_program(program, fails, budget=1000)
     assert fails(small) and small.is_valid()

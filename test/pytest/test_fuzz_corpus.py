@@ -5,7 +5,7 @@ run in mlir-opt, which must give the same results bit for bit. About two
 minutes with two jobs.
 
 Programs that fail are listed with the test/Fuzz case that holds their
-reduced form (none today); a program that stops failing must leave the
+reduced form; a program that stops failing must leave the
 list (so that the list stays true), and a new failure is a bug to reduce
 (`lamina-fuzz --program P --out DIR`) and fix.
 """
@@ -21,8 +21,32 @@ SEED = 1
 COUNT = 300
 CONFIGS = "reference,cpu,cpu-isolated"
 
-# Program index -> the test/Fuzz case of its reduced form (none fail today).
-KNOWN_FAILURES: dict[int, str] = {}
+# Program index -> the test/Fuzz case of its reduced form: degenerate
+# programs (empty dims) that convert-nn-to-linalg cannot lower yet (issue
+# 20's empty-slice defect and its kin: concat, pad and attention of empty
+# operands).
+KNOWN_FAILURES: dict[int, str] = {
+    10: "test/Fuzz/empty-slice.mlir",
+    13: "test/Fuzz/concat-with-an-empty-dim.mlir",
+    24: "test/Fuzz/empty-slice.mlir",
+    47: "test/Fuzz/empty-slice.mlir",
+    53: "test/Fuzz/empty-slice.mlir",
+    78: "test/Fuzz/empty-slice.mlir",
+    81: "test/Fuzz/attention-with-no-queries.mlir",
+    98: "test/Fuzz/empty-slice.mlir",
+    129: "test/Fuzz/empty-slice.mlir",
+    135: "test/Fuzz/pad-of-an-empty-dim.mlir",
+    138: "test/Fuzz/empty-slice.mlir",
+    151: "test/Fuzz/empty-slice.mlir",
+    166: "test/Fuzz/empty-slice.mlir",
+    171: "test/Fuzz/empty-slice.mlir",
+    174: "test/Fuzz/empty-slice.mlir",
+    203: "test/Fuzz/empty-slice.mlir",
+    208: "test/Fuzz/empty-slice.mlir",
+    217: "test/Fuzz/empty-slice.mlir",
+    240: "test/Fuzz/empty-slice.mlir",
+    264: "test/Fuzz/empty-slice.mlir",
+}
 
 _FINDING = re.compile(r"^  program (\d+) \(--program (\d+)\): (\w+) in (\S+)")
 
