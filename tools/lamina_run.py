@@ -261,6 +261,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = _argument_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.distributed:
+        # Every rank reads, verifies and compiles the program; rank 0 alone
+        # reports what is wrong with it, and every rank exits 1.
+        from lamina import sharding
+        if sharding.communicator().Get_rank() != 0:
+            try:
+                return run(options)
+            except (CompileError, UsageError):
+                return 1
+    return run(options)
+
+
+def run(options) -> int:
+    """The tool's work on parsed options."""
     if options.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {options.seed}")
     check_output_path(options.output)
@@ -372,36 +386,31 @@ def main(argv: list[str] | None = None) -> int:
 def run_distributed(module, target, options) -> int:
     """`--distributed`: one partition per MPI rank on the shards of the
     global inputs; rank 0 gathers, prints, checks and writes the results.
-    Errors are reported by rank 0 only; every rank exits 1."""
+    Errors are reported by rank 0 only (`main`); every rank exits 1."""
     from lamina import sharding
     comm = sharding.communicator()
-    try:
-        if target.kind != "cpu":
-            raise UsageError(f"--distributed runs on the cpu target, not '{target.name}'")
-        function = sharding.compile(module, entry=options.entry, target=options.target,
-                                    comm=comm)
-        if options.inputs:
-            arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
-                                 function.global_inputs)
-        elif options.random or not function.global_inputs:
-            arrays = random_inputs(function.global_inputs, options.seed,
-                                   weight_fan_ins(module, function.name))
-        else:
-            raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
-                             "argument(s): give --inputs IN.npz or --random")
-        for index, (array, spec) in enumerate(zip(arrays, function.global_inputs)):
-            if array.shape != spec.shape or array.dtype != np.dtype(numpy_dtype(spec.dtype)):
-                raise UsageError(f"{options.inputs}: @{function.name} argument #{index}: "
-                                 f"expected {spec}, got a {array.dtype.name} array of shape "
-                                 f"{array.shape}")
-        # The run in one process that --check compares with, compiled
-        # before anything runs.
-        reference = (target.compile(module, entry=options.entry)
-                     if options.check and comm.Get_rank() == 0 else None)
-    except (CompileError, UsageError):
-        if comm.Get_rank() != 0:
-            return 1
-        raise
+    if target.kind != "cpu":
+        raise UsageError(f"--distributed runs on the cpu target, not '{target.name}'")
+    function = sharding.compile(module, entry=options.entry, target=options.target,
+                                comm=comm)
+    if options.inputs:
+        arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
+                             function.global_inputs)
+    elif options.random or not function.global_inputs:
+        arrays = random_inputs(function.global_inputs, options.seed,
+                               weight_fan_ins(module, function.name))
+    else:
+        raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
+                         "argument(s): give --inputs IN.npz or --random")
+    for index, (array, spec) in enumerate(zip(arrays, function.global_inputs)):
+        if array.shape != spec.shape or array.dtype != np.dtype(numpy_dtype(spec.dtype)):
+            raise UsageError(f"{options.inputs}: @{function.name} argument #{index}: "
+                             f"expected {spec}, got a {array.dtype.name} array of shape "
+                             f"{array.shape}")
+    # The run in one process that --check compares with, compiled
+    # before anything runs.
+    reference = (target.compile(module, entry=options.entry)
+                 if options.check and comm.Get_rank() == 0 else None)
     results = function.run(arrays)
     if results is None:
         return 0
