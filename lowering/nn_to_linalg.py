@@ -51,7 +51,9 @@ its results become `tensor.empty`, whatever the op. An op with an empty
 operand and a non-empty result computes its reference's value: a
 reduction over an empty dim gives its identity (zeros for a sum, a matmul
 or a convolution over no channels), a pad of an empty operand its padding
-value, and an empty piece of a concat is left out.
+value, and an empty piece of a concat is left out. The empty results are
+replaced first, and nn ops whose results nothing uses then (fusion groups
+included) are erased rather than lowered.
 
 Fusion groups. `nn.fused` becomes a `func.call` of its body function
 (whose nn ops this pass lowers like any other function's), carrying the
@@ -985,15 +987,21 @@ def lower_op(operation: ir.Operation,
     operation.erase()
 
 
+def _empty_results_type(operation: ir.Operation) -> bool:
+    """Whether the op's results are all tensors with a dim of 0."""
+    types = [result.type for result in operation.results]
+    return bool(types) and all(isinstance(t, ir.RankedTensorType) and 0 in t.shape
+                               for t in types)
+
+
 def _empty_results(operation: ir.Operation) -> list[ir.Value] | None:
     """Empty tensors for an op whose results all have a dim of 0: they hold
     no element, so nothing is computed (upstream's slices of such operands
     would have offsets past the end, which its verifier rejects). None when
     a result has elements."""
-    types = [result.type for result in operation.results]
-    if not types or not all(isinstance(t, ir.RankedTensorType) and 0 in t.shape for t in types):
+    if not _empty_results_type(operation):
         return None
-    return [tensor.empty(list(t.shape), t.element_type) for t in types]
+    return [tensor.empty(list(r.type.shape), r.type.element_type) for r in operation.results]
 
 
 def _converted(operation: ir.Operation) -> bool:
@@ -1044,6 +1052,21 @@ class ConvertNNToLinalg(Pass):
             tiles = AttentionTiles(self.attention_query_tile,
                                    _round_up(self.attention_key_tile, 32))
             flash = lambda view, *operands: _lower_flash_attention(view, *operands, tiles)
-        for operation in found:
+        # Empty results first: their operands may be left unused, and an nn
+        # op (a fusion group's call too) whose results nothing uses is
+        # erased rather than lowered into computation that later passes
+        # would only partly remove.
+        empty = [_empty_results_type(o) for o in found]
+        for operation in [o for o, e in zip(found, empty) if e]:
+            lower_op(operation)
+        found = [o for o, e in zip(found, empty) if not e]
+        live = []
+        for operation in reversed(found):
+            unused = not any(list(result.uses) for result in operation.results)
+            if unused and operation.results and lookup_op(operation.name).dialect is NN:
+                operation.erase()
+            else:
+                live.append(operation)
+        for operation in reversed(live):
             is_attention = flash and issubclass(lookup_op(operation.name), nn.AttentionOp)
             lower_op(operation, flash if is_attention else None)

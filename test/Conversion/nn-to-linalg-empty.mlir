@@ -153,3 +153,33 @@ func.func @matmul_empty_reduction(%a: tensor<3x0xf32>, %b: tensor<0x5xf32>) -> t
   %0 = "nn.matmul"(%a, %b) : (tensor<3x0xf32>, tensor<0x5xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// -----
+
+// What only an empty result read is erased, not lowered; what a non-empty
+// result reads stays.
+// CHECK-LABEL: func.func @dead_after_empty
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: nn.
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<4x0xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[E]]
+func.func @dead_after_empty(%x: tensor<4x8xf32>) -> tensor<4x0xf32> {
+  %r = "nn.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = "nn.exp"(%r) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = "nn.slice"(%e) {starts = array<i64: 0, 8>, limits = array<i64: 4, 8>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
+  return %y : tensor<4x0xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shared_with_a_live_result
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK: tensor.empty() : tensor<4x0xf32>
+// CHECK: return %[[R]]
+func.func @shared_with_a_live_result(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x0xf32>) {
+  %r = "nn.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = "nn.slice"(%r) {starts = array<i64: 0, 8>, limits = array<i64: 4, 8>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
+  return %r, %y : tensor<4x8xf32>, tensor<4x0xf32>
+}
