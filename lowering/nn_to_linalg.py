@@ -51,7 +51,8 @@ its results become `tensor.empty`, whatever the op. An op with an empty
 operand and a non-empty result computes its reference's value: a
 reduction over an empty dim gives its identity (zeros for a sum, a matmul
 or a convolution over no channels), a pad of an empty operand its padding
-value, and an empty piece of a concat is left out. The empty results are
+value, attention over no keys 0 (every query's keys are hidden), and an
+empty piece of a concat is left out. The empty results are
 replaced first, and nn ops whose results nothing uses then (fusion groups
 included) are erased rather than lowered.
 
