@@ -46,6 +46,16 @@ later keys with -inf before that maximum; `nn.attention`'s scale defaults
 to 1/sqrt(D). Composite ops lower to fused generics here rather than
 through their decomposition into nn ops.
 
+Empty tensors. An op whose results all have a dim of 0 computes nothing:
+its results become `tensor.empty`, whatever the op. An op with an empty
+operand and a non-empty result computes its reference's value: a
+reduction over an empty dim gives its identity (zeros for a sum, a matmul
+or a convolution over no channels), a pad of an empty operand its padding
+value, attention over no keys 0 (every query's keys are hidden), and an
+empty piece of a concat is left out. The empty results are
+replaced first, and nn ops whose results nothing uses then (fusion groups
+included) are erased rather than lowered.
+
 Fusion groups. `nn.fused` becomes a `func.call` of its body function
 (whose nn ops this pass lowers like any other function's), carrying the
 group's kind as `lamina.fusion_kind`. Upstream passes that follow thus work
@@ -191,6 +201,10 @@ def _pad(value: ir.Value, low: Sequence[int], high: Sequence[int], fill: float) 
         return value
     element_type = _element_type(value)
     shape = [d + lo + hi for d, lo, hi in zip(_shape(value), low, high)]
+    if 0 in _shape(value):
+        # Nothing to insert: all padding (bufferization would insert the
+        # empty value at an offset past the end of the result).
+        return _filled(shape, fill, element_type)
     padded = tensor.PadOp(_tensor_type(shape, element_type), value, [], [], list(low), list(high))
     block = padded.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
     with ir.InsertionPoint(block):
@@ -674,6 +688,9 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
     result = op.result_type
     *batch, sq, depth = _shape(q)
     sk, dv = _shape(v)[-2:]
+    if sk == 0:
+        # No keys: every query's keys are all hidden, which gives 0.
+        return _filled(result.shape, 0.0, ir.Type.parse(result.dtype))
     heads = prod(batch)
     scale = op.scale if op.scale is not None else 1.0 / sqrt(depth)
     bq = tiles.queries
@@ -846,21 +863,18 @@ def _lower_concat(op: nn.ConcatOp, inputs: list[ir.Value]) -> ir.Value:
     axis = op.axis % result.rank
     # An empty piece adds nothing, and bufferization would insert it at an
     # offset past the end of the result (upstream rejects that) when it is last.
-    inputs = [x for x in inputs if _shape(x)[axis]] or inputs[:1]
-    if 0 in result.shape:
-        return tensor.empty(list(result.shape), _element_type(inputs[0]))
+    # (An empty result is an empty tensor before any lowering runs.)
+    inputs = [x for x in inputs if _shape(x)[axis]]
     if len(inputs) == 1:
         return inputs[0]
     return tensor.concat(result.to_mlir(), axis, inputs)
 
 
 def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:
+    # An empty slice (one starting at the end of a dim, whose offset
+    # upstream's extract_slice rejects) is an empty tensor before any
+    # lowering runs.
     result = op.result_type
-    if 0 in result.shape:
-        # An empty slice reads nothing, and upstream's extract_slice wants
-        # its offsets inside the source even then (a slice starting at the
-        # end of a dim is one).
-        return tensor.empty(list(result.shape), _element_type(x))
     return tensor.extract_slice(result.to_mlir(), x, [], [], [], list(op.starts),
                                 list(result.shape), list(op.step(result.rank)))
 
@@ -960,7 +974,9 @@ def lower_op(operation: ir.Operation,
         raise PassFailure(f"'{operation.name}' op {error}", operation.location) from None
     operands = [view.operand(decl.name) for decl in view.operand_decls]
     with operation.context, operation.location, ir.InsertionPoint(operation):
-        values = lowering(view, *operands)
+        values = _empty_results(operation)
+        if values is None:
+            values = lowering(view, *operands)
     if isinstance(values, ir.Value):
         values = [values]
     values = list(values)
@@ -970,6 +986,23 @@ def lower_op(operation: ir.Operation,
     for result, value in zip(operation.results, values):
         result.replace_all_uses_with(value)
     operation.erase()
+
+
+def _empty_results_type(operation: ir.Operation) -> bool:
+    """Whether the op's results are all tensors with a dim of 0."""
+    types = [result.type for result in operation.results]
+    return bool(types) and all(isinstance(t, ir.RankedTensorType) and 0 in t.shape
+                               for t in types)
+
+
+def _empty_results(operation: ir.Operation) -> list[ir.Value] | None:
+    """Empty tensors for an op whose results all have a dim of 0: they hold
+    no element, so nothing is computed (upstream's slices of such operands
+    would have offsets past the end, which its verifier rejects). None when
+    a result has elements."""
+    if not _empty_results_type(operation):
+        return None
+    return [tensor.empty(list(r.type.shape), r.type.element_type) for r in operation.results]
 
 
 def _converted(operation: ir.Operation) -> bool:
@@ -1020,6 +1053,21 @@ class ConvertNNToLinalg(Pass):
             tiles = AttentionTiles(self.attention_query_tile,
                                    _round_up(self.attention_key_tile, 32))
             flash = lambda view, *operands: _lower_flash_attention(view, *operands, tiles)
-        for operation in found:
+        # Empty results first: their operands may be left unused, and an nn
+        # op (a fusion group's call too) whose results nothing uses is
+        # erased rather than lowered into computation that later passes
+        # would only partly remove.
+        empty = [_empty_results_type(o) for o in found]
+        for operation in [o for o, e in zip(found, empty) if e]:
+            lower_op(operation)
+        found = [o for o, e in zip(found, empty) if not e]
+        live = []
+        for operation in reversed(found):
+            unused = not any(list(result.uses) for result in operation.results)
+            if unused and operation.results and lookup_op(operation.name).dialect is NN:
+                operation.erase()
+            else:
+                live.append(operation)
+        for operation in reversed(live):
             is_attention = flash and issubclass(lookup_op(operation.name), nn.AttentionOp)
             lower_op(operation, flash if is_attention else None)

@@ -67,6 +67,19 @@ CASES = [
     ("attention_one_key", lambda q, k, v: nn.attention(q, k, v),
      lambda q, k, v: _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) @ v,
      [(2, 3, 4), (2, 1, 4), (2, 1, 4)]),
+    # Empty operands: an empty result computes nothing; a non-empty one is
+    # the value over no elements (all padding, a sum of 0, hidden keys' 0).
+    ("attention_no_queries", lambda q, k, v: nn.attention(q, k, v, causal=True),
+     lambda q, k, v: np.zeros(q.shape[:-1] + v.shape[-1:]), [(2, 0, 8), (2, 3, 8), (2, 3, 4)]),
+    ("attention_no_keys", lambda q, k, v: nn.attention(q, k, v),
+     lambda q, k, v: np.zeros(q.shape[:-1] + v.shape[-1:]), [(2, 3, 8), (2, 0, 8), (2, 0, 4)]),
+    ("pad_of_empty", lambda x: nn.pad(x, low=(1, 2), high=(0, 3), value=1.5),
+     lambda x: np.pad(x, ((1, 0), (2, 3)), constant_values=1.5), [(0, 16)]),
+    ("conv2d_no_images", lambda x, w: nn.conv2d(x, w, padding=(1, 1, 1, 1)),
+     lambda x, w: np.zeros((0, 3, 5, 5)), [(0, 2, 5, 5), (3, 2, 3, 3)]),
+    ("conv2d_no_channels", lambda x, w, b: nn.conv2d(x, w, b),
+     lambda x, w, b: np.broadcast_to(b[:, None, None], (2, 3, 3, 3)),
+     [(2, 0, 5, 5), (3, 0, 3, 3), (3,)]),
 ]
 
 

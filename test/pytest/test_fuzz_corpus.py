@@ -21,32 +21,11 @@ SEED = 1
 COUNT = 300
 CONFIGS = "reference,cpu,cpu-isolated"
 
-# Program index -> the test/Fuzz case of its reduced form: degenerate
-# programs (empty dims) that convert-nn-to-linalg cannot lower yet (issue
-# 20's empty-slice defect and its kin: concat, pad and attention of empty
-# operands).
-KNOWN_FAILURES: dict[int, str] = {
-    10: "test/Fuzz/empty-slice.mlir",
-    13: "test/Fuzz/concat-with-an-empty-dim.mlir",
-    24: "test/Fuzz/empty-slice.mlir",
-    47: "test/Fuzz/empty-slice.mlir",
-    53: "test/Fuzz/empty-slice.mlir",
-    78: "test/Fuzz/empty-slice.mlir",
-    81: "test/Fuzz/attention-with-no-queries.mlir",
-    98: "test/Fuzz/empty-slice.mlir",
-    129: "test/Fuzz/empty-slice.mlir",
-    135: "test/Fuzz/pad-of-an-empty-dim.mlir",
-    138: "test/Fuzz/empty-slice.mlir",
-    151: "test/Fuzz/empty-slice.mlir",
-    166: "test/Fuzz/empty-slice.mlir",
-    171: "test/Fuzz/empty-slice.mlir",
-    174: "test/Fuzz/empty-slice.mlir",
-    203: "test/Fuzz/empty-slice.mlir",
-    208: "test/Fuzz/empty-slice.mlir",
-    217: "test/Fuzz/empty-slice.mlir",
-    240: "test/Fuzz/empty-slice.mlir",
-    264: "test/Fuzz/empty-slice.mlir",
-}
+# Program index -> the test/Fuzz case of its reduced form, for programs
+# of the corpus that fail (none now: the degenerate programs' empty
+# slices, concats, pads and attentions are lowered, test/Fuzz/empty-*.mlir
+# and the like).
+KNOWN_FAILURES: dict[int, str] = {}
 
 _FINDING = re.compile(r"^  program (\d+) \(--program (\d+)\): (\w+) in (\S+)")
 
