@@ -1195,7 +1195,8 @@ class AttentionOp(CompositeOp, name="attention"):
         if self.causal:
             sq, sk = s.shape[-2:]
             s = np.where(np.triu(np.ones((sq, sk), bool), 1), -np.inf, s)
-        peak = np.max(s, axis=-1, keepdims=True)
+        # No keys, like keys all hidden, gives 0.
+        peak = np.max(s, axis=-1, keepdims=True, initial=-np.inf)
         p = np.exp(s - np.where(np.isneginf(peak), 0, peak))
         total = np.sum(p, axis=-1, keepdims=True)
         return np.matmul(p / np.where(total == 0, 1, total), _compute(v)).astype(q.dtype)

@@ -1,9 +1,9 @@
 // An attention with no keys, by the CPU's flash-style lowering (which
 // divided by its key tile, 0 here): every query's keys are all hidden,
-// which gives 0 (nn.attention's definition). The NumPy reference has no
-// value for it (a maximum over no keys), so the result is printed and
-// checked here.
+// which gives 0 (nn.attention's definition), as the NumPy reference does.
 // RUN: lamina-run %s --random --seed 0 | FileCheck %s
+// RUN: lamina-run %s --random --seed 0 --check -q | FileCheck %s --check-prefix=CHECKED
+// CHECKED: check res0 ({{.+}}): {{.*}}ok
 // CHECK: res0: tensor<2x3x2xf32> =
 // CHECK-NEXT: {{\[\[\[}}0. 0.]
 // CHECK-NEXT: [0. 0.]
