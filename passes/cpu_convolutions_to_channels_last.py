@@ -39,7 +39,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from lamina.linalg_builders import (constant_padding, defining_op, fusion_marks, mark,
+from lamina.linalg_builders import (constant_padding, defining_op, erase_unused, fusion_marks, mark,
                                     matching_ops, refilled, static_shapes, written_into_padding)
 from lamina.pass_registry import Pass, register_pass
 
@@ -141,9 +141,7 @@ def to_channels_last(op: ir.Operation) -> None:
     old_fill = defining_op(init, "linalg.fill")
     op.erase()
     weight_constant = defining_op(weight, "arith.constant")
-    for unused in (old_fill, padding[0] if padding else None, weight_constant):
-        if unused is not None and not list(unused.results[0].uses):
-            unused.erase()
+    erase_unused(old_fill, padding[0] if padding else None, weight_constant)
 
 
 @register_pass

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from lamina.linalg_builders import (collapsed, constant_padding, defining_op, fusion_marks,
-                                    int_array, mark, matching_ops, refilled, static_shapes)
+from lamina.linalg_builders import (collapsed, constant_padding, defining_op, erase_unused,
+                                    fusion_marks, int_array, mark, matching_ops, refilled,
+                                    static_shapes)
 from lamina.pass_registry import Pass, register_pass
 from lamina.scalar import cast_float
 
@@ -86,8 +87,7 @@ def pointwise_as_contraction(op: ir.Operation) -> None:
     mark([product.operation], marks)
     op.results[0].replace_all_uses_with(result)
     op.erase()
-    if fill is not None and not list(fill.results[0].uses):
-        fill.erase()
+    erase_unused(fill)
 
 
 @register_pass

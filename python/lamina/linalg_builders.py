@@ -51,6 +51,14 @@ def defining_op(value: ir.Value, name: str) -> ir.Operation | None:
     return owner if isinstance(owner, ir.Operation) and owner.name == name else None
 
 
+def erase_unused(*ops: ir.Operation | None) -> None:
+    """Erases each of `ops` (None skipped) whose result a rewrite left with
+    no use."""
+    for op in ops:
+        if op is not None and not list(op.results[0].uses):
+            op.erase()
+
+
 def fusion_marks(op: ir.Operation) -> dict[str, ir.Attribute]:
     """The fusion group attributes of `op`."""
     return {key: op.attributes[key] for key in (FUSION_GROUP, FUSION_KIND)
