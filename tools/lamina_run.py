@@ -317,14 +317,7 @@ def run(options) -> int:
         print(function.tuning.describe(), file=sys.stderr)
     else:
         function = target.compile(module, entry=options.entry, pipeline=pipeline)
-    if options.inputs:
-        arrays = as_declared(load_inputs(options.inputs, len(function.inputs)), function.inputs)
-    elif options.random or not function.inputs:
-        arrays = random_inputs(function.inputs, options.seed,
-                               weight_fan_ins(module, function.name))
-    else:
-        raise UsageError(f"@{function.name} takes {len(function.inputs)} argument(s): "
-                         "give --inputs IN.npz or --random")
+    arrays = arguments(options, module, function.name, function.inputs)
     try:
         arrays = function.check_arguments(arrays)
     except (TypeError, ValueError) as error:
@@ -383,6 +376,16 @@ def run(options) -> int:
     return 0
 
 
+def arguments(options, module, name: str, specs) -> list[np.ndarray]:
+    """The arguments of function `name` (of types `specs`): read from
+    `--inputs`, or drawn with `--random` (weights at their fan-in's scale)."""
+    if options.inputs:
+        return as_declared(load_inputs(options.inputs, len(specs)), specs)
+    if options.random or not specs:
+        return random_inputs(specs, options.seed, weight_fan_ins(module, name))
+    raise UsageError(f"@{name} takes {len(specs)} argument(s): give --inputs IN.npz or --random")
+
+
 def run_distributed(module, target, options) -> int:
     """`--distributed`: one partition per MPI rank on the shards of the
     global inputs; rank 0 gathers, prints, checks and writes the results.
@@ -393,15 +396,7 @@ def run_distributed(module, target, options) -> int:
         raise UsageError(f"--distributed runs on the cpu target, not '{target.name}'")
     function = sharding.compile(module, entry=options.entry, target=options.target,
                                 comm=comm)
-    if options.inputs:
-        arrays = as_declared(load_inputs(options.inputs, len(function.global_inputs)),
-                             function.global_inputs)
-    elif options.random or not function.global_inputs:
-        arrays = random_inputs(function.global_inputs, options.seed,
-                               weight_fan_ins(module, function.name))
-    else:
-        raise UsageError(f"@{function.name} takes {len(function.global_inputs)} "
-                         "argument(s): give --inputs IN.npz or --random")
+    arrays = arguments(options, module, function.name, function.global_inputs)
     for index, (array, spec) in enumerate(zip(arrays, function.global_inputs)):
         if array.shape != spec.shape or array.dtype != np.dtype(numpy_dtype(spec.dtype)):
             raise UsageError(f"{options.inputs}: @{function.name} argument #{index}: "
