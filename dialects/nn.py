@@ -1175,6 +1175,9 @@ class AttentionOp(CompositeOp, name="attention"):
                               f"k {list(k.shape[:-2])}, v {list(v.shape[:-2])}")
         if q.shape[-1] != k.shape[-1]:
             raise VerifyError(f"attention head dims of q and k differ: {q.shape[-1]} vs {k.shape[-1]}")
+        if q.shape[-1] == 0 and self.scale is None:
+            raise VerifyError("attention with a head dim of 0 needs a scale (the default "
+                              "1/sqrt(D) is undefined)")
         if k.shape[-2] != v.shape[-2]:
             raise VerifyError(f"attention key and value lengths differ: {k.shape[-2]} vs {v.shape[-2]}")
         scores = q.shape[:-1] + (k.shape[-2],)

@@ -693,6 +693,13 @@ def _lower_flash_attention(op: nn.AttentionOp, q: ir.Value, k: ir.Value, v: ir.V
         return _filled(result.shape, 0.0, ir.Type.parse(result.dtype))
     heads = prod(batch)
     scale = op.scale if op.scale is not None else 1.0 / sqrt(depth)
+    if depth == 0:
+        # Queries and keys with no features: every score is 0 (an empty
+        # sum). One zero feature each gives the same scores, and tiles
+        # with no dim of size 0.
+        q, k = (_pad(x, (0,) * len(_shape(x)), (0,) * (len(_shape(x)) - 1) + (1,), 0.0)
+                for x in (q, k))
+        depth = 1
     bq = tiles.queries
     bk = min(tiles.keys, _round_up(sk, tiles.key_multiple))
     sq_pad, sk_pad = _round_up(sq, bq), _round_up(sk, bk)

@@ -110,3 +110,11 @@ func.func @result_uses_value_dim(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) {
   %0 = "nn.attention"(%q, %q, %v) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @no_head_dim_no_scale(%q: tensor<4x0xf32>, %k: tensor<6x0xf32>, %v: tensor<6x8xf32>) {
+  // expected-error @+1 {{'nn.attention' op attention with a head dim of 0 needs a scale (the default 1/sqrt(D) is undefined)}}
+  %0 = "nn.attention"(%q, %k, %v) : (tensor<4x0xf32>, tensor<6x0xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>
+  return
+}
