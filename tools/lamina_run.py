@@ -48,7 +48,6 @@ import math
 import os
 import statistics
 import sys
-import time
 import zipfile
 
 import numpy as np
@@ -59,6 +58,7 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
                                 locate_in_module, run_tool)
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
+from lamina.profile import measure
 from lamina.reference import compare, degeneracy, evaluate, random_inputs, weight_fan_ins
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
@@ -91,6 +91,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--atol", type=tolerance, default=None,
                         help="absolute tolerance of --check")
     parser.add_argument("--bench", action="store_true", help="print compile and run times")
+    parser.add_argument("--profile", action="store_true",
+                        help="time each fusion group (and op outside groups) alone, with the "
+                             "layout changes it holds, and print the table (cpu targets)")
     parser.add_argument("--tune", type=budget, default=None, metavar="SECONDS",
                         help="search faster schedules for about SECONDS first (cpu target; "
                              "the choices are cached for later compiles)")
@@ -235,24 +238,6 @@ def physical_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def benchmark(function, arrays, warmup_seconds: float = 0.1, min_seconds: float = 0.5,
-              min_runs: int = 5, max_runs: int = 10000) -> list[float]:
-    """Run times in seconds, after warming up by time (CPUs need a moment
-    to reach full speed)."""
-    results = function.allocate_results()
-    deadline = time.perf_counter() + warmup_seconds
-    while time.perf_counter() < deadline:
-        function.call_with_results(arrays, results)
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < max_runs and (len(times) < min_runs
-                                     or time.perf_counter() - start < min_seconds):
-        before = time.perf_counter()
-        function.call_with_results(arrays, results)
-        times.append(time.perf_counter() - before)
-    return times
-
-
 def _summary(array: np.ndarray) -> str:
     return np.array2string(array, threshold=64, edgeitems=3, precision=5)
 
@@ -298,6 +283,9 @@ def run(options) -> int:
                              "targets")
         target = target.emulation()
     check_inline_assembly(module, target)
+    if options.profile and (target.kind != "cpu" or options.distributed):
+        raise UsageError(f"--profile is for runs on the cpu target, not '{target.name}'"
+                         + (" with --distributed" if options.distributed else ""))
     if options.tune is not None and (target.kind != "cpu" or options.distributed):
         raise UsageError(f"--tune is for runs on the cpu target, not '{target.name}'"
                          + (" with --distributed" if options.distributed else ""))
@@ -353,7 +341,7 @@ def run(options) -> int:
         print("check: " + ("FAILED" if failed else "all results match the reference"))
 
     if options.bench:
-        times = benchmark(function, arrays)
+        times = measure(function, arrays, warmup_seconds=0.1, min_seconds=0.5)
         print(f"compile: {function.compile_seconds * 1e3:.1f} ms")
         print(f"run: median {statistics.median(times) * 1e3:.4g} ms, min "
               f"{min(times) * 1e3:.4g} ms over {len(times)} runs")
@@ -363,6 +351,14 @@ def run(options) -> int:
             report.add_benchmark("run, median", f"{statistics.median(times) * 1e3:.4g} ms")
             report.add_benchmark("run, minimum", f"{min(times) * 1e3:.4g} ms")
             report.add_benchmark("runs", str(len(times)))
+
+    if options.profile:
+        from lamina.profile import profile
+        found = profile(module, target, entry=function.name, seed=options.seed,
+                        whole=function, arrays=arrays)
+        print(found.describe())
+        if report is not None:
+            report.profile = found
 
     if failed:
         return 1

@@ -74,6 +74,7 @@ class CompileReport:
     kernel_resources: dict[str, Any] = field(default_factory=dict)
     benchmark: list[tuple[str, str]] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    profile: Any = None  # a lamina.profile.Profile, where one ran
     graph_problem: str = ""  # why the page has no picture (no dot), set by html()
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
@@ -132,11 +133,13 @@ class CompileReport:
             '<nav><a href="#stages">Stages</a> <a href="#graph">Fusion graph</a> '
             '<a href="#kernels">Kernels</a>'
             + (' <a href="#benchmark">Benchmark</a>' if self.benchmark or self.checks else "")
+            + (' <a href="#profile">Profile</a>' if self.profile is not None else "")
             + ' <a href="#ir">IR</a></nav>',
             self._stages_section(total),
             self._graph_section(svg),
             self._kernels_section(),
             self._benchmark_section(),
+            self._profile_section(),
             self._ir_section(),
             f"<script>{_SCRIPT}</script>",
             "</body></html>",
@@ -218,6 +221,39 @@ class CompileReport:
                 + (f'<table id="benchmark-table"><tbody>{rows}</tbody></table>' if rows else "")
                 + (f'<h3>Check against the reference</h3><ul id="checks">{checks}</ul>'
                    if checks else "") + "</section>")
+
+    def _profile_section(self) -> str:
+        profile = self.profile
+        if profile is None:
+            return ""
+        total = profile.total_seconds or 1.0
+        longest = max((g.seconds for g in profile.groups), default=0.0) or 1.0
+        rows = []
+        for g in sorted(profile.groups, key=lambda g: -g.seconds):
+            changes = "".join(
+                f"<li>{_e(c.source)} [{_e(','.join(map(str, c.permutation)))}] "
+                f"{'weights' if c.weights else 'activations'}"
+                + (f" {c.seconds * 1e3:.3g} ms" if c.seconds is not None else "") + "</li>"
+                for c in g.layout_changes)
+            compiled = f"as {g.same_as}" if g.same_as else f"{g.compile_seconds:.2f}"
+            rows.append(
+                f'<tr class="profile-row"><td>{_e(g.name)}</td><td>{_e(g.kind)}</td>'
+                f'<td>{_e(", ".join(g.ops))}</td><td>{_e(", ".join(g.results))}</td>'
+                f'<td class="number">{g.seconds * 1e3:.3g}</td>'
+                f'<td class="number">{100 * g.seconds / total:.1f}%</td>'
+                f'<td class="bar"><span style="width:{100 * g.seconds / longest:.1f}%"></span></td>'
+                f'<td><ul>{changes}</ul></td><td class="number">{_e(compiled)}</td></tr>')
+        layout = sum(g.layout_seconds for g in profile.groups)
+        whole = (f"; the whole program {profile.program_seconds * 1e3:.3g} ms"
+                 if profile.program_seconds is not None else "")
+        return ('<section id="profile"><h2>Profile</h2>'
+                f'<p>Each fusion group and each op outside groups compiled and timed alone '
+                f'(median): sum {profile.total_seconds * 1e3:.3g} ms, of which layout changes '
+                f'{layout * 1e3:.3g} ms{_e(whole)}.</p>'
+                '<table id="profile-table"><thead><tr><th>Group</th><th>Kind</th><th>Ops</th>'
+                '<th>Result</th><th>Time (ms)</th><th>Share</th><th></th>'
+                '<th>Layout changes</th><th>Compile (s)</th></tr></thead><tbody>'
+                + "".join(rows) + "</tbody></table></section>")
 
     def _ir_section(self) -> str:
         sections = []
