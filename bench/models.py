@@ -195,6 +195,17 @@ def prepare_lamina(model, inputs, threads, workdir):
     return lambda: compiled(*arrays), {"cached_seconds": cached}
 
 
+def lamina_profile(model, inputs, threads) -> str:
+    """Lamina's per-group profile of the model (lamina.profile), as a table."""
+    import lamina
+    from lamina.profile import profile
+    target = lamina.get_target(f"cpu:threads={threads}")
+    module = lamina.from_torch(model, tuple(inputs), params="constants")
+    whole = lamina.compile(module, target=target)
+    arrays = whole.check_arguments(_numpy(inputs))
+    return profile(module, target, whole=whole, arrays=arrays).table()
+
+
 PREPARE = {"eager": prepare_eager, "inductor": prepare_inductor,
            "onnxruntime": prepare_onnxruntime, "openvino": prepare_openvino,
            "lamina": prepare_lamina}
@@ -215,7 +226,8 @@ def _error_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0][:160] if lines else ''}"
 
 
-def model_main(name: str, systems: list[str], threads: int, rounds: int, budget: float) -> None:
+def model_main(name: str, systems: list[str], threads: int, rounds: int, budget: float,
+               profiled: bool = False) -> None:
     """Runs in the model's own process; prints one JSON line per system."""
     import numpy as np
     import torch
@@ -268,10 +280,17 @@ def model_main(name: str, systems: list[str], threads: int, rounds: int, budget:
             row["seconds"] = statistics.median(times[system])
         row["threads"] = threads
         print(json.dumps(row), flush=True)
+    if profiled and "lamina" in calls:
+        try:
+            found = {"table": lamina_profile(model, inputs, threads)}
+        except Exception as error:  # the profile says why it is missing
+            found = {"error": _error_line(error)}
+        print(json.dumps({"system": "lamina-profile", "model": name, "threads": threads,
+                          **found}), flush=True)
 
 
 def run_model(name: str, systems: list[str], threads: int, rounds: int, budget: float,
-              timeout: float) -> list[dict]:
+              timeout: float, profiled: bool = False) -> list[dict]:
     env = dict(os.environ)
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                      "LAMINA_NUM_THREADS"):
@@ -282,7 +301,7 @@ def run_model(name: str, systems: list[str], threads: int, rounds: int, budget: 
     env.pop("OPENBLAS_L2_SIZE", None)
     command = [sys.executable, os.path.abspath(__file__), "--child", name,
                "--systems", ",".join(systems), "--threads", str(threads),
-               "--rounds", str(rounds), "--budget", str(budget)]
+               "--rounds", str(rounds), "--budget", str(budget)] + (["--profile"] if profiled else [])
     try:
         process = subprocess.run(command, capture_output=True, text=True, env=env,
                                  timeout=timeout)
@@ -375,6 +394,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=1800,
                         help="seconds a model's process may take")
     parser.add_argument("--output", default=os.path.join(HERE, "results-models.md"))
+    parser.add_argument("--profile", action="store_true",
+                        help="add Lamina's per-group profile of each model (lamina.profile) at "
+                             "the largest thread count")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     models = [m for m in options.models.split(",") if m]
@@ -387,7 +409,8 @@ def main(argv=None) -> int:
             parser.error(f"unknown system '{system}' (systems: {', '.join(SYSTEMS)})")
     threads = [int(t) for t in options.threads.split(",") if t]
     if options.child:
-        model_main(options.child, systems, threads[0], options.rounds, options.budget)
+        model_main(options.child, systems, threads[0], options.rounds, options.budget,
+                   options.profile)
         return 0
     from lamina.progress import progress_bar
     rows = []
@@ -397,9 +420,16 @@ def main(argv=None) -> int:
             for model in models:
                 bar.set_description(f"{model}, {count} thread(s)")
                 rows.extend(run_model(model, systems, count, options.rounds, options.budget,
-                                      options.timeout))
+                                      options.timeout,
+                                      options.profile and count == max(threads)))
                 bar.update(1)
+    profiles = [row for row in rows if row["system"] == "lamina-profile"]
+    rows = [row for row in rows if row["system"] != "lamina-profile"]
     text = "\n\n".join(table(rows, models, systems, count) for count in threads)
+    if profiles:
+        text += "\n\n## Lamina's per-group profiles\n\n" + "\n\n".join(
+            f"### {row['model']}, {row['threads']} thread(s)\n\n"
+            + (row.get("table") or f"no profile: {row.get('error')}") for row in profiles)
     print(text)
     command = " ".join(["python bench/models.py"] + (argv if argv is not None else sys.argv[1:]))
     png = os.path.splitext(options.output)[0] + ".png"

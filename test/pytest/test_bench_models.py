@@ -65,3 +65,41 @@ def test_table_ratios_and_failures():
     assert "| resnet18 | openvino | 25.0 | 0.80 | 1.60 | 2.0 | - | 2 | 2.0e-07 |" in text
     assert "| bert | lamina | failed: UnsupportedOpsError: x |" in text
     assert "| bert | eager" not in text
+
+
+def test_child_adds_the_profile_of_lamina(capsys, monkeypatch):
+    import json
+    import numpy as np
+    monkeypatch.setitem(models.PREPARE, "lamina",
+                        lambda model, inputs, threads, workdir: (
+                            lambda: model(*inputs).detach().numpy(), {}))
+    monkeypatch.setattr(models, "lamina_profile", lambda model, inputs, threads: "| group |")
+    models.model_main("resnet18", ["lamina"], threads=1, rounds=1, budget=0.01, profiled=True)
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["lamina", "lamina-profile"]
+    assert rows[1] == {"system": "lamina-profile", "model": "resnet18", "threads": 1,
+                       "table": "| group |"}
+    assert np.isfinite(rows[0]["seconds"])
+
+
+def test_main_writes_the_profiles_after_the_tables(tmp_path, monkeypatch):
+    asked = []
+
+    def run_model(name, systems, threads, rounds, budget, timeout, profiled=False):
+        asked.append((threads, profiled))
+        rows = [{"model": name, "system": "lamina", "threads": threads, "seconds": 0.01,
+                 "compile_seconds": 1.0, "memory_bytes": 0, "difference": 0.0}]
+        if profiled:
+            rows.append({"system": "lamina-profile", "model": name, "threads": threads,
+                         "table": "| group | kind |"})
+        return rows
+
+    monkeypatch.setattr(models, "run_model", run_model)
+    monkeypatch.setattr(models, "plot", lambda *args: False)
+    output = tmp_path / "results.md"
+    models.main(["--models", "resnet18", "--systems", "lamina", "--threads", "1,2",
+                 "--profile", "--output", str(output)])
+    assert asked == [(1, False), (2, True)]
+    text = output.read_text()
+    assert "## Lamina's per-group profiles\n\n### resnet18, 2 thread(s)\n\n| group | kind |" in text
+    assert "| resnet18 | lamina-profile" not in text
