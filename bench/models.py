@@ -34,6 +34,10 @@ while it was made and first called, and the largest difference from eager's
 output relative to eager's largest magnitude. A system that cannot run a
 model says why in the table, in one line.
 
+`--contended` runs every model beside a process that keeps one core busy
+(a loop in a Python process of its own, started before the model's process
+and stopped after it): how each system copes with a machine it shares.
+
 Writes bench/results-models.md (and results-models.png with matplotlib).
 """
 
@@ -289,8 +293,11 @@ def model_main(name: str, systems: list[str], threads: int, rounds: int, budget:
                           **found}), flush=True)
 
 
+BUSY_LOOP = "while True: pass"
+
+
 def run_model(name: str, systems: list[str], threads: int, rounds: int, budget: float,
-              timeout: float, profiled: bool = False) -> list[dict]:
+              timeout: float, profiled: bool = False, contended: bool = False) -> list[dict]:
     env = dict(os.environ)
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                      "LAMINA_NUM_THREADS"):
@@ -302,12 +309,17 @@ def run_model(name: str, systems: list[str], threads: int, rounds: int, budget: 
     command = [sys.executable, os.path.abspath(__file__), "--child", name,
                "--systems", ",".join(systems), "--threads", str(threads),
                "--rounds", str(rounds), "--budget", str(budget)] + (["--profile"] if profiled else [])
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) if contended else None
     try:
         process = subprocess.run(command, capture_output=True, text=True, env=env,
                                  timeout=timeout)
     except subprocess.TimeoutExpired:
         return [{"system": s, "model": name, "threads": threads,
                  "error": f"the model's process ran past {timeout:.0f} s"} for s in systems]
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
     rows = [json.loads(line) for line in process.stdout.splitlines() if line.startswith("{")]
     if not rows:
         last = process.stderr.strip().splitlines()[-1:] or [f"exit code {process.returncode}"]
@@ -397,6 +409,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="add Lamina's per-group profile of each model (lamina.profile) at "
                              "the largest thread count")
+    parser.add_argument("--contended", action="store_true",
+                        help="run each model beside a process that keeps one core busy")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     models = [m for m in options.models.split(",") if m]
@@ -421,11 +435,15 @@ def main(argv=None) -> int:
                 bar.set_description(f"{model}, {count} thread(s)")
                 rows.extend(run_model(model, systems, count, options.rounds, options.budget,
                                       options.timeout,
-                                      options.profile and count == max(threads)))
+                                      options.profile and count == max(threads),
+                                      options.contended))
                 bar.update(1)
     profiles = [row for row in rows if row["system"] == "lamina-profile"]
     rows = [row for row in rows if row["system"] != "lamina-profile"]
     text = "\n\n".join(table(rows, models, systems, count) for count in threads)
+    if options.contended:
+        text = ("Contended: every model ran beside a process keeping one core busy.\n\n"
+                + text)
     if profiles:
         text += "\n\n## Lamina's per-group profiles\n\n" + "\n\n".join(
             f"### {row['model']}, {row['threads']} thread(s)\n\n"

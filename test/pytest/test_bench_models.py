@@ -85,8 +85,9 @@ def test_child_adds_the_profile_of_lamina(capsys, monkeypatch):
 def test_main_writes_the_profiles_after_the_tables(tmp_path, monkeypatch):
     asked = []
 
-    def run_model(name, systems, threads, rounds, budget, timeout, profiled=False):
-        asked.append((threads, profiled))
+    def run_model(name, systems, threads, rounds, budget, timeout, profiled=False,
+                  contended=False):
+        asked.append((threads, profiled, contended))
         rows = [{"model": name, "system": "lamina", "threads": threads, "seconds": 0.01,
                  "compile_seconds": 1.0, "memory_bytes": 0, "difference": 0.0}]
         if profiled:
@@ -98,8 +99,34 @@ def test_main_writes_the_profiles_after_the_tables(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "plot", lambda *args: False)
     output = tmp_path / "results.md"
     models.main(["--models", "resnet18", "--systems", "lamina", "--threads", "1,2",
-                 "--profile", "--output", str(output)])
-    assert asked == [(1, False), (2, True)]
+                 "--profile", "--contended", "--output", str(output)])
+    assert asked == [(1, False, True), (2, True, True)]
     text = output.read_text()
     assert "## Lamina's per-group profiles\n\n### resnet18, 2 thread(s)\n\n| group | kind |" in text
     assert "| resnet18 | lamina-profile" not in text
+    assert "Contended: every model ran beside a process keeping one core busy." in text
+
+
+def test_a_contended_run_keeps_a_core_busy_while_the_model_runs(monkeypatch):
+    started = []
+
+    class Busy:
+        def __init__(self, command):
+            started.append(command)
+            self.killed = False
+
+        def kill(self):
+            started.append("killed")
+
+        def wait(self):
+            pass
+
+    def child(command, **kwargs):
+        assert started and started[-1] != "killed"  # the busy process runs meanwhile
+        return models.subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(models.subprocess, "Popen", Busy)
+    monkeypatch.setattr(models.subprocess, "run", child)
+    rows = models.run_model("resnet18", ["lamina"], 2, 1, 0.01, 60, contended=True)
+    assert started == [[sys.executable, "-c", models.BUSY_LOOP], "killed"]
+    assert rows[0]["error"] == "exit code 0"
