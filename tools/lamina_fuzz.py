@@ -11,7 +11,9 @@ and mutation fuzzing of its tools.
 Each program (`lamina.fuzz`) runs in every configuration that applies to
 it (`--configs`, default all; `lamina.fuzz_check`) in a child process of
 its own, so a crash or a hang is a finding like a wrong result. The report
-counts programs, mismatches, errors, crashes and timeouts; each distinct
+counts programs, mismatches, errors, crashes and timeouts, and the programs a
+configuration does not cover yet (`cuda-emulate` on a program with an op the
+GPU targets do not lower), by reason, which are not findings; each distinct
 finding is reduced to a small program written to `--out` as a `.mlir`
 test case (`--no-reduce` writes it as found). The exit code is 1 when
 anything was found.
@@ -36,7 +38,7 @@ from lamina.plugins import add_plugin_arguments
 from lamina.progress import note, progress_bar
 
 KINDS = {"mismatch": "mismatches", "error": "errors", "crash": "crashes", "timeout": "timeouts",
-         "invalid": "invalid"}
+         "invalid": "invalid", "unsupported": "unsupported"}
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -151,6 +153,8 @@ def _campaign(options, chosen, say) -> int:
     for finding in result.findings:
         print(f"  program {finding.index} (--program {finding.program_seed}): "
               f"{str(finding.verdict).splitlines()[0][:300]}")
+    for (configuration, reason), programs in result.unsupported.most_common():
+        print(f"  unsupported in {configuration}: {reason} ({programs} programs)")
     for path in result.cases:
         print(f"  written: {path}")
     return 1 if result.failed else 0

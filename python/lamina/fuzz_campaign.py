@@ -47,6 +47,8 @@ class CampaignResult:
     counts: Counter = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
+    # (configuration, reason) -> programs it does not cover yet
+    unsupported: Counter = field(default_factory=Counter)
 
     @property
     def failed(self) -> bool:
@@ -123,6 +125,8 @@ def run_campaign(seed: int, count: int | None = None, seconds: float | None = No
         result.programs += 1
         for verdict in verdicts_of(outcome):
             result.counts[verdict.kind] += 1
+            if verdict.kind == "unsupported":
+                result.unsupported[verdict.configuration, verdict.detail] += 1
             if verdict.failed:
                 finding = Finding(program.seed, index, verdict)
                 result.findings.append(finding)

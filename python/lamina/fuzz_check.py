@@ -16,7 +16,11 @@ what it is compared with:
   any value it depends on (so cancellation in a sum compares fairly);
 * a configuration with `same_as` must also equal that one exactly (the
   same passes run in mlir-opt give the same code);
-* `every=N` runs a slow configuration on one program in N.
+* `every=N` runs a slow configuration on one program in N;
+* a configuration with `unsupported` (a function of an error's text giving
+  the reason, or None) says which of its errors mean that it does not
+  cover the program yet (an op a GPU target does not lower): those are
+  `unsupported` verdicts, counted by reason, and not findings.
 
 `check_program` runs one program in the calling process and returns its
 verdicts; `lamina.fuzz_campaign` runs it in a child process per program.
@@ -25,6 +29,7 @@ verdicts; `lamina.fuzz_campaign` runs it in a child process per program.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -46,6 +51,7 @@ class Configuration:
     same_as: str | None = None
     every: int = 1
     compiled: bool = True
+    unsupported: Callable[[str], str | None] | None = None
 
     def applies_to(self, index: int) -> bool:
         return index % self.every == 0
@@ -61,6 +67,28 @@ def compiled(make_pipeline: Callable[[], object] | None = None) -> Runner:
         outputs = function(*inputs)
         return list(outputs) if isinstance(outputs, tuple) else [outputs]
     return run
+
+
+def emulated(target: str) -> Runner:
+    """A runner compiling for the GPU `target` and running its kernels in
+    the CPU emulation (`lamina-run --target=TARGET --emulate`)."""
+    def run(text: str, inputs: list) -> list:
+        from lamina.parsing import parse_source
+        from lamina.targets import get_target
+        function = get_target(target).emulation().compile(parse_source(text, "<fuzz>"))
+        outputs = function(*inputs)
+        return list(outputs) if isinstance(outputs, tuple) else [outputs]
+    return run
+
+
+_NOT_LOWERED = re.compile(r"'([\w.]+)' is not lowered to hw kernels")
+
+
+def not_lowered(error: str) -> str | None:
+    """`'nn.OP' not lowered` when a GPU target's error says that it has no
+    kernel for an op of the program, else None."""
+    match = _NOT_LOWERED.search(error)
+    return f"'{match.group(1)}' not lowered" if match else None
 
 
 def interpreted(precision: str | None) -> Runner:
@@ -193,6 +221,10 @@ CONFIGURATIONS: list[Configuration] = [
     Configuration("jit-threads", jit_threads(),
                   f"one @lamina.jit function called from {JIT_THREADS} threads at once, "
                   "compiling concurrently; every thread's result checked", every=4),
+    Configuration("cuda-emulate", emulated("cuda:sm_80"),
+                  "the cuda:sm_80 pipeline's hw kernels run in the CPU emulation; programs "
+                  "with an op it does not lower are counted as unsupported", every=4,
+                  unsupported=not_lowered),
 ]
 
 
@@ -217,7 +249,9 @@ class Verdict:
     """One finding (or `ok`): `kind` is `ok`, `mismatch` (a result differs
     from the reference or from `same_as`), `error` (a configuration
     rejected or failed on a valid program), `invalid` (Lamina's verifier
-    rejects a generated program), `crash` or `timeout` (the child died)."""
+    rejects a generated program), `crash` or `timeout` (the child died);
+    `unsupported` (a configuration does not cover the program yet: its
+    `detail` is the reason) is not a finding."""
 
     kind: str
     configuration: str = ""
@@ -227,7 +261,7 @@ class Verdict:
 
     @property
     def failed(self) -> bool:
-        return self.kind != "ok"
+        return self.kind not in ("ok", "unsupported")
 
     def signature(self) -> tuple:
         """What a reduced program must keep to fail the same way."""
@@ -387,7 +421,9 @@ def check_program(program: Program, index: int = 0,
         try:
             actual = configuration.run(text, [a.copy() for a in inputs])
         except CompileError as error:
-            verdicts.append(Verdict("error", configuration.name, str(error)))
+            reason = configuration.unsupported and configuration.unsupported(str(error))
+            verdicts.append(Verdict("unsupported", configuration.name, reason) if reason
+                            else Verdict("error", configuration.name, str(error)))
             continue
         except Exception as error:  # noqa: BLE001 - any failure on a valid program is a finding
             verdicts.append(Verdict("error", configuration.name,
@@ -406,4 +442,6 @@ def check_program(program: Program, index: int = 0,
                 verdicts.append(Verdict("mismatch", configuration.name,
                                         f"differs from {configuration.same_as} bit for bit",
                                         differs))
-    return verdicts or [Verdict("ok")]
+    if all(verdict.kind == "unsupported" for verdict in verdicts):
+        verdicts.append(Verdict("ok"))
+    return verdicts

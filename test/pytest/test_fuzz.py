@@ -228,6 +228,54 @@ def test_check_program_finds_wrong_results_and_failures():
     assert check_program(program, 0, []) == [Verdict("ok")]
 
 
+def test_a_program_a_configuration_does_not_cover_is_unsupported_not_a_finding():
+    """An error that the configuration's `unsupported` recognises is an
+    `unsupported` verdict with its reason; any other error stays a finding."""
+    from lamina.diagnostics import CompileError, Diagnostic
+    from lamina.fuzz_check import not_lowered
+    program = generate_program(5)
+
+    def uncovered(text, inputs):
+        raise CompileError([Diagnostic("<fuzz>", 3, 8, "error",
+                                       "'nn.layer_norm' is not lowered to hw kernels: ...")])
+
+    def broken(text, inputs):
+        raise CompileError([Diagnostic("<fuzz>", 3, 8, "error", "something else")])
+
+    verdicts = check_program(program, 0, [Configuration("gpu", uncovered,
+                                                        unsupported=not_lowered)])
+    assert verdicts == [Verdict("unsupported", "gpu", "'nn.layer_norm' not lowered"),
+                        Verdict("ok")]
+    assert not any(v.failed for v in verdicts)
+    verdicts = check_program(program, 0, [Configuration("gpu", broken, unsupported=not_lowered)])
+    assert [(v.kind, v.failed) for v in verdicts] == [("error", True)]
+    assert not_lowered("x.mlir:1:2: error: 'nn.pad' is not lowered to hw kernels") == \
+        "'nn.pad' not lowered"
+    assert not_lowered("'nn.pad' op failed") is None
+
+
+def test_cuda_emulate_runs_what_the_gpu_targets_lower():
+    """The cuda-emulate configuration on a program the GPU pipeline lowers
+    (an f16 matmul) matches the reference; on one with an op it does not
+    lower, the verdict is unsupported."""
+    from lamina.fuzz_check import configurations
+    (emulate,) = configurations(["cuda-emulate"])
+    matmul = """func.func @main(%a: tensor<32x16xf16>, %b: tensor<16x24xf16>) -> tensor<32x24xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<32x16xf16>, tensor<16x24xf16>) -> tensor<32x24xf16>
+  return %0 : tensor<32x24xf16>
+}"""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (32, 16)).astype(np.float16)
+    b = rng.uniform(-1, 1, (16, 24)).astype(np.float16)
+    (result,) = emulate.run(matmul, [a, b])
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.allclose(result.astype(np.float32), expected, rtol=1e-2, atol=1e-2)
+    unlowered = next(p for p in (generate_program(i) for i in range(200))
+                     if any(op.kind == "nn.pad" for op in p.ops))
+    verdicts = check_program(unlowered, 0, [emulate])
+    assert any(v.kind == "unsupported" and v.configuration == "cuda-emulate" for v in verdicts)
+
+
 def test_a_program_the_verifier_rejects_is_invalid():
     """A program the generator's rules accept and Lamina's verifier does
     not (here, a cast to f64) is a finding of its own."""
