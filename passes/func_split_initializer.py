@@ -16,8 +16,11 @@ outside) are prepared weights, constants or results of moved ops, and at
 least one of them derives from a bound argument: computation on constants
 alone is left to constant folding (`nn-fold-constants`), and a fill of a
 constant stays where it initialises a result. Constants and empty tensors
-that moved ops use are copied into the initialiser. A prepared weight
-that the function no longer uses is dropped from both signatures.
+that moved ops use are copied into the initialiser. An op whose results
+are larger than its operands from bound arguments (the broadcast of a
+bias) stays: it is cheaper to compute than to pass. A moved op leaves its
+fusion group. A prepared weight that the function no longer uses is
+dropped from both signatures.
 
 The pass runs again wherever later rewrites make more computation depend
 on the weights alone: on a function that already has its initialiser, the
@@ -35,16 +38,21 @@ a function with no bound argument is left as it is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import func
 
+from lamina.dialects.nn import FUSION_GROUP_ATTRIBUTE, FUSION_KIND_ATTRIBUTE
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 BOUND = "lamina.bound"
 PREPARED = "lamina.prepared"
 INITIALIZER = "lamina.initializer"
+# What marks a linalg op as a member of a fusion group (nn-inline-fused): a
+# moved op leaves its group, whose other members stay in the function.
+FUSION_MARKS = (FUSION_GROUP_ATTRIBUTE, FUSION_KIND_ATTRIBUTE)
 
 # Dialects whose ops (on tensors) have no side effects, and so may run in
 # the initialiser instead.
@@ -80,6 +88,12 @@ def _set_signature(function: ir.Operation, results: list[ir.Type],
 
 def _is_pure(op: ir.Operation) -> bool:
     return op.name.split(".")[0] in _PURE_DIALECTS and op.name != "nn.fused"
+
+
+def _elements(values) -> int:
+    """The number of elements of the tensors among `values`."""
+    return sum(math.prod(ir.RankedTensorType(v.type).shape) for v in values
+               if isinstance(v.type, ir.RankedTensorType))
 
 
 def _nested_operands(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
@@ -178,11 +192,15 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
         if op.name == "func.return" or not _is_pure(op):
             continue
         outside = [value for _, _, value in _nested_operands(op)]
-        if all(v in static for v in outside):
-            static.update(op.results)
-            if any(v in derived for v in outside):
-                derived.update(op.results)
-                moved.append(op)
+        if not all(v in static for v in outside):
+            continue
+        sources = [v for v in dict.fromkeys(outside) if v in derived]
+        if sources and _elements(op.results) > _elements(sources):
+            continue
+        static.update(op.results)
+        if sources:
+            derived.update(op.results)
+            moved.append(op)
     if not moved:
         return
 
@@ -220,6 +238,9 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
         op.move_before(init_return)
     for op in moved:
         _remap(op, {**in_initializer, **copies})
+        for mark in FUSION_MARKS:
+            if mark in op.attributes:
+                del op.attributes[mark]
     for value in copies:
         if not isinstance(value.owner, ir.Block) and not list(value.uses):
             value.owner.operation.erase()

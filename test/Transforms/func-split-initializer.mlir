@@ -97,3 +97,16 @@ func.func @main(%w: tensor<2xf32> {lamina.bound}, %x: tensor<2xf32>) -> tensor<2
   %0 = "nn.add"(%w, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// A broadcast of a bound bias (larger than the bias) stays in the function.
+// CHECK-LABEL: func.func @main_init
+// CHECK-NOT: "nn.broadcast_to"
+// CHECK-LABEL: func.func @main
+// CHECK: "nn.broadcast_to"
+func.func @main(%b: tensor<2xf32> {lamina.bound}, %x: tensor<8x2xf32>) -> tensor<8x2xf32> {
+  %0 = "nn.broadcast_to"(%b) : (tensor<2xf32>) -> tensor<8x2xf32>
+  %1 = "nn.add"(%0, %x) : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+  return %1 : tensor<8x2xf32>
+}
