@@ -17,8 +17,8 @@ least one of them derives from a bound argument: computation on constants
 alone is left to constant folding (`nn-fold-constants`), and a fill of a
 constant stays where it initialises a result. Constants and empty tensors
 that moved ops use are copied into the initialiser. An op whose results
-are larger than its operands from bound arguments (the broadcast of a
-bias) stays: it is cheaper to compute than to pass. A moved op leaves its
+are more than twice the size of its operands from bound arguments (the
+broadcast of a bias) stays: it is cheaper to compute than to pass. A moved op leaves its
 fusion group. A prepared weight that the function no longer uses is
 dropped from both signatures.
 
@@ -26,9 +26,11 @@ The pass runs again wherever later rewrites make more computation depend
 on the weights alone: on a function that already has its initialiser, the
 ops that now depend only on prepared weights join it, and the signatures
 are changed in step (the CPU pipeline runs it on nn ops, after batch
-norms are folded, and on linalg ops, after the convolutions' rewrites have
-transposed their filters). Only ops free of side effects move (Lamina's
-dialects, tensor, linalg on tensors, arith, math).
+norms are folded; on linalg ops, after the convolutions' rewrites have
+transposed their filters; and on the loops of the schedules, where the
+contractions' weights are packed into panels). Only ops free of side
+effects move (nn, arith, math, ub, and tensor, linalg, scf and vector ops on
+tensors: the pass runs before bufferization).
 
 Expects a module of `func.func`s whose bodies are one block. Guarantees:
 calling the initialiser on the bound arguments and the function on the
@@ -54,9 +56,13 @@ INITIALIZER = "lamina.initializer"
 # moved op leaves its group, whose other members stay in the function.
 FUSION_MARKS = (FUSION_GROUP_ATTRIBUTE, FUSION_KIND_ATTRIBUTE)
 
-# Dialects whose ops (on tensors) have no side effects, and so may run in
-# the initialiser instead.
-_PURE_DIALECTS = ("nn", "arith", "math", "tensor", "linalg")
+# Dialects whose ops (on tensors, before bufferization) have no side
+# effects, and so may run in the initialiser instead: the loops of a
+# packing that a schedule has tiled are scf and vector ops on tensors.
+_PURE_DIALECTS = ("nn", "arith", "math", "tensor", "linalg", "scf", "vector", "ub")
+# How much larger than its operands from bound arguments an op's results
+# may be for it to move (a padded packing); a broadcast stays.
+GROWTH = 2
 
 
 def _symbol(op: ir.Operation) -> str:
@@ -195,7 +201,7 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
         if not all(v in static for v in outside):
             continue
         sources = [v for v in dict.fromkeys(outside) if v in derived]
-        if sources and _elements(op.results) > _elements(sources):
+        if sources and _elements(op.results) > GROWTH * _elements(sources):
             continue
         static.update(op.results)
         if sources:

@@ -468,6 +468,20 @@ def _engine(lowered: ir.Module, shared_libs: Sequence[str], opt_level: int):
     return engine
 
 
+def _mark_bound(func: ir.Operation, bound: Sequence[int]) -> None:
+    """Marks the arguments of `func` at positions `bound` (and no other)
+    `lamina.bound`."""
+    attributes = argument_attributes(func)
+    if not bound and not any(BOUND in a for a in attributes):
+        return
+    with func.context:
+        for index, attrs in enumerate(attributes):
+            attrs.pop(BOUND, None)
+            if index in bound:
+                attrs[BOUND] = ir.UnitAttr.get()
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attributes])
+
+
 def _copied(module: ir.Module | str) -> ir.Module:
     return parse(module) if isinstance(module, str) else clone_module(module)
 
@@ -481,6 +495,8 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
     start = time.perf_counter()
     module = _copied(module)
     name, inputs, results = entry_signature(module, entry)
+    # The caller passes every argument: none is bound (see `bind`).
+    _mark_bound(find_entry(module, name), ())
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
     engine = _engine(lowered, shared_libs, opt_level)
     return CompiledFunction(engine, name, inputs, results, lowered,
@@ -499,11 +515,7 @@ def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequenc
     module = _copied(module)
     name, _, _ = entry_signature(module, entry)
     func = find_entry(module, name)
-    attributes = argument_attributes(func)
-    with module.context:
-        for index in bound:
-            attributes[index][BOUND] = ir.UnitAttr.get()
-        func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attributes])
+    _mark_bound(func, bound)
     splits = [stage for stage in pipeline.mlir_stages
               if any(isinstance(p, FuncSplitInitializer) or p == FuncSplitInitializer.argument
                      for p in pipeline.stage(stage).passes)]

@@ -110,3 +110,38 @@ func.func @main(%b: tensor<2xf32> {lamina.bound}, %x: tensor<8x2xf32>) -> tensor
   %1 = "nn.add"(%0, %x) : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
   return %1 : tensor<8x2xf32>
 }
+
+// -----
+
+// The third run, on a schedule's loops: a packing loop on tensors over a
+// prepared weight (its padding value a ub.poison) joins the initialiser.
+// CHECK-LABEL: func.func @g_init
+// CHECK-SAME: -> tensor<2x4xf32>
+// CHECK: ub.poison
+// CHECK: scf.forall
+// CHECK: vector.transfer_read
+// CHECK: return
+// CHECK-LABEL: func.func @g
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4xf32>, %[[P:.+]]: tensor<2x4xf32> {lamina.prepared})
+// CHECK-NOT: scf.forall
+// CHECK: "nn.add"(%[[X]], %[[P]])
+func.func @g_init(%w: tensor<2x4xf32> {lamina.bound}) -> tensor<2x4xf32> {
+  return %w : tensor<2x4xf32>
+}
+func.func @g(%x: tensor<2x4xf32>, %p: tensor<2x4xf32> {lamina.prepared}) -> tensor<2x4xf32>
+    attributes {lamina.initializer = @g_init} {
+  %poison = ub.poison : f32
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<2x4xf32>
+  %packed = scf.forall (%i) in (2) shared_outs(%out = %e) -> (tensor<2x4xf32>) {
+    %row = tensor.extract_slice %p[%i, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<1x4xf32>
+    %v = vector.transfer_read %row[%c0, %c0], %poison {in_bounds = [true, true]} : tensor<1x4xf32>, vector<1x4xf32>
+    %dest = tensor.extract_slice %out[%i, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<1x4xf32>
+    %w = vector.transfer_write %v, %dest[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, tensor<1x4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %w into %out[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<2x4xf32>
+    }
+  }
+  %y = "nn.add"(%x, %packed) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

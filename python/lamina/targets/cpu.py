@@ -37,7 +37,8 @@ lamina.targets.frontend):
 * `tiled`: the script applied (`cpu-apply-schedule`): contractions packed,
   tiled for the caches and unrolled into register tiles, fusion groups
   fused into one loop nest per group, split over threads (`scf.forall`)
-  and vectorised, all on tensors;
+  and vectorised, all on tensors; the packing of bound weights moves into
+  the initialiser (`func-split-initializer`);
 * `bufferized`: one-shot bufferization across function boundaries with
   identity layouts (empty tensors that become a loop's output tile are
   eliminated first, so that the tile is computed in place); results
@@ -213,6 +214,7 @@ class CPUTarget(Target):
                 CPUApplySchedule(),
                 "canonicalize",
                 "cse",
+                FuncSplitInitializer(),
             ], description="loop nests of vector ops on tensors"),
             Stage("bufferized", [
                 CPUProtectInputs(),
