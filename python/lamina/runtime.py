@@ -179,6 +179,22 @@ def descriptor(array: np.ndarray) -> ctypes.Structure:
     return desc
 
 
+# The alignment of the prepared weights: a cache line, so that the vector
+# loads of a filter row or a packed panel do not straddle two.
+WEIGHT_ALIGNMENT = 64
+
+
+def aligned_empty(shape: Sequence[int], dtype: np.dtype,
+                  alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts at a multiple
+    of `alignment` bytes (NumPy's own arrays start at 16)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    buffer = np.empty(count * dtype.itemsize + alignment, np.uint8)
+    start = -buffer.ctypes.data % alignment
+    return buffer[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
 # ---------------------------------------------------------------------------
 # Compiled functions.
 
@@ -270,9 +286,8 @@ class ArrayFunction:
         if indices not in self._bound_programs:
             self._bound_programs[indices] = self.binder(indices)
         initializer, main = self._bound_programs[indices]
-        prepared = initializer(*arrays)
-        if not isinstance(prepared, tuple):
-            prepared = () if prepared is None else (prepared,)
+        prepared = [aligned_empty(t.shape, numpy_dtype(t.dtype)) for t in initializer.results]
+        initializer.call_with_results(initializer.check_arguments(arrays), prepared)
         return BoundFunction(main, initializer, prepared,
                              [self.argument_names[i] for i in range(len(self.inputs))
                               if i not in indices])

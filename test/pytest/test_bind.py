@@ -181,3 +181,10 @@ def test_marks_in_the_source_do_not_bind():
     result = lamina.compile(program)(*weights, x)
     expected = evaluate(lamina.parse(PROGRAM), weights + [x])[0]
     assert compare(result, expected, "f32").ok
+
+
+def test_prepared_weights_are_aligned(compiled):
+    from lamina.runtime import WEIGHT_ALIGNMENT
+    bound = compiled.bind(_weights())
+    assert all(p.ctypes.data % WEIGHT_ALIGNMENT == 0 and p.flags.c_contiguous
+               for p in bound.prepared)
