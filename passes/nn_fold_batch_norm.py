@@ -9,8 +9,9 @@ weight and bias are weights (see below), the product becomes the convolution of 
 output channel, `conv2d(x, w * scale[o], b * scale[o])`; the `+ shift`
 stays, an addition the convolution's epilogue computes. An `nn.matmul`
 whose right operand is a 2-D weight `[K, N]` followed by a multiplication
-by a scale per column folds the same way (`x @ (w * scale[n])`): a linear
-layer followed by a batch norm over its features.
+by a scale per column folds the same way (`x @ (w * scale[n])`), and so
+does one followed by the addition of a bias (`x @ (w * scale[n]) + b *
+scale[n]`): a linear layer followed by a batch norm over its features.
 
 A weight is a value computed from constants and from arguments the user
 binds (`lamina.bound`, or `lamina.prepared` once an initialiser has been
@@ -123,6 +124,31 @@ def _fold_into_matmul(mul: ir.Operation, matmul: ir.Operation, scale: ir.Value) 
     return True
 
 
+def _fold_into_linear(mul: ir.Operation, add: ir.Operation, scale: ir.Value,
+                      weights: set[ir.Value]) -> ir.Operation | None:
+    """`(x @ w + b) * scale` -> `x @ (w * scale) + b * scale`: a linear
+    layer with its bias, then a batch norm over its features. Returns the
+    matmul folded into, or None."""
+    result_shape = _shape(add.results[0])
+    factors = _channel_scale(scale, len(result_shape), len(result_shape) - 1, result_shape[-1])
+    for product, bias in (add.operands, reversed(list(add.operands))):
+        matmul = _defining(product, "nn.matmul")
+        if (matmul is None or factors is None or bias not in weights
+                or len(list(product.uses)) != 1 or matmul.operands[1] not in weights
+                or len(_shape(matmul.operands[1])) != 2):
+            continue
+        lhs, rhs = matmul.operands
+        location = mul.location
+        with ir.InsertionPoint(mul):
+            rhs = nn.MulOp.build(rhs, _reshaped(scale, (1, factors), location), loc=location)
+            scaled = nn.MatmulOp.build(lhs, rhs, loc=matmul.location)
+            folded = nn.AddOp.build(scaled, nn.MulOp.build(bias, scale, loc=location),
+                                    loc=add.location)
+        mul.results[0].replace_all_uses_with(folded)
+        return matmul
+    return None
+
+
 _FOLDS = {"nn.conv2d": _fold_into_conv, "nn.matmul": _fold_into_matmul}
 
 
@@ -143,6 +169,15 @@ class NNFoldBatchNorm(Pass):
             if mul.name != "nn.mul":
                 continue
             for product, scale in (mul.operands, reversed(list(mul.operands))):
+                add = _defining(product, "nn.add")
+                if (add is not None and scale in weights and len(list(product.uses)) == 1
+                        and mul.results[0].type == product.type):
+                    matmul = _fold_into_linear(mul, add, scale, weights)
+                    if matmul is not None:
+                        mul.erase()
+                        add.erase()
+                        matmul.erase()
+                        break
                 producer = next((_defining(product, name) for name in _FOLDS
                                  if _defining(product, name) is not None), None)
                 if (producer is None or scale not in weights

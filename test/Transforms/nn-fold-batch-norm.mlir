@@ -101,3 +101,41 @@ func.func @not_per_channel(%x: tensor<1x1x3x3xf32>) -> (tensor<1x2x3x3xf32>, ten
   %2 = "nn.add"(%1, %z) : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
   return %0, %2 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// A linear layer with its bias, then a batch norm over its features: the
+// scale moves into the weight and the bias.
+// CHECK-LABEL: func.func @linear_bias_scale
+// CHECK-SAME: (%[[X:.+]]: tensor<4x3xf32>, %[[W:.+]]: tensor<3x2xf32> {lamina.bound}, %[[B:.+]]: tensor<2xf32> {lamina.bound}, %[[S:.+]]: tensor<2xf32> {lamina.bound})
+// CHECK: %[[SR:.+]] = "nn.reshape"(%[[S]]) : (tensor<2xf32>) -> tensor<1x2xf32>
+// CHECK: %[[WS:.+]] = "nn.mul"(%[[W]], %[[SR]])
+// CHECK: %[[M:.+]] = "nn.matmul"(%[[X]], %[[WS]])
+// CHECK: %[[BS:.+]] = "nn.mul"(%[[B]], %[[S]])
+// CHECK: %[[A:.+]] = "nn.add"(%[[M]], %[[BS]])
+// CHECK: return %[[A]]
+func.func @linear_bias_scale(%x: tensor<4x3xf32>, %w: tensor<3x2xf32> {lamina.bound},
+                             %b: tensor<2xf32> {lamina.bound},
+                             %s: tensor<2xf32> {lamina.bound}) -> tensor<4x2xf32> {
+  %y = "nn.matmul"(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %0 = "nn.add"(%y, %b) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %1 = "nn.mul"(%0, %s) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %1 : tensor<4x2xf32>
+}
+
+// -----
+
+// An addition of an input (not a bias) between the matmul and the scale:
+// not folded.
+// CHECK-LABEL: func.func @residual_then_scale
+// CHECK: %[[M:.+]] = "nn.matmul"
+// CHECK: %[[A:.+]] = "nn.add"(%[[M]],
+// CHECK: "nn.mul"(%[[A]],
+func.func @residual_then_scale(%x: tensor<4x3xf32>, %r: tensor<4x2xf32>,
+                               %w: tensor<3x2xf32> {lamina.bound},
+                               %s: tensor<2xf32> {lamina.bound}) -> tensor<4x2xf32> {
+  %y = "nn.matmul"(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %0 = "nn.add"(%y, %r) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %1 = "nn.mul"(%0, %s) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %1 : tensor<4x2xf32>
+}

@@ -188,3 +188,45 @@ def test_prepared_weights_are_aligned(compiled):
     bound = compiled.bind(_weights())
     assert all(p.ctypes.data % WEIGHT_ALIGNMENT == 0 and p.flags.c_contiguous
                for p in bound.prepared)
+
+
+@pytest.mark.parametrize("params", ["constants", "arguments"])
+def test_batch_norms_after_conv_and_linear_from_torch(params):
+    """Batch norms after a convolution and after a linear layer, from
+    PyTorch: folded into the weights at compile time (constants) or at
+    bind time (arguments), and equal to eager PyTorch at rtol = atol = 1e-4."""
+    torch = pytest.importorskip("torch")
+    from lamina.importers.torch_import import weights
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, bias=True)
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.fc = torch.nn.Linear(8 * 4 * 4, 6)
+            self.bn1d = torch.nn.BatchNorm1d(6)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.conv(x)))
+            return self.bn1d(self.fc(y.flatten(1)))
+
+    torch.manual_seed(0)
+    model = Model().eval()
+    with torch.no_grad():
+        for bn in (model.bn, model.bn1d):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.2, 0.2)
+    x = torch.randn(2, 3, 6, 6)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    module = lamina.from_torch(model, (x,), params=params)
+    nn_ops = str(lamina.get_target("cpu").emit(module, "nn"))
+    f = lamina.compile(module)
+    if params == "constants":
+        assert '"nn.mul"' not in nn_ops and '"nn.rsqrt"' not in nn_ops
+        result = f(x.numpy())
+    else:
+        result = f.bind(weights(module, model))(x.numpy())
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
