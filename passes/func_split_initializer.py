@@ -162,7 +162,7 @@ def _start(module: ir.Operation, function: ir.Operation) -> ir.Operation:
     initializer = initializer.operation
     _set_signature(initializer, [block.arguments[i].type for i in bound],
                    [attributes[i] for i in bound])
-    for position, index in enumerate(bound):
+    for index in bound:
         argument = block.arguments[index]
         prepared = block.add_argument(argument.type, argument.location)
         argument.replace_all_uses_with(prepared)
@@ -210,6 +210,7 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
     if not moved:
         return
 
+    moved_set = set(moved)
     copies: dict[ir.Value, ir.Value] = {}
 
     def available(value: ir.Value) -> ir.Value:
@@ -226,14 +227,13 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
                 available(operand)
             copy = source.clone(ir.InsertionPoint(init_return))
             _remap(copy, copies)
+            _leave_group(copy)
             copies.update(zip(source.results, copy.results))
         return copies[value]
 
-    moved_set = set(moved)
     # Moved results that the function still uses become prepared weights.
     frontier = [r for op in moved for r in op.results
-                if any(use.owner not in moved_set and not _inside_moved(use.owner, moved_set)
-                       for use in r.uses)]
+                if any(not _inside_moved(use.owner.operation, moved_set) for use in r.uses)]
     exceptions = _users_in(moved_set)
     for result in frontier:
         argument = block.add_argument(result.type, result.location)
@@ -244,12 +244,10 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
         op.move_before(init_return)
     for op in moved:
         _remap(op, {**in_initializer, **copies})
-        for mark in FUSION_MARKS:
-            if mark in op.attributes:
-                del op.attributes[mark]
-    for value in copies:
-        if not isinstance(value.owner, ir.Block) and not list(value.uses):
-            value.owner.operation.erase()
+        _leave_group(op)
+    for source in dict.fromkeys(v.owner.operation for v in copies):
+        if not any(list(r.uses) for r in source.results):
+            source.erase()
 
     kept = [i for i in prepared if list(block.arguments[i].uses)]
     init_values = [in_initializer[block.arguments[i]] for i in kept] + frontier
@@ -265,12 +263,18 @@ def _hoist(function: ir.Operation, initializer: ir.Operation) -> None:
 
 
 def _inside_moved(user: ir.Operation, moved: set[ir.Operation]) -> bool:
-    parent = user.parent
-    while parent is not None and parent.name != "func.func":
-        if parent in moved:
+    """Whether `user` is a moved op or nested in one."""
+    while user is not None and user.name != "func.func":
+        if user in moved:
             return True
-        parent = parent.parent
+        user = user.parent.operation if user.parent is not None else None
     return False
+
+
+def _leave_group(op: ir.Operation) -> None:
+    for mark in FUSION_MARKS:
+        if mark in op.attributes:
+            del op.attributes[mark]
 
 
 def _users_in(moved: set[ir.Operation]):

@@ -46,13 +46,14 @@ func.func @main(%var: tensor<2xf32> {lamina.bound}, %x: tensor<3x2xf32>,
 // -----
 
 // The second run, on linalg: a transpose of a prepared weight joins the
-// initialiser, which now returns the transposed weight instead; a fill of
-// a constant stays in the function.
+// initialiser, which now returns the transposed weight instead, out of its
+// fusion group; a fill of a constant stays in the function.
 // CHECK-LABEL: func.func @f_init
 // CHECK-SAME: (%[[W:.+]]: tensor<4x3xf32> {lamina.bound}) -> tensor<3x4xf32>
+// CHECK-NOT: lamina.fusion_group
 // CHECK: %[[N:.+]] = "nn.neg"(%[[W]])
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<3x4xf32>
-// CHECK: %[[T:.+]] = linalg.transpose ins(%[[N]] : tensor<4x3xf32>) outs(%[[E]] : tensor<3x4xf32>)
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[N]] : tensor<4x3xf32>) outs(%[[E]] : tensor<3x4xf32>) permutation = [1, 0]{{ *$}}
 // CHECK: return %[[T]]
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>, %[[P:.+]]: tensor<3x4xf32> {lamina.prepared})
@@ -66,8 +67,8 @@ func.func @f_init(%w: tensor<4x3xf32> {lamina.bound}) -> tensor<4x3xf32> {
 func.func @f(%x: tensor<2x3xf32>, %p: tensor<4x3xf32> {lamina.prepared}) -> tensor<2x4xf32>
     attributes {lamina.initializer = @f_init} {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<3x4xf32>
-  %t = linalg.transpose ins(%p : tensor<4x3xf32>) outs(%e : tensor<3x4xf32>) permutation = [1, 0]
+  %e = tensor.empty() {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"} : tensor<3x4xf32>
+  %t = linalg.transpose ins(%p : tensor<4x3xf32>) outs(%e : tensor<3x4xf32>) permutation = [1, 0] {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"}
   %e2 = tensor.empty() : tensor<2x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
   %y = linalg.matmul ins(%x, %t : tensor<2x3xf32>, tensor<3x4xf32>) outs(%fill : tensor<2x4xf32>) -> tensor<2x4xf32>
