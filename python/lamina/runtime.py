@@ -281,8 +281,8 @@ class ArrayFunction:
         ValueError for weights that do not fit, CompileError."""
         indices, arrays = self._bound_arguments(weights)
         if self.binder is None:
-            raise TypeError(f"@{self.name} cannot bind weights: its target does not compile "
-                            "initialisers")
+            raise TypeError(f"@{self.name} cannot bind weights: only functions that "
+                            "lamina.compile made for the cpu target can")
         if indices not in self._bound_programs:
             self._bound_programs[indices] = self.binder(indices)
         initializer, main = self._bound_programs[indices]
@@ -294,6 +294,9 @@ class ArrayFunction:
 
     def _bound_arguments(self, weights) -> tuple[tuple[int, ...], list[np.ndarray]]:
         """The positions of the bound arguments, in order, and their arrays."""
+        if isinstance(weights, np.ndarray):
+            raise TypeError(f"@{self.name}: bind() takes a list of weights or a dict of them "
+                            "by name or position, not one array")
         if isinstance(weights, Mapping):
             by_position = {}
             for key, value in weights.items():

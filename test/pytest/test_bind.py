@@ -144,6 +144,8 @@ def test_bind_errors(compiled):
         compiled.bind({1: np.zeros(7, np.float32)})
     with pytest.raises(ValueError, match="binding every argument"):
         compiled.bind(_weights() + [_input()])
+    with pytest.raises(TypeError, match="not one array"):
+        compiled.bind(_weights()[0])
     with pytest.raises(ValueError, match="bound twice"):
         compiled.bind({0: _weights()[0], "conv.weight": _weights()[0]})
 
