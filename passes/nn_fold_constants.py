@@ -39,15 +39,15 @@ from lamina.reference import constant_array
 from lamina.types import TensorType, numpy_dtype
 
 
-def dense_constant(value: ir.Value) -> np.ndarray | None:
-    """The array of a dense tensor `arith.constant` defining `value`, else None."""
+def _dense_attribute(value: ir.Value) -> ir.Attribute | None:
+    """The dense elements of a tensor `arith.constant` defining `value`, else None."""
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
         return None
     attr = owner.operation.attributes["value"]
     if not isinstance(attr, ir.DenseElementsAttr) or not isinstance(value.type, ir.RankedTensorType):
         return None
-    return constant_array(attr, value.type)
+    return attr
 
 
 def _elements(t: ir.Type) -> int:
@@ -91,12 +91,13 @@ class NNFoldConstants(Pass):
             return
         if not op.results or not all(isinstance(r.type, ir.RankedTensorType) for r in op.results):
             return
-        arrays = [dense_constant(v) for v in op.operands]
-        if any(a is None for a in arrays):
+        attributes = [_dense_attribute(v) for v in op.operands]
+        if any(a is None for a in attributes):
             return
         produced = sum(_elements(r.type) for r in op.results)
-        if produced > max(sum(a.size for a in arrays), self.max_elements):
+        if produced > max(sum(_elements(v.type) for v in op.operands), self.max_elements):
             return
+        arrays = [constant_array(a, v.type) for a, v in zip(attributes, op.operands)]
         try:
             view = op_class.from_operation(op)
             if getattr(view, "callee", None) is not None:
