@@ -3,6 +3,7 @@
     lamina-run model.mlir --random --check
     lamina-run model.mlir --entry f --inputs in.npz --output out.npz
     lamina-run model.mlir --random --seed 3 --bench
+    lamina-run model.mlir --random --bind=parameters --bench
     lamina-run model.mlir --load-plugin=my_ops.py --random --check
     lamina-run kernel.mlir --target=cuda:sm_80 --emulate --inputs in.npz
     lamina-run model.mlir --random --check --bench --report=report.html
@@ -33,7 +34,11 @@ the tolerance of its element type (exit 1 on a mismatch), with a warning
 when a reference result is degenerate (constant, saturated, one-hot), so
 that the check compares little; `--bench` prints
 the compile time and the median run time. The entry defaults to `main` or
-the only public function. `--report=FILE.html` writes the pipeline report
+the only public function. `--bind=ARGS` binds arguments once (positions
+or `lamina.parameter` names, comma-separated, or `parameters` for all the
+named weights, `ArrayFunction.bind`): what depends on them alone runs once,
+in an initialiser, and `--bench` times the calls with the other arguments.
+`--report=FILE.html` writes the pipeline report
 (lamina.report) with the check and benchmark numbers. `--tune=SECONDS`
 first searches faster schedules (lamina.tuning) and prints what it
 measured and chose on stderr; a second run of the same program loads it
@@ -94,6 +99,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", action="store_true",
                         help="time each fusion group (and op outside groups) alone, with the "
                              "layout changes it holds, and print the table (cpu targets)")
+    parser.add_argument("--bind", default=None, metavar="ARGS",
+                        help="bind these arguments once (comma-separated positions or names; "
+                             "'parameters': every argument named lamina.parameter): what depends "
+                             "on them alone runs once, and the run takes the others")
     parser.add_argument("--tune", type=budget, default=None, metavar="SECONDS",
                         help="search faster schedules for about SECONDS first (cpu target; "
                              "the choices are cached for later compiles)")
@@ -311,7 +320,10 @@ def run(options) -> int:
     except (TypeError, ValueError) as error:
         raise UsageError(f"{options.inputs}: {error}") from None
 
-    outputs = function(*arrays)
+    called, called_arrays = function, arrays
+    if options.bind is not None:
+        called, called_arrays = bind(function, arrays, options.bind)
+    outputs = called(*called_arrays)
     results = list(outputs) if isinstance(outputs, tuple) else (
         [] if outputs is None else [outputs])
 
@@ -341,8 +353,8 @@ def run(options) -> int:
         print("check: " + ("FAILED" if failed else "all results match the reference"))
 
     if options.bench:
-        times = measure(function, arrays, warmup_seconds=0.1, min_seconds=0.5)
-        print(f"compile: {function.compile_seconds * 1e3:.1f} ms")
+        times = measure(called, called_arrays, warmup_seconds=0.1, min_seconds=0.5)
+        print(f"compile: {called.compile_seconds * 1e3:.1f} ms")
         print(f"run: median {statistics.median(times) * 1e3:.4g} ms, min "
               f"{min(times) * 1e3:.4g} ms over {len(times)} runs")
         if report is not None:
@@ -370,6 +382,30 @@ def run(options) -> int:
             np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},
                      **{f"arg{i}": a for i, a in written.items()})
     return 0
+
+
+def bind(function, arrays: list[np.ndarray], spec: str):
+    """`--bind=ARGS`: the function with those of `arrays` bound, and the
+    other arrays."""
+    names = list(function.argument_names)
+    if spec.strip() == "parameters":
+        positions = [i for i, name in enumerate(names) if name is not None]
+    else:
+        positions = []
+        for item in (i.strip() for i in spec.split(",")):
+            if item.isdigit() and int(item) < len(arrays):
+                positions.append(int(item))
+            elif item in names:
+                positions.append(names.index(item))
+            else:
+                known = ", ".join(n for n in names if n) or "none"
+                raise UsageError(f"--bind: @{function.name} has no argument '{item}' (arguments "
+                                 f"0 to {len(arrays) - 1}; names: {known})")
+    try:
+        bound = function.bind({i: arrays[i] for i in positions})
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"--bind: {error}") from None
+    return bound, [a for i, a in enumerate(arrays) if i not in positions]
 
 
 def arguments(options, module, name: str, specs) -> list[np.ndarray]:

@@ -23,6 +23,19 @@ return their results, so it must be a writeable, C-contiguous array.
 Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
 i1 (`np.bool_`), i8, i16, i32, i64.
 
+Weights bound once: `g = f.bind(weights)` compiles the program again with
+those arguments bound (`lamina.bound`), split in two by the pipeline's
+`func-split-initializer` (an initialiser computing from the weights alone
+what the program computes from them: transposed and scaled filters,
+folded batch norms; and the program taking the rest and the prepared
+weights), runs the initialiser once and returns a `BoundFunction` that
+owns the prepared weights and takes the other arguments:
+
+    f = lamina.compile(module)
+    g = f.bind(lamina.importers.torch_import.weights(module, model))   # the leading arguments
+    g = f.bind({"conv1.weight": w, 2: b})     # by `lamina.parameter` name or by position
+    y = g(x)
+
 This module knows no target: targets import it, not the other way round.
 """
 
@@ -33,7 +46,7 @@ import functools
 import os
 import struct
 import time
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from mlir import ir
@@ -43,6 +56,8 @@ from mlir.execution_engine import ExecutionEngine
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.parsing import parse
 from lamina.passes.cpu_check_lowered_to_llvm import check_llvm_dialect
+from lamina.passes.func_split_initializer import (BOUND, INITIALIZER, FuncSplitInitializer,
+                                                  argument_attributes)
 from lamina.types import MemRefType, TensorType, VerifyError, numpy_dtype
 
 
@@ -119,6 +134,20 @@ def signature(func: ir.Operation) -> tuple[list[TensorType | MemRefType], list[T
     return converted[0], converted[1]
 
 
+# The argument attributes that name an argument (the importers': a
+# weight's `lamina.parameter`, an ONNX graph input's `lamina.input`).
+NAME_ATTRIBUTES = ("lamina.parameter", "lamina.input")
+
+
+def argument_names(func: ir.Operation) -> list[str | None]:
+    """The name of each argument of `func` (see NAME_ATTRIBUTES), or None."""
+    names = []
+    for attributes in argument_attributes(func):
+        found = [attributes[key] for key in NAME_ATTRIBUTES if key in attributes]
+        names.append(ir.StringAttr(found[0]).value if found else None)
+    return names
+
+
 # ---------------------------------------------------------------------------
 # Memref descriptors.
 
@@ -150,6 +179,22 @@ def descriptor(array: np.ndarray) -> ctypes.Structure:
     return desc
 
 
+# The alignment of the prepared weights: a cache line, so that the vector
+# loads of a filter row or a packed panel do not straddle two.
+WEIGHT_ALIGNMENT = 64
+
+
+def aligned_empty(shape: Sequence[int], dtype: np.dtype,
+                  alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts at a multiple
+    of `alignment` bytes (NumPy's own arrays start at 16)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    buffer = np.empty(count * dtype.itemsize + alignment, np.uint8)
+    start = -buffer.ctypes.data % alignment
+    return buffer[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
 # ---------------------------------------------------------------------------
 # Compiled functions.
 
@@ -171,6 +216,13 @@ class ArrayFunction:
         self.compile_seconds = compile_seconds
         self._input_dtypes = [numpy_dtype(t.dtype) for t in self.inputs]
         self._result_dtypes = [numpy_dtype(t.dtype) for t in self.results]
+        # The names of the arguments (`argument_names`), and what compiles
+        # the program with some arguments bound: `binder(indices)` returns
+        # its initialiser and its main function (set by the target).
+        self.argument_names: tuple[str | None, ...] = (None,) * len(self.inputs)
+        self.binder: Callable[[tuple[int, ...]], tuple["ArrayFunction", "ArrayFunction"]] | None \
+            = None
+        self._bound_programs: dict[tuple[int, ...], tuple[ArrayFunction, ArrayFunction]] = {}
 
     def __repr__(self) -> str:
         args = ", ".join(str(t) for t in self.inputs)
@@ -218,6 +270,88 @@ class ArrayFunction:
         """Runs on checked, contiguous arguments, writing preallocated
         contiguous result arrays (no checks: see `check_arguments`)."""
         raise NotImplementedError
+
+    def bind(self, weights: Sequence | Mapping) -> "BoundFunction":
+        """The function of the other arguments, with `weights` bound: a
+        sequence binds the leading arguments (the weights an importer puts
+        first), a mapping binds arguments by name (`lamina.parameter`,
+        `lamina.input`) or position. What the program computes from the
+        weights alone runs now, once, in an initialiser compiled with it;
+        the result owns the prepared weights. Raises TypeError or
+        ValueError for weights that do not fit, CompileError."""
+        indices, arrays = self._bound_arguments(weights)
+        if self.binder is None:
+            raise TypeError(f"@{self.name} cannot bind weights: only functions that "
+                            "lamina.compile made for the cpu target can")
+        if indices not in self._bound_programs:
+            self._bound_programs[indices] = self.binder(indices)
+        initializer, main = self._bound_programs[indices]
+        prepared = [aligned_empty(t.shape, numpy_dtype(t.dtype)) for t in initializer.results]
+        initializer.call_with_results(initializer.check_arguments(arrays), prepared)
+        return BoundFunction(main, initializer, prepared,
+                             [self.argument_names[i] for i in range(len(self.inputs))
+                              if i not in indices])
+
+    def _bound_arguments(self, weights) -> tuple[tuple[int, ...], list[np.ndarray]]:
+        """The positions of the bound arguments, in order, and their arrays."""
+        if isinstance(weights, np.ndarray):
+            raise TypeError(f"@{self.name}: bind() takes a list of weights or a dict of them "
+                            "by name or position, not one array")
+        if isinstance(weights, Mapping):
+            by_position = {}
+            for key, value in weights.items():
+                if isinstance(key, str):
+                    if key not in self.argument_names:
+                        names = ", ".join(n for n in self.argument_names if n) or "none"
+                        raise ValueError(f"@{self.name} has no argument named '{key}' "
+                                         f"(names: {names})")
+                    key = self.argument_names.index(key)
+                elif not isinstance(key, int) or not 0 <= key < len(self.inputs):
+                    raise ValueError(f"@{self.name}: cannot bind argument {key!r} (arguments "
+                                     f"are named or numbered 0 to {len(self.inputs) - 1})")
+                if key in by_position:
+                    raise ValueError(f"@{self.name}: argument #{key} is bound twice")
+                by_position[key] = value
+        else:
+            weights = list(weights)
+            if len(weights) > len(self.inputs):
+                raise TypeError(f"@{self.name} takes {len(self.inputs)} argument(s), "
+                                f"{len(weights)} weights given")
+            by_position = dict(enumerate(weights))
+        indices = tuple(sorted(by_position))
+        if len(indices) == len(self.inputs):
+            raise ValueError(f"@{self.name}: binding every argument leaves nothing to call with")
+        arrays = []
+        for index in indices:
+            spec = self.inputs[index]
+            if isinstance(spec, MemRefType):
+                raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place and "
+                                 "cannot be bound")
+            array = np.asarray(by_position[index])
+            if array.dtype != self._input_dtypes[index] or array.shape != spec.shape:
+                raise ValueError(f"@{self.name} argument #{index}: expected {spec}, got a "
+                                 f"{array.dtype.name} array of shape {array.shape}")
+            arrays.append(array)
+        return indices, arrays
+
+
+class BoundFunction(ArrayFunction):
+    """A compiled function with weights bound: it owns the weights its
+    initialiser prepared (`prepared`) and takes the other arguments, in
+    their order."""
+
+    def __init__(self, main: ArrayFunction, initializer: ArrayFunction,
+                 prepared: Sequence[np.ndarray], argument_names: Sequence[str | None]):
+        unbound = len(main.inputs) - len(prepared)
+        super().__init__(main.name, main.inputs[:unbound], main.results, main.module,
+                         main.compile_seconds + initializer.compile_seconds)
+        self.main = main
+        self.initializer = initializer
+        self.prepared = tuple(prepared)
+        self.argument_names = tuple(argument_names)
+
+    def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
+        self.main.call_with_results(list(arrays) + list(self.prepared), results)
 
 
 class CompiledFunction(ArrayFunction):
@@ -337,19 +471,9 @@ def entry_signature(module: ir.Module, entry: str | None
     return name, inputs, results
 
 
-def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
-                shared_libs: Sequence[str] = (), opt_level: int = 3) -> CompiledFunction:
-    """Compiles `module` (a module, MLIR text or a path; the module is not
-    modified) with `pipeline` through its last MLIR stage, JIT-compiles the
-    LLVM dialect it produces with `shared_libs` loaded, and returns the
-    entry function. Raises CompileError."""
-    start = time.perf_counter()
-    if isinstance(module, str):
-        module = parse(module)
-    else:
-        module = clone_module(module)
-    name, inputs, results = entry_signature(module, entry)
-    lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
+def _engine(lowered: ir.Module, shared_libs: Sequence[str], opt_level: int):
+    """The ExecutionEngine of an LLVM-dialect module, with the runtime
+    `shared_libs`' functions registered."""
     check_llvm_dialect(lowered)
     addresses = external_symbols(lowered, shared_libs)
     with lowered.context:
@@ -359,5 +483,73 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
         engine = ExecutionEngine(lowered, opt_level=opt_level)
         for symbol, address in addresses.items():
             engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
+    return engine
+
+
+def _mark_bound(func: ir.Operation, bound: Sequence[int]) -> None:
+    """Marks the arguments of `func` at positions `bound` (and no other)
+    `lamina.bound`."""
+    attributes = argument_attributes(func)
+    if not bound and not any(BOUND in a for a in attributes):
+        return
+    with func.context:
+        for index, attrs in enumerate(attributes):
+            attrs.pop(BOUND, None)
+            if index in bound:
+                attrs[BOUND] = ir.UnitAttr.get()
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attributes])
+
+
+def _copied(module: ir.Module | str) -> ir.Module:
+    return parse(module) if isinstance(module, str) else clone_module(module)
+
+
+def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
+                shared_libs: Sequence[str] = (), opt_level: int = 3) -> CompiledFunction:
+    """Compiles `module` (a module, MLIR text or a path; the module is not
+    modified) with `pipeline` through its last MLIR stage, JIT-compiles the
+    LLVM dialect it produces with `shared_libs` loaded, and returns the
+    entry function. Raises CompileError."""
+    start = time.perf_counter()
+    module = _copied(module)
+    name, inputs, results = entry_signature(module, entry)
+    # The caller passes every argument: none is bound (see `bind`).
+    _mark_bound(find_entry(module, name), ())
+    lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
+    engine = _engine(lowered, shared_libs, opt_level)
     return CompiledFunction(engine, name, inputs, results, lowered,
                             time.perf_counter() - start)
+
+
+def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequence[int],
+                      pipeline, shared_libs: Sequence[str] = (), opt_level: int = 3
+                      ) -> tuple[CompiledFunction, CompiledFunction]:
+    """Compiles `module` as `jit_compile` does, with the entry's arguments
+    at positions `bound` marked `lamina.bound`, and returns its initialiser
+    (the bound arguments -> the prepared weights) and the entry (its other
+    arguments, then the prepared weights), split by the pipeline's
+    `func-split-initializer` passes. Raises CompileError."""
+    start = time.perf_counter()
+    module = _copied(module)
+    name, _, _ = entry_signature(module, entry)
+    func = find_entry(module, name)
+    _mark_bound(func, bound)
+    splits = [stage for stage in pipeline.mlir_stages
+              if any(isinstance(p, FuncSplitInitializer) or p == FuncSplitInitializer.argument
+                     for p in pipeline.stage(stage).passes)]
+    if not splits:
+        raise CompileError.at(func.location, "the pipeline has no func-split-initializer pass: "
+                                             "it cannot bind weights")
+    # The signatures are those after the last split, while still on tensors.
+    stages = pipeline.mlir_stages
+    pipeline.run(module, until=splits[-1])
+    func = find_entry(module, name)
+    init_name = ir.FlatSymbolRefAttr(func.attributes[INITIALIZER]).value
+    init_inputs, init_results = signature(find_entry(module, init_name))
+    inputs, results = signature(func)
+    if splits[-1] != stages[-1]:
+        pipeline.run(module, start=stages[stages.index(splits[-1]) + 1], until=stages[-1])
+    engine = _engine(module, shared_libs, opt_level)
+    seconds = time.perf_counter() - start
+    return (CompiledFunction(engine, init_name, init_inputs, init_results, module, 0.0),
+            CompiledFunction(engine, name, inputs, results, module, seconds))

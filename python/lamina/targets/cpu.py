@@ -4,7 +4,11 @@ MLIR's ExecutionEngine or compiled ahead of time to object files.
 The CPU pipeline, stage by stage (the first two are the shared front end,
 lamina.targets.frontend):
 
-* `nn`: operator-level simplification (`nn-canonicalize`);
+* `nn`: operator-level simplification (`nn-canonicalize`); per-channel
+  scales (batch norms) folded into the weights of the convolutions and
+  matmuls before them (`nn-fold-batch-norm`), ops of constants evaluated
+  (`nn-fold-constants`), and, for weights bound by `bind()`, what depends
+  on them alone moved into an initialiser (`func-split-initializer`);
 * `partitioned`: a program with `shard` annotations becomes one rank's
   program (`nn-shard-partition`: linalg with shard collectives; see
   lamina.sharding); others are left as they are. `compile()` runs a
@@ -21,7 +25,9 @@ lamina.targets.frontend):
 * `schedule`: convolutions rewritten for their schedules (1x1 ones into
   contractions, `cpu-pointwise-convolutions-to-contractions`; the other
   NCHW ones channels-last, `cpu-convolutions-to-channels-last`; grouped
-  ones into sums over their taps, `cpu-grouped-convolutions-to-taps`), the
+  ones into sums over their taps, `cpu-grouped-convolutions-to-taps`),
+  the filter transposes of bound weights moved into the initialiser
+  (`func-split-initializer` again), the
   tuned choices of the tuning cache written on their groups
   (lamina.tuning), then a schedule for each fusion group and linalg op,
   chosen by the schedule kinds of `lamina.schedules` and appended to the
@@ -31,7 +37,8 @@ lamina.targets.frontend):
 * `tiled`: the script applied (`cpu-apply-schedule`): contractions packed,
   tiled for the caches and unrolled into register tiles, fusion groups
   fused into one loop nest per group, split over threads (`scf.forall`)
-  and vectorised, all on tensors;
+  and vectorised, all on tensors; the packing of bound weights moves into
+  the initialiser (`func-split-initializer`);
 * `bufferized`: one-shot bufferization across function boundaries with
   identity layouts (empty tensors that become a loop's output tile are
   eliminated first, so that the tile is computed in place); results
@@ -108,13 +115,17 @@ from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
 from lamina.passes.cpu_dynamic_thread_schedule import CPUDynamicThreadSchedule
 from lamina.lowering.nn_to_linalg import ConvertNNToLinalg
 from lamina.lowering.shard_collectives_to_mpi import ConvertShardCollectivesToMPI
+from lamina.passes.func_split_initializer import FuncSplitInitializer
+from lamina.passes.nn_fold_batch_norm import NNFoldBatchNorm
+from lamina.passes.nn_fold_constants import NNFoldConstants
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.passes.nn_shard_partition import NNShardPartition
 from lamina.passes.shard_finalize_mpi import ShardFinalizeMPI
 from lamina.cache import cached_compile
 from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
-from lamina.runtime import CompiledFunction, jit_compile
+from lamina.runtime import (ArrayFunction, CompiledFunction, argument_names, find_entry,
+                            jit_compile, jit_compile_bound)
 from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
 from lamina.targets.cpu_model import CPUModel, default_threads
@@ -196,6 +207,7 @@ class CPUTarget(Target):
                 CPUPointwiseConvolutionsToContractions(),
                 CPUConvolutionsToChannelsLast(),
                 CPUGroupedConvolutionsToTaps(),
+                FuncSplitInitializer(),
                 TunedChoices(schedule.model()),
                 schedule,
             ], description="linalg on tensors and the transform script scheduling it"),
@@ -203,6 +215,7 @@ class CPUTarget(Target):
                 CPUApplySchedule(),
                 "canonicalize",
                 "cse",
+                FuncSplitInitializer(),
             ], description="loop nests of vector ops on tensors"),
             Stage("bufferized", [
                 CPUProtectInputs(),
@@ -263,6 +276,12 @@ class CPUTarget(Target):
             Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],
                   kind="obj", input="llvm", description="relocatable object file"),
         ], target=self)
+        # Batch norms folded into the weights before them, and what depends
+        # on weights alone computed now (constants) or once, when the
+        # weights are bound (the initialiser).
+        pipeline.insert_after("nn-canonicalize", FuncSplitInitializer(), stage="nn")
+        pipeline.insert_after("nn-canonicalize", NNFoldConstants(), stage="nn")
+        pipeline.insert_after("nn-canonicalize", NNFoldBatchNorm(), stage="nn")
         # f16/bf16 contractions through the f32 schedules.
         pipeline.insert_before("nn-fuse", CPUWidenContractions(), stage="fused")
         # Attention flash-style, in tiles of this CPU's register tile.
@@ -320,10 +339,21 @@ class CPUTarget(Target):
             passes = pipeline.stage(stage).passes
             passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
                          for p in passes]
-        return cached_compile(module, entry, self.description(), pipeline, libraries,
-                              lambda: jit_compile(module, entry=entry, pipeline=pipeline,
-                                                  shared_libs=libraries,
-                                                  opt_level=self.opt_level))
+        function = cached_compile(module, entry, self.description(), pipeline, libraries,
+                                  lambda: jit_compile(module, entry=entry, pipeline=pipeline,
+                                                      shared_libs=libraries,
+                                                      opt_level=self.opt_level))
+        return self._bindable(function, module, entry, pipeline, libraries)
+
+    def _bindable(self, function: ArrayFunction, module: ir.Module, entry: str | None,
+                  pipeline: Pipeline, libraries: list[str]) -> ArrayFunction:
+        """`function`, able to bind weights (`ArrayFunction.bind`): the
+        program compiled again with them bound, split into an initialiser
+        and the rest."""
+        function.argument_names = tuple(argument_names(find_entry(module, entry)))
+        function.binder = lambda indices: jit_compile_bound(
+            module, entry, indices, pipeline, shared_libs=libraries, opt_level=self.opt_level)
+        return function
 
     def description(self) -> str:
         """What compiled code depends on: triple, CPU, features, threads,
