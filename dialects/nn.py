@@ -812,8 +812,9 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
         x, weight = _compute(x), _compute(weight)
         top, left, bottom, right = self.padding
         xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
-        out_shape = self.nchw_shape(self.infer_type(
-            self.in_layout(TensorType(x.shape, "f32")), TensorType(weight.shape, "f32"), None).shape)
+        x_type = self.in_layout(TensorType(x.shape, "f32"))
+        out_shape = self.nchw_shape(
+            self.infer_type(x_type, TensorType(weight.shape, "f32"), None).shape)
         n, o, oh, ow = out_shape
         _, ci, kh, kw = weight.shape
         sh, sw = self.strides
@@ -878,7 +879,8 @@ class Pool2dOp(ConvolutionOp):
         top, left, bottom, right = self.padding
         xp = np.pad(_compute(x), ((0, 0), (0, 0), (top, bottom), (left, right)),
                     constant_values=pad_value)
-        _, _, oh, ow = self.nchw_shape(self.infer_type(self.in_layout(TensorType(x.shape, "f32"))).shape)
+        x_type = self.in_layout(TensorType(x.shape, "f32"))
+        _, _, oh, ow = self.nchw_shape(self.infer_type(x_type).shape)
         sh, sw = self.strides
         kh, kw = self.kernel
         return [xp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]

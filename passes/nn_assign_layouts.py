@@ -121,7 +121,8 @@ class _Rule:
 
 
 class _Elementwise(_Rule):
-    pass
+    """Rank-4 operands are in the region; lower-rank ones (a batch norm's
+    per-channel scale) are reshaped or transposed where they are read."""
 
 
 class _Convolution(_Rule):
@@ -325,9 +326,10 @@ class _Rewrite:
 
     def __init__(self, assignment: _Assignment):
         self.assignment = assignment
-        # The NHWC form of each activation that has one, and the NCHW form
-        # of each activation computed channels-last.
+        # The NHWC form of each activation that has one.
         self.nhwc: dict[ir.Value, ir.Value] = {}
+        # The ops rewritten channels-last and their NHWC results: the NCHW
+        # results' remaining readers get them transposed back at the end.
         self.replaced: list[tuple[ir.Operation, ir.Value]] = []
         # Lower-rank operands broadcast against NHWC activations, as read there.
         self.broadcast: dict[ir.Value, ir.Value] = {}
