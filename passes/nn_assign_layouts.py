@@ -39,6 +39,12 @@ Weights keep their layout (OIHW filters, `[C]` biases): the filter's
 transpose belongs to the convolution's rewrite, which folds it for a
 constant.
 
+Upstream MLIR assigns no layouts: its data-layout propagation moves
+`linalg.pack`/`unpack` through generics (C++ patterns, with no pass or
+transform op in LLVM 22) and its canonicalisation composes transposes;
+the choice of a layout per region, at the operator level where
+convolutions and their epilogues are still whole ops, is Lamina's.
+
 Expects verified nn IR on static shapes, before `nn-decompose` and
 `nn-fuse` (the composites of a 4-D activation keep NCHW). Guarantees:
 verified nn IR computing the same values, each op the same sum in the
