@@ -9,6 +9,8 @@ NCHW program does.
   tolerances: rtol 1e-4, atol 1e-5 scaled by the largest magnitude).
 * A residual block (conv, batch norm, relu, conv, batch norm, add, relu)
   has activation transposes only at its edges in the scheduled linalg.
+* Seeded random chains of every rule, NHWC forced, keep their values
+  (by the reference interpreter, and compiled for a few).
 * torchvision's resnet18 and mobilenet_v2 (random weights, 64x64 inputs)
   through `from_torch` match eager PyTorch at rtol = atol = 1e-4.
 """
@@ -171,3 +173,98 @@ def test_torchvision_models_match_eager(name):
     assert laid_out.count('layout = "NHWC"') == (21 if name == "resnet18" else 0)
     got = lamina.compile(module)(x.numpy())
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def random_program(rng: np.random.Generator) -> str:
+    """A seeded chain of ops on 1x4x6x5 activations: convolutions, pooling,
+    elementwise ops with operands of every rank, residual adds,
+    concatenations, reductions with and without keepdims, transposes and
+    reshapes, with some results returned."""
+    lines, types, live, results = [], {}, ["%x"], []
+    types["%x"] = (1, 4, 6, 5)
+    args = ["%x: tensor<1x4x6x5xf32>"]
+
+    def t(shape):
+        return f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}f32>"
+
+    def new_arg(shape):
+        name = f"%a{len(args)}"
+        args.append(f"{name}: {t(shape)}")
+        types[name] = shape
+        return name
+
+    for i in range(8):
+        x = live[rng.integers(len(live))]
+        c = types[x][1]
+        out = f"%v{i}"
+        kind = rng.choice(["conv", "conv1x1", "pool", "scale", "add", "concat", "mean", "relu"])
+        if kind in ("conv", "conv1x1"):
+            k = 3 if kind == "conv" else 1
+            w = new_arg((4, c, k, k))
+            pad = "padding = array<i64: 1, 1, 1, 1>" if k == 3 else "strides = array<i64: 1, 1>"
+            shape = (1, 4) + types[x][2:]
+            lines.append(f'{out} = "nn.conv2d"({x}, {w}) {{{pad}}} : ({t(types[x])}, {t((4, c, k, k))}) -> {t(shape)}')
+        elif kind == "pool":
+            shape = types[x]
+            lines.append(f'{out} = "nn.max_pool2d"({x}) {{kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>}} : ({t(shape)}) -> {t(shape)}')
+        elif kind == "scale":
+            shape = types[x]
+            operand = [(), (c, 1, 1), (shape[3],), (1, c, 1, 1), (shape[2], 1)][rng.integers(5)]
+            s = new_arg(operand)
+            lines.append(f'{out} = "nn.mul"({x}, {s}) : ({t(shape)}, {t(operand)}) -> {t(shape)}')
+        elif kind == "add":
+            y = live[rng.integers(len(live))]
+            if types[y] != types[x]:
+                y = new_arg(types[x])
+            shape = types[x]
+            lines.append(f'{out} = "nn.add"({x}, {y}) : ({t(shape)}, {t(shape)}) -> {t(shape)}')
+        elif kind == "concat":
+            y = live[rng.integers(len(live))]
+            if types[y][2:] != types[x][2:]:
+                y = x
+            shape = (1, types[x][1] + types[y][1]) + types[x][2:]
+            lines.append(f'{out} = "nn.concat"({x}, {y}) {{axis = 1 : i64}} : ({t(types[x])}, {t(types[y])}) -> {t(shape)}')
+        elif kind == "mean":
+            axes = [(2, 3), (1,), (3,), (1, 2)][rng.integers(4)]
+            keep = bool(rng.integers(2))
+            shape = tuple(1 if d in axes else s for d, s in enumerate(types[x]) if keep or d not in axes)
+            attrs = f"axes = array<i64: {', '.join(map(str, axes))}>" + (", keepdims = true" if keep else "")
+            lines.append(f'{out} = "nn.reduce_mean"({x}) {{{attrs}}} : ({t(types[x])}) -> {t(shape)}')
+            results.append((out, shape))
+            types[out] = shape
+            continue
+        else:
+            shape = types[x]
+            lines.append(f'{out} = "nn.relu"({x}) : ({t(shape)}) -> {t(shape)}')
+        types[out] = shape
+        live.append(out)
+        if rng.integers(4) == 0:
+            perm = tuple(int(p) for p in rng.permutation(4))
+            tshape = tuple(shape[p] for p in perm)
+            lines.append(f'{out}t = "nn.transpose"({out}) {{perm = array<i64: {", ".join(map(str, perm))}>}} : ({t(shape)}) -> {t(tshape)}')
+            results.append((f"{out}t", tshape))
+    last = live[-1]
+    results.append((last, types[last]))
+    body = "\n  ".join(lines)
+    names = ", ".join(n for n, _ in results)
+    result_types = ", ".join(t(s) for _, s in results)
+    return (f"func.func @main({', '.join(args)}) -> ({result_types}) {{\n  {body}\n"
+            f"  return {names} : {result_types}\n}}")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_keep_their_values(seed):
+    """Every rule at once, with NHWC forced on every region holding a
+    convolution or pooling, by the reference interpreter."""
+    text = random_program(np.random.default_rng(seed))
+    module = lamina.parse(text)
+    inputs = random_inputs(signature(find_entry(module))[0], seed=seed)
+    expected = evaluate(module, inputs)
+    laid_out = pipeline("NHWC").run(lamina.parse(text), until="layout")
+    for got, want in zip(evaluate(laid_out, inputs), expected, strict=True):
+        assert compare(got, want).ok, text
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_programs_compile_to_their_values(seed):
+    check(random_program(np.random.default_rng(seed)), "NHWC")
