@@ -626,12 +626,55 @@ class ContractionOp(NN.Operation):
     fusion_kind = CONTRACTION
 
 
+# The layouts of 4-D activations, each the permutation of NCHW's dims it
+# stores them in.
+LAYOUTS = {"NCHW": (0, 1, 2, 3), "NHWC": (0, 2, 3, 1)}
+
+
 class ConvolutionOp(NN.Operation):
     """Base of windowed ops (convolutions and pooling): each result element
     folds a window of the input, over reduction loops. The indexing maps
-    read the padded input (padding is applied first)."""
+    read the padded input (padding is applied first).
+
+    Their input and result are NCHW, or channels-last with `layout =
+    "NHWC"`: the same op on the transposed activations (attributes,
+    weights and bias keep their NCHW meaning)."""
 
     fusion_kind = CONVOLUTION
+
+    def nchw_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """An activation's shape in this op's layout as NCHW."""
+        permutation = LAYOUTS[self.layout]
+        nchw = [0] * 4
+        for position, dim in enumerate(permutation):
+            nchw[dim] = shape[position]
+        return tuple(nchw)
+
+    def in_layout(self, t: TensorType) -> TensorType:
+        """An NCHW activation type in this op's layout."""
+        return t.with_shape([t.shape[d] for d in LAYOUTS[self.layout]])
+
+    def nchw_input(self, x: TensorType, what: str) -> TensorType:
+        if x.rank != 4:
+            raise VerifyError(f"{what} input must be {self.layout} (rank 4), got {x}")
+        return x.with_shape(self.nchw_shape(x.shape))
+
+    def layout_maps(self, maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+        """The NCHW indexing maps of the input (first) and result (last)
+        permuted into this op's layout."""
+        permutation = LAYOUTS[self.layout]
+
+        def permuted(m):
+            return IndexingMap(m.num_loops, tuple(m.results[d] for d in permutation))
+
+        return (permuted(maps[0]),) + maps[1:-1] + (permuted(maps[-1]),)
+
+    def computed_in_nchw(self, compute, x, *others):
+        """The reference `compute(x_nchw, *others)` with `x` and the
+        result in this op's layout."""
+        permutation = LAYOUTS[self.layout]
+        inverse = tuple(permutation.index(d) for d in range(4))
+        return np.transpose(compute(np.transpose(x, inverse), *others), permutation)
 
 
 class MatmulOp(ContractionOp, name="matmul"):
@@ -686,9 +729,9 @@ def _window_out(size: int, kernel: int, stride: int, dilation: int, pad: int) ->
 
 
 class Conv2dOp(ConvolutionOp, name="conv2d"):
-    """2-D convolution (cross-correlation), NCHW input, OIHW weights, with
-    optional bias `[O]`, strides, padding (top, left, bottom, right),
-    dilations and groups.
+    """2-D convolution (cross-correlation), NCHW input (NHWC with `layout =
+    "NHWC"`), OIHW weights, with optional bias `[O]`, strides, padding
+    (top, left, bottom, right), dilations and groups.
 
     Example: %y = "nn.conv2d"(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     """
@@ -701,6 +744,7 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
     padding: I64ArrayAttr = (0, 0, 0, 0)
     dilations: I64ArrayAttr = (1, 1)
     groups: IntAttr = 1
+    layout: EnumAttr(*LAYOUTS) = "NCHW"
 
     def verify(self, x, weight, bias):
         _check_array("strides", self.strides, 2, 1)
@@ -711,8 +755,7 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
 
     def infer_type(self, x, weight, bias):
         dtype = _same_dtype(*[t for t in (x, weight, bias) if t is not None])
-        if x.rank != 4:
-            raise VerifyError(f"conv2d input must be NCHW (rank 4), got {x}")
+        x = self.nchw_input(x, "conv2d")
         if weight.rank != 4:
             raise VerifyError(f"conv2d weight must be OIHW (rank 4), got {weight}")
         n, c, h, w = x.shape
@@ -730,13 +773,13 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
         ow = _window_out(w, kw, self.strides[1], self.dilations[1], left + right)
         if oh < 1 or ow < 1:
             raise VerifyError(f"conv2d kernel {kh}x{kw} does not fit the padded input {h}x{w}")
-        return TensorType((n, o, oh, ow), dtype)
+        return self.in_layout(TensorType((n, o, oh, ow), dtype))
 
     def iteration_domain(self, x, weight, bias) -> IterationDomain:
         """Loops `(n, o, oh, ow, c, kh, kw)`, and with groups `(n, g, o, oh,
         ow, c, kh, kw)` with `o` and `c` counted within a group; the last
         three are reductions."""
-        n, out, oh, ow = self.infer_type(x, weight, bias).shape
+        n, out, oh, ow = self.nchw_shape(self.infer_type(x, weight, bias).shape)
         per_group, kh, kw = weight.shape[1:]
         outer = (n, out, oh, ow) if self.groups == 1 else (
             n, self.groups, out // self.groups, oh, ow)
@@ -758,14 +801,20 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
                 IndexingMap(loops, (channel, _loop(c), _loop(kh), _loop(kw)))]
         if bias is not None:
             maps.append(IndexingMap(loops, (channel,)))
-        return tuple(maps) + (IndexingMap(loops, (_loop(n), channel, _loop(oh), _loop(ow))),)
+        return self.layout_maps(
+            tuple(maps) + (IndexingMap(loops, (_loop(n), channel, _loop(oh), _loop(ow))),))
 
     def reference(self, x, weight, bias):
+        return self.computed_in_nchw(self._reference_nchw, x, weight, bias)
+
+    def _reference_nchw(self, x, weight, bias):
         dtype = x.dtype
         x, weight = _compute(x), _compute(weight)
         top, left, bottom, right = self.padding
         xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
-        out_shape = self.infer_type(*[TensorType(a.shape, "f32") for a in (x, weight)], None).shape
+        x_type = self.in_layout(TensorType(x.shape, "f32"))
+        out_shape = self.nchw_shape(
+            self.infer_type(x_type, TensorType(weight.shape, "f32"), None).shape)
         n, o, oh, ow = out_shape
         _, ci, kh, kw = weight.shape
         sh, sw = self.strides
@@ -785,14 +834,16 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
 
 
 class Pool2dOp(ConvolutionOp):
-    """Base of 2-D pooling over NCHW input with `kernel`, `strides` and
-    `padding` (top, left, bottom, right)."""
+    """Base of 2-D pooling over NCHW input (NHWC with `layout = "NHWC"`)
+    with `kernel`, `strides` and `padding` (top, left, bottom, right).
+    A subclass's `pooled(x)` is its reference on NCHW arrays."""
 
     x: Operand
     result: Result
     kernel: I64ArrayAttr
     strides: I64ArrayAttr = (1, 1)
     padding: I64ArrayAttr = (0, 0, 0, 0)
+    layout: EnumAttr(*LAYOUTS) = "NCHW"
 
     def verify(self, x):
         _check_array("kernel", self.kernel, 2, 1)
@@ -800,32 +851,36 @@ class Pool2dOp(ConvolutionOp):
         _check_array("padding", self.padding, 4, 0)
 
     def infer_type(self, x):
-        if x.rank != 4:
-            raise VerifyError(f"pooling input must be NCHW (rank 4), got {x}")
-        n, c, h, w = x.shape
+        n, c, h, w = self.nchw_input(x, "pooling").shape
         top, left, bottom, right = self.padding
         kh, kw = self.kernel
         oh = _window_out(h, kh, self.strides[0], 1, top + bottom)
         ow = _window_out(w, kw, self.strides[1], 1, left + right)
         if oh < 1 or ow < 1:
             raise VerifyError(f"pooling window {kh}x{kw} does not fit the padded input {h}x{w}")
-        return TensorType((n, c, oh, ow), x.dtype)
+        return self.in_layout(TensorType((n, c, oh, ow), x.dtype))
 
     def iteration_domain(self, x) -> IterationDomain:
         """Loops `(n, c, oh, ow, kh, kw)`; the window loops are reductions."""
-        return IterationDomain.parallel(self.infer_type(x).shape + tuple(self.kernel),
-                                        reduced=(4, 5))
+        return IterationDomain.parallel(self.nchw_shape(self.infer_type(x).shape)
+                                        + tuple(self.kernel), reduced=(4, 5))
 
     def indexing_maps(self, x) -> tuple[IndexingMap, ...]:
         sh, sw = self.strides
-        return (IndexingMap(6, ("d0", "d1", _sum(_loop(2, sh), "d4"), _sum(_loop(3, sw), "d5"))),
-                IndexingMap.of_loops(6, range(4)))
+        return self.layout_maps(
+            (IndexingMap(6, ("d0", "d1", _sum(_loop(2, sh), "d4"), _sum(_loop(3, sw), "d5"))),
+             IndexingMap.of_loops(6, range(4))))
+
+    def reference(self, x):
+        return self.computed_in_nchw(self.pooled, x)
 
     def windows(self, x, pad_value):
+        """The window taps of `x` (NCHW), each a strided slice."""
         top, left, bottom, right = self.padding
         xp = np.pad(_compute(x), ((0, 0), (0, 0), (top, bottom), (left, right)),
                     constant_values=pad_value)
-        _, _, oh, ow = self.infer_type(TensorType(x.shape, "f32")).shape
+        x_type = self.in_layout(TensorType(x.shape, "f32"))
+        _, _, oh, ow = self.nchw_shape(self.infer_type(x_type).shape)
         sh, sw = self.strides
         kh, kw = self.kernel
         return [xp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
@@ -838,7 +893,7 @@ class MaxPool2dOp(Pool2dOp, name="max_pool2d"):
     Example: %y = "nn.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
     """
 
-    def reference(self, x):
+    def pooled(self, x):
         return np.maximum.reduce(self.windows(x, -np.inf)).astype(x.dtype)
 
 
@@ -849,7 +904,7 @@ class AvgPool2dOp(Pool2dOp, name="avg_pool2d"):
     Example: %y = "nn.avg_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
     """
 
-    def reference(self, x):
+    def pooled(self, x):
         windows = self.windows(x, 0.0)
         return (np.add.reduce(windows) / len(windows)).astype(x.dtype)
 

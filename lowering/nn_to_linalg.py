@@ -23,8 +23,9 @@ It produces:
 * named linalg ops where upstream has one: `linalg.matmul` and
   `linalg.batch_matmul` (batch dims are broadcast with `linalg.broadcast`
   where needed and collapsed into one), `linalg.conv_2d_nchw_fchw` and, for
-  groups > 1, `linalg.conv_2d_ngchw_gfchw`, `linalg.pooling_nchw_max`,
-  `linalg.pooling_nchw_sum`, `linalg.transpose`, `linalg.broadcast`,
+  groups > 1, `linalg.conv_2d_ngchw_gfchw` (channels-last convolutions
+  between transposes), `linalg.pooling_nchw_max`, `linalg.pooling_nchw_sum`
+  and their NHWC forms, `linalg.transpose`, `linalg.broadcast`,
   `linalg.fill`;
 * `linalg.generic` for elementwise ops (operands broadcast through their
   indexing maps, NumPy rules) and for reductions, with arith and math ops in
@@ -373,45 +374,68 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     return _narrow(_reshape(product, result.shape), result)
 
 
+def _permuted(value: ir.Value, permutation: Sequence[int]) -> ir.Value:
+    shape = _shape(value)
+    init = tensor.empty([shape[d] for d in permutation], _element_type(value))
+    return linalg.transpose(value, outs=[init], permutation=list(permutation)).results[0]
+
+
 def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
                   bias: ir.Value | None) -> ir.Value:
+    """A channels-last convolution is the NCHW one between transposes of
+    its input and its result (the CPU's channels-last rewrite cancels them
+    against its own); its bias is added in its layout."""
     result = op.result_type
+    layout = nn.LAYOUTS[op.layout]
+    if op.layout != "NCHW":
+        x = _permuted(x, [layout.index(d) for d in range(4)])
+    nchw_shape = op.nchw_shape(result.shape)
     top, left, bottom, right = op.padding
     x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
     n, channels, height, width = _shape(x)
     out_channels, group_channels, kh, kw = _shape(weight)
     groups = op.groups
     if groups == 1:
-        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(result.shape, 0.0)],
+        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(nchw_shape, 0.0)],
                                        strides=op.strides, dilations=op.dilations)
     else:
         # Groups become a dim of their own: input NGCHW, weights GFCHW.
         x = _reshape(x, (n, groups, channels // groups, height, width))
         weight = _reshape(weight, (groups, out_channels // groups, group_channels, kh, kw))
-        grouped = (n, groups, out_channels // groups) + result.shape[2:]
+        grouped = (n, groups, out_channels // groups) + nchw_shape[2:]
         acc = linalg.conv_2d_ngchw_gfchw(x, weight, outs=[_filled(grouped, 0.0)],
                                          strides=op.strides, dilations=op.dilations)
-        acc = _reshape(acc, result.shape)
+        acc = _reshape(acc, nchw_shape)
+    if op.layout != "NCHW":
+        acc = _permuted(acc, layout)
     if bias is None:
         return _narrow(acc, result)
-    return elementwise(result, [acc, (bias, _dims(4, [1]))], arith.addf)
+    return elementwise(result, [acc, (bias, _dims(4, [layout.index(1)]))], arith.addf)
+
+
+# The pooling ops of each layout: (max, sum).
+_POOLING = {"NCHW": (linalg.pooling_nchw_max, linalg.pooling_nchw_sum),
+            "NHWC": (linalg.pooling_nhwc_max, linalg.pooling_nhwc_sum)}
 
 
 def _lower_pool2d(op: nn.Pool2dOp, x: ir.Value) -> ir.Value:
     result = op.result_type
     top, left, bottom, right = op.padding
+    layout = nn.LAYOUTS[op.layout]
+    low = [(0, 0, top, left)[d] for d in layout]
+    high = [(0, 0, bottom, right)[d] for d in layout]
+    pool_max, pool_sum = _POOLING[op.layout]
     # The window operand only carries the window's shape.
     window = tensor.empty(list(op.kernel), _f32())
     if isinstance(op, nn.MaxPool2dOp):
         # Padding is -inf so that it never wins; max is exact in any type.
-        x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), float("-inf"))
+        x = _pad(x, low, high, float("-inf"))
         init = _filled(result.shape, float("-inf"), _element_type(x))
-        return linalg.pooling_nchw_max(x, window, outs=[init], strides=op.strides,
-                                       dilations=[1, 1])
+        return pool_max(x, window, outs=[init], strides=op.strides, dilations=[1, 1])
     # Average pooling divides by the whole window: padding counts as zeros.
-    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
-    total = linalg.pooling_nchw_sum(x, window, outs=[_filled(result.shape, 0.0)],
-                                    strides=op.strides, dilations=[1, 1])
+    x = _pad(x, low, high, 0.0)
+    total = pool_sum(x, window, outs=[_filled(result.shape, 0.0)],
+                     strides=op.strides, dilations=[1, 1])
     size = float(prod(op.kernel))
     return elementwise(result, [total], lambda s: arith.divf(s, constant(size)))
 
@@ -853,8 +877,7 @@ def _lower_fused(op: nn.FusedOp, inputs: list[ir.Value]) -> list[ir.Value]:
 
 
 def _lower_transpose(op: nn.TransposeOp, x: ir.Value) -> ir.Value:
-    init = tensor.empty(list(op.result_type.shape), _element_type(x))
-    return linalg.transpose(x, outs=[init], permutation=list(op.perm)).results[0]
+    return _permuted(x, op.perm)
 
 
 def _lower_reshape(op: nn.ReshapeOp, x: ir.Value) -> ir.Value:

@@ -16,7 +16,7 @@ Expects linalg on tensors. Guarantees: no static 1x1 NCHW convolution of
 stride 1 on an unpadded input is left; the product computes the same sums
 in f32 or the result's type (operands are extended to it); the new ops
 keep the convolution's fusion group; other convolutions are left as they
-are (`cpu-convolutions-to-channels-last` rewrites them, and runs after
+are (`cpu-convolutions-to-channels-last` rewrites them, and runs before
 this pass in the CPU pipeline).
 """
 

@@ -84,3 +84,95 @@ func.func @constant_filter(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) outs(%f : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
   return %c : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// A convolution computed channels-last by the program (nn-assign-layouts):
+// its input is the transpose of an NHWC tensor and its result is
+// transposed back. The transposes cancel against the rewrite's: the NHWC
+// input is copied into the padding's interior, and the epilogue reads the
+// NHWC convolution.
+// CHECK-LABEL: func.func @between_channels_last_transposes
+// CHECK-SAME: (%[[XN:.+]]: tensor<1x16x16x8xf32>
+// CHECK: %[[PADDED:.+]] = linalg.fill {{.*}} -> tensor<1x18x18x8xf32>
+// CHECK: %[[INTERIOR:.+]] = tensor.extract_slice %[[PADDED]][0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1]
+// CHECK: %[[X:.+]] = linalg.copy {{.*}}ins(%[[XN]] : tensor<1x16x16x8xf32>) outs(%[[INTERIOR]] : tensor<1x16x16x8xf32>)
+// CHECK: %[[XP:.+]] = tensor.insert_slice %[[X]] into %[[PADDED]]
+// CHECK: %[[W:.+]] = linalg.transpose ins(%{{.+}} : tensor<64x8x3x3xf32>)
+// CHECK: %[[Y:.+]] = linalg.conv_2d_nhwc_hwcf {{.*}}ins(%[[XP]], %[[W]]
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {{.*}}ins(%[[Y]] : tensor<1x16x16x64xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @between_channels_last_transposes(%xn: tensor<1x16x16x8xf32>, %w: tensor<64x8x3x3xf32>) -> tensor<1x16x16x64xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %en = tensor.empty() : tensor<1x8x16x16xf32>
+  %x = linalg.transpose ins(%xn : tensor<1x16x16x8xf32>) outs(%en : tensor<1x8x16x16xf32>) permutation = [0, 3, 1, 2]
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x8x16x16xf32> to tensor<1x8x18x18xf32>
+  %e = tensor.empty() : tensor<1x64x16x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<1x8x18x18xf32>, tensor<64x8x3x3xf32>) outs(%f : tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+  %eo = tensor.empty() : tensor<1x16x16x64xf32>
+  %cn = linalg.transpose ins(%c : tensor<1x64x16x16xf32>) outs(%eo : tensor<1x16x16x64xf32>) permutation = [0, 2, 3, 1]
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cn : tensor<1x16x16x64xf32>) outs(%eo : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x16x64xf32>
+  return %r : tensor<1x16x16x64xf32>
+}
+
+// -----
+
+// Transposes that do not undo the rewrite's (here H and W swapped) stay.
+// CHECK-LABEL: func.func @other_transposes_stay
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x16x16x8xf32>) outs(%{{.+}} : tensor<1x8x16x16xf32>) permutation = [0, 3, 2, 1]
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x8x16x16xf32>) outs(%{{.+}} : tensor<1x16x16x8xf32>) permutation = [0, 2, 3, 1]
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x14x14x64xf32>) outs(%{{.+}} : tensor<1x64x14x14xf32>) permutation = [0, 3, 1, 2]
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x64x14x14xf32>) outs(%{{.+}} : tensor<1x14x14x64xf32>) permutation = [0, 3, 2, 1]
+func.func @other_transposes_stay(%xn: tensor<1x16x16x8xf32>, %w: tensor<64x8x3x3xf32>) -> tensor<1x14x14x64xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %en = tensor.empty() : tensor<1x8x16x16xf32>
+  %x = linalg.transpose ins(%xn : tensor<1x16x16x8xf32>) outs(%en : tensor<1x8x16x16xf32>) permutation = [0, 3, 2, 1]
+  %e = tensor.empty() : tensor<1x64x14x14xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x16x16xf32>, tensor<64x8x3x3xf32>) outs(%f : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %eo = tensor.empty() : tensor<1x14x14x64xf32>
+  %cn = linalg.transpose ins(%c : tensor<1x64x14x14xf32>) outs(%eo : tensor<1x14x14x64xf32>) permutation = [0, 3, 2, 1]
+  return %cn : tensor<1x14x14x64xf32>
+}
+
+// -----
+
+// A 1x1 convolution of stride 1 between channels-last transposes is the
+// product of its NHWC pixels by its filter as [C, F]; one on an NCHW
+// input is left to cpu-pointwise-convolutions-to-contractions.
+// CHECK-LABEL: func.func @pointwise_between_channels_last_transposes
+// CHECK-SAME: (%[[XN:.+]]: tensor<1x14x14x64xf32>, %[[X:.+]]: tensor<1x64x14x14xf32>
+// CHECK: %[[W:.+]] = linalg.transpose ins(%{{.+}} : tensor<32x64x1x1xf32>) outs(%{{.+}} : tensor<1x1x64x32xf32>) permutation = [2, 3, 1, 0]
+// CHECK: %[[INIT:.+]] = linalg.fill {{.*}} -> tensor<1x14x14x32xf32>
+// CHECK: %[[FILTERS:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<1x1x64x32xf32> into tensor<64x32xf32>
+// CHECK: %[[Y:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[XN]], %[[FILTERS]] : tensor<1x14x14x64xf32>, tensor<64x32xf32>) outs(%[[INIT]] : tensor<1x14x14x32xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}ins(%[[X]]
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[Y]]
+func.func @pointwise_between_channels_last_transposes(%xn: tensor<1x14x14x64xf32>, %x: tensor<1x64x14x14xf32>, %w: tensor<32x64x1x1xf32>) -> (tensor<1x14x14x32xf32>, tensor<1x32x14x14xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %en = tensor.empty() : tensor<1x64x14x14xf32>
+  %t = linalg.transpose ins(%xn : tensor<1x14x14x64xf32>) outs(%en : tensor<1x64x14x14xf32>) permutation = [0, 3, 1, 2]
+  %e = tensor.empty() : tensor<1x32x14x14xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%t, %w : tensor<1x64x14x14xf32>, tensor<32x64x1x1xf32>) outs(%f : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  %eo = tensor.empty() : tensor<1x14x14x32xf32>
+  %cn = linalg.transpose ins(%c : tensor<1x32x14x14xf32>) outs(%eo : tensor<1x14x14x32xf32>) permutation = [0, 2, 3, 1]
+  %d = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x14x14xf32>, tensor<32x64x1x1xf32>) outs(%f : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  return %cn, %d : tensor<1x14x14x32xf32>, tensor<1x32x14x14xf32>
+}

@@ -18,8 +18,8 @@ from lamina.targets import _REGISTRY, available_targets, get_target, register_ta
 from lamina.targets.cpu import CPUTarget
 from lamina.targets.host import _detect_from_cpuinfo, detect_host
 
-CPU_STAGES = ["nn", "partitioned", "fused", "linalg", "schedule", "tiled", "bufferized", "loops", "llvm-mlir",
-              "llvm", "asm", "obj"]
+CPU_STAGES = ["nn", "partitioned", "layout", "fused", "linalg", "schedule", "tiled", "bufferized",
+              "loops", "llvm-mlir", "llvm", "asm", "obj"]
 
 LINALG_ADD = """
 func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
@@ -52,7 +52,7 @@ def op_names(module) -> set[str]:
 def test_cpu_stages():
     pipe = Pipeline.for_target("cpu")
     assert pipe.stages == CPU_STAGES
-    assert pipe.mlir_stages == CPU_STAGES[:9]
+    assert pipe.mlir_stages == CPU_STAGES[:10]
     assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
     text = str(pipe)
     assert "bufferized:" in text and "\n  one-shot-bufferize{" in text

@@ -16,15 +16,20 @@ lamina.targets.frontend):
   asked for a distributed run. In `bufferized`, collectives become MPI
   calls (`convert-shard-collectives-to-mpi`, upstream `convert-shard-to-mpi`
   after deallocation, `shard-finalize-mpi`);
+* `layout`: each region of 4-D activations stored NCHW or NHWC, whichever
+  leaves fewer transposes, convolutions and pooling computing in it
+  (`nn-assign-layouts`);
 * `fused`: composites decomposed (`nn-decompose`), f16 and bf16
   contractions and convolutions computed as f32 ones on widened operands
   (`cpu-widen-contractions`), fusion groups formed (`nn-fuse`);
 * `linalg`: `convert-nn-to-linalg` (attention flash-style, in query tiles
   of the register tile's rows and key tiles of 128: `attention-query-tile`),
   then upstream cleanup and elementwise fusion on tensors;
-* `schedule`: convolutions rewritten for their schedules (1x1 ones into
-  contractions, `cpu-pointwise-convolutions-to-contractions`; the other
-  NCHW ones channels-last, `cpu-convolutions-to-channels-last`; grouped
+* `schedule`: convolutions rewritten for their schedules (NCHW ones
+  channels-last, `cpu-convolutions-to-channels-last`, cancelling the
+  transposes around those the program computes channels-last, whose 1x1
+  ones become matrix products of pixels by filters; the other 1x1 ones
+  into contractions in NCHW, `cpu-pointwise-convolutions-to-contractions`; grouped
   ones into sums over their taps, `cpu-grouped-convolutions-to-taps`),
   the filter transposes of bound weights moved into the initialiser
   (`func-split-initializer` again), the
@@ -55,7 +60,8 @@ lamina.targets.frontend):
   horizontal reductions, 1-D transfers); the thread loops become
   `scf.parallel` (one thread: `scf.for`);
 * `llvm-mlir`: the LLVM dialect. Parallel loops become OpenMP
-  (`convert-scf-to-openmp`, `convert-openmp-to-llvm`). Public functions get the C interface
+  (`convert-scf-to-openmp`, `convert-openmp-to-llvm`) with the dynamic
+  schedule (`cpu-dynamic-thread-schedule`). Public functions get the C interface
   (`cpu-request-c-interface`), i1 buffers are stored as bytes
   (`cpu-widen-bool-memrefs`), f16/bf16 arithmetic and math are done in
   f32 (rounded after each op), math functions become LLVM intrinsics or
@@ -113,6 +119,7 @@ from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
 from lamina.passes.cpu_dynamic_thread_schedule import CPUDynamicThreadSchedule
+from lamina.passes.nn_assign_layouts import NNAssignLayouts
 from lamina.lowering.nn_to_linalg import ConvertNNToLinalg
 from lamina.lowering.shard_collectives_to_mpi import ConvertShardCollectivesToMPI
 from lamina.passes.func_split_initializer import FuncSplitInitializer
@@ -202,10 +209,14 @@ class CPUTarget(Target):
                 NNShardPartition(),
             ], description="one rank's program of a sharded nn program, in linalg with shard "
                            "collectives (unchanged without a shard.grid)"),
+            Stage("layout", [
+                NNAssignLayouts(),
+            ], description="4-D activations NCHW or NHWC by region, convolutions and pooling "
+                           "computing in their layout"),
         ] + front[1:] + [
             Stage("schedule", [
-                CPUPointwiseConvolutionsToContractions(),
                 CPUConvolutionsToChannelsLast(),
+                CPUPointwiseConvolutionsToContractions(),
                 CPUGroupedConvolutionsToTaps(),
                 FuncSplitInitializer(),
                 TunedChoices(schedule.model()),

@@ -141,3 +141,27 @@ func.func @result_ignores_strides(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf3
   %0 = "nn.conv2d"(%x, %w) {strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return
 }
+
+// -----
+
+func.func @unknown_layout(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'nn.conv2d' op attribute 'layout': "NCWH" is not one of "NCHW", "NHWC"}}
+  %0 = "nn.conv2d"(%x, %w) {layout = "NCWH"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @channels_last_channels(%x: tensor<1x8x8x3xf32>, %w: tensor<4x8x3x3xf32>) {
+  // expected-error @+1 {{'nn.conv2d' op conv2d input channels differ: input has 3, weight expects 8 x 1 groups}}
+  %0 = "nn.conv2d"(%x, %w) {layout = "NHWC"} : (tensor<1x8x8x3xf32>, tensor<4x8x3x3xf32>) -> tensor<1x6x6x4xf32>
+  return
+}
+
+// -----
+
+func.func @channels_last_rank(%x: tensor<8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'nn.conv2d' op conv2d input must be NHWC (rank 4), got tensor<8x8x3xf32>}}
+  %0 = "nn.conv2d"(%x, %w) {layout = "NHWC"} : (tensor<8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<6x6x4xf32>
+  return
+}

@@ -85,3 +85,11 @@ func.func @result_mismatch(%x: tensor<1x3x8x8xf32>) {
   %0 = "nn.avg_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
   return
 }
+
+// -----
+
+func.func @channels_last_result_mismatch(%x: tensor<1x8x8x3xf32>) {
+  // expected-error @+1 {{'nn.max_pool2d' op result type tensor<1x3x4x4xf32> does not match the inferred type tensor<1x4x4x3xf32>}}
+  %0 = "nn.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : (tensor<1x8x8x3xf32>) -> tensor<1x3x4x4xf32>
+  return
+}

@@ -182,9 +182,10 @@ func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %ba: tensor<3x4x8xf
 // CHECK: "nn.conv2d"(%[[X]], %[[W]]) {dilations = array<i64: 2, 2>, padding = array<i64: 0, 1, 2, 3>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x8xf32>
 // CHECK: "nn.conv2d"(%[[X]], %[[WG]]) {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x6x6xf32>
 // CHECK: "nn.conv2d"(%{{.+}}, %{{.+}}, %{{.+}}) {strides = array<i64: 1, 2>} : (tensor<2x3x5x5xbf16>, tensor<4x3x1x1xbf16>, tensor<4xbf16>) -> tensor<2x4x5x3xbf16>
+// CHECK: "nn.conv2d"(%{{.+}}, %[[W]]) {layout = "NHWC", strides = array<i64: 2, 1>} : (tensor<1x8x8x4xf32>, tensor<6x4x3x3xf32>) -> tensor<1x3x6x6xf32>
 func.func @conv2d(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>,
                   %wg: tensor<8x2x3x3xf32>, %xb: tensor<2x3x5x5xbf16>, %wb: tensor<4x3x1x1xbf16>,
-                  %bb: tensor<4xbf16>) {
+                  %bb: tensor<4xbf16>, %xn: tensor<1x8x8x4xf32>) {
   %0 = "nn.conv2d"(%x, %w) : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
   %1 = "nn.conv2d"(%x, %w, %b) : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x6x6xf32>
   %2 = "nn.conv2d"(%x, %w, %b) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x6x6xf32>
@@ -192,6 +193,7 @@ func.func @conv2d(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6
   %4 = "nn.conv2d"(%x, %w) {dilations = array<i64: 2, 2>, padding = array<i64: 0, 1, 2, 3>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x8xf32>
   %5 = "nn.conv2d"(%x, %wg) {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x6x6xf32>
   %6 = "nn.conv2d"(%xb, %wb, %bb) {strides = array<i64: 1, 2>} : (tensor<2x3x5x5xbf16>, tensor<4x3x1x1xbf16>, tensor<4xbf16>) -> tensor<2x4x5x3xbf16>
+  %7 = "nn.conv2d"(%xn, %w) {layout = "NHWC", strides = array<i64: 2, 1>} : (tensor<1x8x8x4xf32>, tensor<6x4x3x3xf32>) -> tensor<1x3x6x6xf32>
   return
 }
 
