@@ -955,6 +955,152 @@ class ReduceMaxOp(ReduceOp, name="reduce_max"):
 
 
 # ---------------------------------------------------------------------------
+# Elements of an index space: the elementwise and row kernels.
+
+
+def unravel(position: int, shape: Sequence[int]) -> tuple[int, ...]:
+    """The row-major coordinates of a flat position in `shape`."""
+    coordinates = []
+    for extent in reversed(shape):
+        coordinates.append(position % extent)
+        position //= extent
+    return tuple(reversed(coordinates))
+
+
+def broadcast_coordinates(coordinates: Sequence, operand_shape: Sequence[int]) -> list:
+    """The coordinates of an operand broadcast (NumPy rules) to the space
+    of `coordinates`: its dims of 1 at 0, its missing leading dims
+    dropped."""
+    coordinates = list(coordinates)[len(coordinates) - len(operand_shape):]
+    return [0 if size == 1 else c for size, c in zip(operand_shape, coordinates)]
+
+
+class ElementsOp(KernelOp):
+    """Base of the ops that move a 1-d register tile to or from a run of
+    elements of an index space: `shape` (row-major) is the space, `offset`
+    the flat position of the tile's element 0, `count` how many of the
+    tile's first elements are in the run. The global memref has
+    `shape` or broadcasts to it (NumPy rules); positions past the run or
+    past the end of the space are not moved."""
+
+    def verify_operands(self, tile, buffer, offset):
+        if tile.rank != 1:
+            raise VerifyError(f"moves a 1-d register tile; got {tile}")
+        _same_dtype(tile, buffer)
+        if any(s < 0 for s in self.shape):
+            raise VerifyError(f"'shape' has a negative size: {list(self.shape)}")
+        _verify_broadcast([buffer], MemRefType(tuple(self.shape), buffer.dtype))
+        if not 0 <= self.count <= tile.shape[0]:
+            raise VerifyError(f"'count' must be in [0, {tile.shape[0]}], got {self.count}")
+
+    def run_length(self, tile_length: int) -> int:
+        return self.count
+
+    def positions(self, tile_length: int, offset: int) -> list[tuple[int, tuple[int, ...]]]:
+        """(tile element, coordinates in the space) of each position moved."""
+        size = math.prod(self.shape)
+        return [(i, unravel(offset + i, self.shape)) for i in range(self.run_length(tile_length))
+                if offset + i < size]
+
+
+class LoadElementsOp(ElementsOp, name="load_elements"):
+    """Loads a run of elements of the index space `shape` from global
+    memory into a 1-d register tile: element `i` of `dst` is `src` at the
+    coordinates of flat position `offset + i`, broadcast into `src`'s shape
+    (a bias row, a row statistic, a scalar). Elements of `dst` outside the
+    run read zeros. Each thread loads its own elements, so an operand that
+    broadcasts is read from global memory per element, and elements whose
+    `src` is the space itself, contiguous and aligned, as vectors.
+
+    Example: "hw.load_elements"(%x, %tile, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<7x33xf32>, memref<64xf32, #gpu.address_space<private>>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+
+    def verify_operands(self, src, dst, offset):
+        super().verify_operands(dst, src, offset)
+
+    def reference(self, src, dst, offset):
+        dst[...] = 0
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            dst[i] = src[tuple(broadcast_coordinates(coordinates, src.shape))]
+
+
+class StoreElementsOp(ElementsOp, name="store_elements"):
+    """Stores a 1-d register tile into a run of elements of the index space
+    `shape`, which is `dst`'s: element `i` of `src` goes to flat position
+    `offset + i` of `dst`; elements outside the run are not stored.
+
+    Example: "hw.store_elements"(%tile, %y, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<64xf32, #gpu.address_space<private>>, memref<7x33xf32>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+
+    def verify_operands(self, src, dst, offset):
+        super().verify_operands(src, dst, offset)
+        if dst.shape != tuple(self.shape):
+            raise VerifyError(f"stores into {dst}, whose shape is not the space "
+                              f"{dims(self.shape)}")
+
+    def reference(self, src, dst, offset):
+        for i, coordinates in self.positions(src.shape[0], int(offset)):
+            dst[coordinates] = src[i]
+
+
+# The steps of a block reduction and their identities.
+REDUCTION_COMBINES = {"add": 0.0, "mul": 1.0, "maximum": -math.inf, "minimum": math.inf}
+
+
+class BlockReduceOp(KernelOp, name="block_reduce"):
+    """Folds the first `count` elements of a 1-d register tile with `combine` (add, mul, maximum, minimum; the nn
+    reductions' steps) into a one-element register tile that every thread
+    holds, in f32, rounded once to `out`'s type; an empty fold gives the
+    step's identity. On the GPU each thread folds its elements, each warp
+    its threads' by shuffles (shfl.sync.bfly), and a block of several
+    warps their totals through `scratch`, a shared f32 vector of at least
+    one element per warp, between barriers: the op writes and reads
+    `scratch` and synchronises the block before and after, so consecutive
+    reductions may share it. A block of one warp needs no scratch.
+
+    Example: "hw.block_reduce"(%x, %max, %scratch) {combine = "maximum", count = 1000 : i64} : (memref<1024xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>, memref<8xf32, #gpu.address_space<workgroup>>) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    scratch: Variadic[Operand[MemRefOf("f32", space="workgroup")]]
+    combine: EnumAttr(*REDUCTION_COMBINES)
+    count: IntAttr
+
+    def verify_operands(self, x, out, scratch):
+        if x.rank != 1 or math.prod(out.shape) != 1:
+            raise VerifyError(f"folds a 1-d register tile into a tile of one element; got "
+                              f"{x} into {out}")
+        _same_dtype(x, out)
+        if len(scratch) > 1 or scratch and scratch[0].rank != 1:
+            raise VerifyError("takes at most one scratch tile, a shared f32 vector")
+        if not 0 <= self.count <= x.shape[0]:
+            raise VerifyError(f"'count' must be in [0, {x.shape[0]}], got {self.count}")
+
+    def fold(self, values: np.ndarray) -> float:
+        if values.size == 0:
+            return REDUCTION_COMBINES[self.combine]
+        step = {"add": np.add, "mul": np.multiply, "maximum": np.maximum,
+                "minimum": np.minimum}[self.combine]
+        return step.reduce(values.astype(np.float32))
+
+    def reference(self, x, out, scratch):
+        out[...] = np.asarray(self.fold(x[:self.count])).astype(out.dtype)
+
+
+# ---------------------------------------------------------------------------
 # Stores with an epilogue.
 
 

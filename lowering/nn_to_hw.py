@@ -66,6 +66,7 @@ products accumulated in f32 and rounded once, as the nn references do.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -437,25 +438,28 @@ def new_kernel(kernels: ir.Block, name: str, argument_types: list[ir.Type],
 
 def launch(last: ir.Operation, inputs: list[ir.Value], kernel: str, grid: tuple[int, ...],
            block: tuple[int, ...] = (THREADS,)) -> None:
-    """Replaces the result of `last`, an op of the host function, by the
-    output of a launch of `kernel`: its arguments are buffers of the
-    tensors `inputs`, of their shapes, and a new buffer of the result,
-    which the kernel writes; the caller erases the ops it lowered. A
-    result with no elements (a dim of size 0) is the new buffer alone: no
-    launch (a grid has no size 0), and the kernel, which a lowering need
-    not build then (`is_empty`), is erased where it was built."""
-    out = type_view(last.results[0].type)
+    """Replaces the results of `last`, an op of the host function, by the
+    outputs of a launch of `kernel`: its arguments are buffers of the
+    tensors `inputs`, of their shapes, and a new buffer for each result,
+    which the kernel writes; the caller erases the ops it lowered. Results
+    with no elements (a dim of size 0) are new buffers alone: no launch (a
+    grid has no size 0), and the kernel, which a lowering need not build
+    then (`is_empty`), is erased where it was built."""
     empty = is_empty(last)
     with ir.InsertionPoint(last), last.location:
         operands = [] if empty else [_buffer(v) for v in inputs]
-        result = memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
+        outs = [type_view(r.type) for r in last.results]
+        results = [memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
+                   for out in outs]
         if empty:
             _erase_kernel(last, kernel)
         else:
-            hw.LaunchOp.build(operands + [result], kernel=kernel, grid=grid, block=block)
-        value = bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
-                                         writable=True).result
-    last.results[0].replace_all_uses_with(value)
+            hw.LaunchOp.build(operands + results, kernel=kernel, grid=grid, block=block)
+        values = [bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
+                                           writable=True).result
+                  for out, result in zip(outs, results)]
+    for old, value in zip(last.results, values):
+        old.replace_all_uses_with(value)
 
 
 def _erase_kernel(op: ir.Operation, name: str) -> None:
@@ -471,10 +475,300 @@ def _erase_kernel(op: ir.Operation, name: str) -> None:
 
 
 def is_empty(op: ir.Operation) -> bool:
-    """Whether the result of `op` has no elements (a dim of size 0)."""
-    return 0 in type_view(op.results[0].type).shape
+    """Whether the results of `op` have no elements (a dim of size 0)."""
+    return all(0 in type_view(r.type).shape for r in op.results)
 
 
+
+
+# ---------------------------------------------------------------------------
+# Elementwise and row kernels: the ops of a fusion group (or one op) on
+# runs of their index space.
+
+# Where a value of a row kernel lives: a tile of the row's elements, or the
+# row's statistic (one element every thread holds).
+ROW, STAT = "row", "stat"
+
+
+class GroupNotLowered(Exception):
+    """A group (or op) that the elementwise and row kernels do not cover."""
+
+
+@dataclass
+class KernelGroup:
+    """The nn ops of one kernel: `ops` in order (nn ops and splat
+    constants), reading `arguments` (the kernel's inputs, in order) and
+    giving `results` (its outputs, in order)."""
+
+    ops: list[ir.Operation]
+    arguments: list[ir.Value]
+    results: list[ir.Value]
+    # The host's values passed for `arguments`.
+    inputs: list[ir.Value]
+
+    @classmethod
+    def of_op(cls, op: ir.Operation) -> "KernelGroup":
+        """One nn op as a group: its distinct operands are the inputs."""
+        operands = []
+        for value in op.operands:
+            if not any(value == seen for seen in operands):
+                operands.append(value)
+        return cls([op], operands, list(op.results), operands)
+
+    @classmethod
+    def of_fused(cls, op: ir.Operation, body: ir.Operation) -> "KernelGroup":
+        """The body of an nn.fused op."""
+        block = body.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        returned = ops.pop()
+        return cls(ops, list(block.arguments), list(returned.operands), list(op.operands))
+
+
+def _splat(op: ir.Operation) -> float | None:
+    """The value of a splat constant tensor, or None for other ops."""
+    if op.name != "arith.constant":
+        return None
+    attribute = op.attributes["value"]
+    if not isinstance(attribute, ir.DenseElementsAttr) or not attribute.is_splat:
+        return None
+    element = attribute.get_splat_value()
+    return float(ir.FloatAttr(element).value) if isinstance(element, ir.FloatAttr) else None
+
+
+class GroupKernel:
+    """Writes the grid-stride kernel of an elementwise or reduction group.
+
+    Elementwise groups: the index space is the shape every output has; a
+    block's tile is `threads * per_thread` consecutive elements of it, and
+    the blocks stride over the tiles. Reduction groups: their reductions
+    fold the same trailing axes of one domain; a row is a run of the
+    folded elements, a block holds it in registers (`nvidia.row_kernel_shape`:
+    one warp for short rows), and the blocks stride over the rows. Each
+    value of the group is a register tile: a row's (or tile's) elements, or
+    the row's statistic after a `hw.block_reduce` (a tile of one element
+    every thread holds, broadcast where row values read it); inputs are
+    loaded per thread, broadcast into the space (`hw.load_elements`), and
+    outputs stored as runs (`hw.store_elements`). Each nn op rounds its
+    result to its type as the nn references do; reductions accumulate in
+    f32."""
+
+    def __init__(self, group: KernelGroup, name: str, chip: str):
+        self.group, self.name = group, name
+        self.arch = nvidia.architecture(chip)
+        self.views = {}
+        for op in group.ops:
+            if op.name.startswith("nn."):
+                self.views[op] = lookup_op(op.name).from_operation(op)
+        reductions = [v for v in self.views.values() if isinstance(v, nn.ReductionOp)]
+        for value in group.results:
+            if type_view(value.type).dtype not in hw.TILE_TYPES:
+                raise GroupNotLowered(f"its result {value.type} is not of f32, f16 or bf16")
+        for op, view in self.views.items():
+            if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
+                raise GroupNotLowered(f"it holds '{op.name}'")
+            for value in list(op.operands) + list(op.results):
+                if type_view(value.type).dtype not in hw.TILE_TYPES:
+                    raise GroupNotLowered(f"'{op.name}' has a {type_view(value.type).dtype} "
+                                          "operand or result; register tiles hold floats")
+        if reductions:
+            self.row_space(reductions)
+        else:
+            shapes = {type_view(v.type).shape for v in group.results}
+            if len(shapes) != 1:
+                raise GroupNotLowered("its results differ in shape")
+            self.domain = shapes.pop()
+            elements = math.prod(self.domain)
+            self.threads, per_thread, self.grid = nvidia.elementwise_kernel_shape(
+                elements, self.arch)
+            self.length = self.threads * per_thread
+            self.columns = self.count = self.length
+            self.rows = -(-elements // self.length)
+            self.stat_shapes = set()
+
+    def row_space(self, reductions: list) -> None:
+        domains = {type_view(v.operation.operands[0].type).shape for v in reductions}
+        rank = len(next(iter(domains)))
+        axes = {v.normalized_axes(rank) for v in reductions}
+        if len(domains) != 1 or len(axes) != 1:
+            raise GroupNotLowered("its reductions differ in domain or axes")
+        self.domain, axes = domains.pop(), axes.pop()
+        if axes != tuple(range(rank - len(axes), rank)):
+            raise GroupNotLowered(f"its reductions fold axes {list(axes)} of a rank-{rank} "
+                                  "domain; row kernels fold trailing axes")
+        self.columns = math.prod(self.domain[rank - len(axes):])
+        self.rows = math.prod(self.domain[:rank - len(axes)])
+        shape = nvidia.row_kernel_shape(self.columns)
+        if shape is None:
+            raise GroupNotLowered(f"its rows of {self.columns} elements do not fit in a "
+                                  "block's registers")
+        self.threads, per_thread = shape
+        self.length = self.threads * per_thread
+        self.count = self.columns
+        resident = max(1, self.arch.threads_per_sm // self.threads)
+        self.grid = max(1, min(self.rows, resident * self.arch.sms))
+        kept = tuple(1 if i in axes else d for i, d in enumerate(self.domain))
+        self.stat_shapes = {kept, self.domain[:rank - len(axes)]}
+
+    # -- levels ----------------------------------------------------------------
+
+    def natural(self, value: ir.Value) -> str | None:
+        """Where a value lives by what computes it: a reduction's result is
+        a statistic, an elementwise op's what its operands are (a row where
+        a row value or its own shape says so); None for inputs and
+        constants and what only they compute (loaded where they are read)."""
+        if value in self._natural:
+            return self._natural[value]
+        owner = value.owner
+        level = None
+        if not isinstance(owner, ir.Block) and owner.operation in self.views:
+            view = self.views[owner.operation]
+            if isinstance(view, nn.ReductionOp):
+                level = STAT
+            else:
+                levels = {self.natural(v) for v in owner.operation.operands}
+                if ROW in levels:
+                    level = ROW
+                elif STAT in levels:
+                    level = STAT if self.stat_shaped(value) else ROW
+        self._natural[value] = level
+        return level
+
+    def stat_shaped(self, value: ir.Value) -> bool:
+        shape = type_view(value.type).shape
+        return any(shape == s[len(s) - len(shape):] and all(d == 1 for d in s[:len(s) - len(shape)])
+                   for s in self.stat_shapes)
+
+    # -- building ----------------------------------------------------------------
+
+    def argument_types(self) -> list[ir.Type]:
+        return [MemRefType(type_view(v.type).shape, type_view(v.type).dtype).to_mlir()
+                for v in self.group.arguments + self.group.results]
+
+    def tile(self, level: str, dtype: str) -> ir.Value:
+        length = self.length if level == ROW else 1
+        with ir.InsertionPoint(self.loop_op), self.location:
+            return hw.AllocOp.build(result_type=MemRefType((length,), dtype, "private"))
+
+    def build(self, body: ir.Block, location: ir.Location) -> None:
+        self.location = location
+        self._natural: dict = {}
+        kernel = new_kernel(body, self.name, self.argument_types(), location)
+        try:
+            self.build_body(kernel, location)
+        except GroupNotLowered:
+            kernel.operation.erase()
+            raise
+
+    def build_body(self, kernel: func.FuncOp, location: ir.Location) -> None:
+        entry = kernel.add_entry_block()
+        arguments = list(entry.arguments)
+        self.buffers = dict(zip(self.group.arguments, arguments))
+        outputs = arguments[len(self.group.arguments):]
+        with location, ir.InsertionPoint(entry):
+            self.scratch = []
+            if self.threads > nvidia.WARP and any(isinstance(v, nn.ReductionOp)
+                                                  for v in self.views.values()):
+                self.scratch = [hw.AllocOp.build(result_type=MemRefType(
+                    (self.threads // nvidia.WARP,), "f32", "workgroup"))]
+            start = hw.BlockIdOp.build(dim=0)
+            loop = scf.ForOp(start, index(self.rows), index(self.grid))
+            self.loop_op = loop.operation
+            with ir.InsertionPoint(loop.body):
+                row = loop.induction_variable
+                self.offsets = {ROW: arith.muli(row, index(self.columns)), STAT: row}
+                self.tiles: dict = {}
+                for value, out in zip(self.group.results, outputs):
+                    self.store(value, out)
+                scf.YieldOp([])
+            func.ReturnOp([])
+
+    def store(self, value: ir.Value, out: ir.Value) -> None:
+        level = self.natural(value) or ROW
+        shape = type_view(value.type).shape
+        if level == ROW and shape != self.domain:
+            raise GroupNotLowered(f"its result {value.type} is not of the shape of its rows' "
+                                  f"space {dims(self.domain)}")
+        tile = self.materialise(value, level, shape if level == STAT else self.domain)
+        hw.StoreElementsOp.build(tile, out, self.offsets[level], shape=list(shape),
+                                 count=self.run_count(level))
+
+    def run_count(self, level: str) -> int:
+        return self.count if level == ROW else 1
+
+    def materialise(self, value: ir.Value, level: str, space: tuple[int, ...]) -> ir.Value:
+        """The register tile holding `value` at `level` (a statistic's tile
+        where a row reads it: broadcast)."""
+        natural = self.natural(value)
+        if natural == STAT:
+            level, space = STAT, type_view(value.type).shape
+        key = (value, level, space)
+        if key in self.tiles:
+            return self.tiles[key]
+        view = type_view(value.type)
+        owner = value.owner
+        op = None if isinstance(owner, ir.Block) else owner.operation
+        if value in self.buffers:
+            tile = self.tile(level, view.dtype)
+            hw.LoadElementsOp.build(self.buffers[value], tile, self.offsets[level],
+                                    shape=list(space), count=self.run_count(level))
+        elif op is not None and _splat(op) is not None:
+            tile = self.tile(level, view.dtype)
+            hw.FillOp.build(tile, value=_splat(op))
+        elif op is not None and op in self.views:
+            tile = self.compute(self.views[op], op, level, space)
+        else:
+            raise GroupNotLowered(f"it reads {value.type} made by '{op.name if op else 'a block'}'")
+        self.tiles[key] = tile
+        return tile
+
+    def compute(self, view, op: ir.Operation, level: str, space) -> ir.Value:
+        if isinstance(view, nn.ReductionOp):
+            return self.reduce(view, op)
+        operand_space = self.domain if level == ROW else type_view(op.results[0].type).shape
+        inputs = [self.materialise(v, level, operand_space) for v in op.operands]
+        out = self.tile(level, type_view(op.results[0].type).dtype)
+        if isinstance(view, nn.CastOp):
+            hw.CastOp.build(inputs[0], out)
+            return out
+        built = hw.MapOp.build(inputs, out, fn=op.name)
+        for attribute in op.attributes:
+            built.operation.attributes[attribute.name] = attribute.attr
+        return out
+
+    def reduce(self, view: nn.ReductionOp, op: ir.Operation) -> ir.Value:
+        x = self.materialise(op.operands[0], ROW, self.domain)
+        total = self.tile(STAT, "f32")
+        if type_view(x.type).dtype != "f32":
+            wide = self.tile(ROW, "f32")
+            hw.CastOp.build(x, wide)
+            x = wide
+        hw.BlockReduceOp.build(x, total, self.scratch, combine=view.combine_kind(),
+                               count=self.count)
+        finish = view.finish_tree(self.columns)
+        if finish.kind != "arg":
+            if finish.kind not in ("div", "mul") or [a.kind for a in finish.args] != ["arg", "const"]:
+                raise GroupNotLowered(f"'{op.name}' finishes its fold with {finish!r}")
+            factor = self.tile(STAT, "f32")
+            hw.FillOp.build(factor, value=finish.args[1].value)
+            hw.MapOp.build([total, factor], total, fn=f"nn.{finish.kind}")
+        dtype = type_view(op.results[0].type).dtype
+        if dtype == "f32":
+            return total
+        out = self.tile(STAT, dtype)
+        hw.CastOp.build(total, out)
+        return out
+
+
+def lower_group(group: KernelGroup, last: ir.Operation, target: "HWLowering") -> None:
+    """The kernel of `group` and its launch in place of `last`'s results;
+    raises GroupNotLowered (before building anything) when the group is
+    not one of an elementwise or row kernel's."""
+    if is_empty(last):
+        launch(last, [], target.name, ())
+        return
+    kernel = GroupKernel(group, target.name, target.chip)
+    kernel.build(target.kernels, last.location)
+    launch(last, group.inputs, target.name, (kernel.grid,), (kernel.threads,))
 
 
 # ---------------------------------------------------------------------------
@@ -518,6 +812,56 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
     return chain.ops
 
 
+def _not_lowered(op: ir.Operation, reason: str) -> PassFailure:
+    return PassFailure(f"'{op.name}' is not lowered to hw kernels: {reason}", op.location)
+
+
+@lowering(nn.ElementwiseOp, to="hw")
+@lowering(nn.ReductionOp, to="hw")
+def lower_elementwise_or_row(op, target: HWLowering) -> list[ir.Operation]:
+    """An elementwise op or a reduction outside any group, as a kernel of
+    its own (`GroupKernel`)."""
+    try:
+        lower_group(KernelGroup.of_op(op.operation), op.operation, target)
+    except GroupNotLowered as reason:
+        raise _not_lowered(op.operation, str(reason)) from None
+    return [op.operation]
+
+
+@lowering(nn.FusedOp, to="hw")
+def lower_fused(op: nn.FusedOp, target: HWLowering) -> list[ir.Operation]:
+    """An elementwise or reduction group as one kernel (`GroupKernel`).
+    Contraction groups are inlined before (their matmul and epilogue are
+    `lower_matmul_chain`'s)."""
+    body = op.body_function()
+    try:
+        lower_group(KernelGroup.of_fused(op.operation, body), op.operation, target)
+    except GroupNotLowered as reason:
+        raise _not_lowered(op.operation, f"its group @{op.body} is neither an elementwise nor a "
+                           f"row kernel's: {reason}") from None
+    return [op.operation]
+
+
+def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
+    """Replaces an nn.fused op by a copy of its body's ops."""
+    block = body.regions[0].blocks[0]
+    mapping = {argument: operand for argument, operand in zip(block.arguments, fused.operands)}
+    with ir.InsertionPoint(fused):
+        for op in block.operations:
+            op = op.operation
+            if op.name == "func.return":
+                for result, value in zip(fused.results, op.operands):
+                    result.replace_all_uses_with(mapping.get(value, value))
+                continue
+            copy = op.clone(ir.InsertionPoint(fused))
+            for i, operand in enumerate(copy.operands):
+                if operand in mapping:
+                    copy.operands[i] = mapping[operand]
+            for old, new in zip(op.results, copy.results):
+                mapping[old] = new
+    fused.erase()
+
+
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
@@ -535,13 +879,36 @@ class ConvertNNToHW(Pass):
         nvidia.architecture(self.chip, PassFailure)
         forced = parse_tiles(self.tiles) if self.tiles else None
         body = module.regions[0].blocks[0]
-        functions = [op.operation for op in body.operations
-                     if op.operation.name == "func.func" and not hw.is_kernel(op.operation)]
         with module.context:
+            groups = self.fusion_groups(module)
+            bodies = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in (
+                op.operation for op in body.operations) if f.name == "func.func"}
+            for fused in groups:
+                if ir.StringAttr(fused.attributes["kind"]).value in (nn.CONTRACTION,
+                                                                     nn.CONVOLUTION):
+                    inline_group(fused, bodies[nn.FusedOp.from_operation(fused).body])
+            names = {nn.FusedOp.from_operation(f).body for f in groups}
+            functions = [op for name, op in bodies.items()
+                         if not hw.is_kernel(op) and name not in names]
             for function in functions:
                 self.convert(function, body, forced)
+            # The bodies of the groups lowered (or inlined) are no longer called.
+            called = {nn.FusedOp.from_operation(f).body for f in self.fusion_groups(module)}
+            for name in names - called:
+                bodies[name].erase()
         if not self.keep_unconverted:
             self.report_unconverted(module)
+
+    @staticmethod
+    def fusion_groups(module: ir.Operation) -> list[ir.Operation]:
+        found = []
+
+        def visit(op):
+            if op.name == "nn.fused":
+                found.append(op.operation)
+            return ir.WalkResult.ADVANCE
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return found
 
     def convert(self, function: ir.Operation, kernels: ir.Block,
                 forced: TileConfig | None) -> None:
