@@ -77,7 +77,8 @@ from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, 
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
-                                   WgmmaLayout, register_layout, shared_alignment)
+                                   ReplicatedLayout, VectorLayout, WgmmaLayout, register_layout,
+                                   shared_alignment)
 from lamina.types import MemRefType, type_view
 
 GPU_MODULE = "hw_kernels"
@@ -509,6 +510,29 @@ def _fill(kernel: KernelLowering, view):
         when(valid, lambda coordinates=coordinates: memref.store(value, out, coordinates))
 
 
+def _operand_slots(kernel, view, inputs: Sequence[ir.Value], out: ir.Value
+                   ) -> tuple[list[RegisterTile], RegisterTile, list[Callable[[int], int]]]:
+    """The tiles of an elementwise op and, per input, the slot that holds
+    its element for each of `out`'s slots: the same slot in the same
+    layout, slot 0 of a one-element tile every thread holds (a row's
+    statistic, broadcast)."""
+    tiles = [kernel.register(v, view.operation) for v in inputs]
+    target = kernel.register(out, view.operation)
+    slots = []
+    for tile in tiles:
+        if tile.layout == target.layout:
+            slots.append(lambda slot: slot)
+        elif isinstance(tile.layout, ReplicatedLayout):
+            slots.append(lambda slot: 0)
+        else:
+            raise PassFailure(f"'{view.op_name()}' on register tiles of different shapes "
+                              f"({tile.type} into {target.type}) is not lowered to the GPU: "
+                              "broadcasting operands are held by other threads (load them "
+                              "broadcast into the result's shape: hw.load_elements)",
+                              view.operation.location)
+    return tiles, target, slots
+
+
 def _same_layout(kernel, view, *values) -> list[RegisterTile]:
     tiles = [kernel.register(v, view.operation) for v in values]
     if any(t.layout != tiles[0].layout for t in tiles):
@@ -521,11 +545,11 @@ def _same_layout(kernel, view, *values) -> list[RegisterTile]:
 def _elementwise(kernel: KernelLowering, view):
     """An elementwise register-tile op on each of this thread's elements,
     through its scalar expression (`view.element`)."""
-    *inputs, out = _same_layout(kernel, view, *view.inputs(), view.operand("out"))
+    inputs, out, slots = _operand_slots(kernel, view, view.inputs(), view.operand("out"))
     element = ir.MemRefType(out.storage.type).element_type
     for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(from_f32(view.element(
-            [to_f32(tile.load(slot)) for tile in inputs]), element), slot))
+            [to_f32(tile.load(at(slot))) for tile, at in zip(inputs, slots)]), element), slot))
 
 
 def _instruction(kernel: KernelLowering, view):
@@ -535,6 +559,180 @@ def _instruction(kernel: KernelLowering, view):
     for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(
             view.ptx_element([tile.load(slot) for tile in inputs], element), slot))
+
+
+# -- runs of elements and block reductions ---------------------------------
+
+
+def _flat(value: ir.Value) -> ir.Value:
+    """A global memref as the 1-d memref of its elements (row-major)."""
+    rank = len(shape(value))
+    if rank == 1:
+        return value
+    flat_type = MemRefType((math.prod(shape(value)),), type_view(value.type).dtype).to_mlir()
+    return memref.collapse_shape(flat_type, value, [list(range(rank))])
+
+
+def _space_coordinates(position: ir.Value, space: Sequence[int]) -> list[ir.Value]:
+    coordinates = []
+    for extent in reversed(space[1:]):
+        coordinates.append(rem(position, extent))
+        position = div(position, extent)
+    coordinates.append(position)
+    return list(reversed(coordinates))
+
+
+class ElementRun:
+    """A `hw.load_elements` or `hw.store_elements` as each thread moves its
+    elements: by vectors of the tile's layout where the global memref is
+    the space itself (no broadcast), the run's offset a multiple of the
+    vector by construction and the run and the space whole vectors; else
+    element by element, an operand that broadcasts read at its broadcast
+    coordinates."""
+
+    def __init__(self, kernel: KernelLowering, view, tile: ir.Value, buffer: ir.Value):
+        self.kernel, self.view, self.buffer = kernel, view, buffer
+        self.tile = kernel.register(tile, view.operation)
+        self.space = tuple(view.shape)
+        self.size = math.prod(self.space)
+        self.offset = view.operand("offset")
+        (length,) = self.tile.type.shape
+        self.count = view.count
+        layout = self.tile.layout
+        width = layout.width if isinstance(layout, VectorLayout) else 1
+        whole = (shape(buffer) == self.space and self.size % width == 0
+                 and self.count % width == 0 and _multiple_of(self.offset, width))
+        self.width = width if whole and width > 1 else 1
+        self.flat = _flat(buffer) if self.width > 1 else None
+
+    def inside(self, element) -> ir.Value | None:
+        """Whether tile element `element` is in the run and the space."""
+        (length,) = self.tile.type.shape
+        position = add(self.offset, element)
+        condition = less(position, self.size)
+        if self.count < length:
+            condition = _both(condition, less(element, self.count))
+        return condition
+
+    def vectors(self) -> list[tuple[int, ir.Value]]:
+        """(first slot, first tile element) of each of this thread's runs of
+        `width` slots."""
+        positions = self.tile.layout.positions(self.kernel, INDEX)
+        return [(slot, positions[slot][0][0]) for slot in range(0, len(positions), self.width)]
+
+    def coordinates(self, element) -> list[ir.Value]:
+        found = _space_coordinates(add(self.offset, element), self.space)
+        return [index(0) if isinstance(c, int) else c
+                for c in hw.broadcast_coordinates(found, shape(self.buffer))]
+
+    def load(self) -> None:
+        element_type = ir.MemRefType(self.buffer.type).element_type
+        zero = arith.constant(element_type, 0.0)
+        if isinstance(self.tile.layout, ReplicatedLayout):
+            self.load_element(0, index(0), zero)
+            return
+        for slot, element in self.vectors():
+            if self.width == 1:
+                self.load_element(slot, element, zero)
+                continue
+            vector_type = ir.VectorType.get([self.width], element_type)
+            branch = scf.IfOp(self.inside(element), [vector_type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([vector.load(vector_type, self.flat, [add(self.offset, element)],
+                                         alignment=self.width * _element_bytes(self.buffer))])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([vector.broadcast(vector_type, zero)])
+            for v in range(self.width):
+                self.tile.store(vector.extract(branch.results[0], [], [v]), slot + v)
+
+    def load_element(self, slot: int, element, zero: ir.Value) -> None:
+        branch = scf.IfOp(self.inside(element), [zero.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([memref.load(self.buffer, self.coordinates(element))])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([zero])
+        self.tile.store(branch.results[0], slot)
+
+    def store(self) -> None:
+        if isinstance(self.tile.layout, ReplicatedLayout):
+            # Every thread holds the element: the block's first stores it.
+            when(_both(self.kernel.leader(), self.inside(index(0))), lambda: memref.store(
+                self.tile.load(0), self.buffer, self.coordinates(index(0))))
+            return
+        element_type = ir.MemRefType(self.buffer.type).element_type
+        for slot, element in self.vectors():
+            if self.width == 1:
+                when(self.inside(element), lambda slot=slot, element=element: memref.store(
+                    self.tile.load(slot), self.buffer, self.coordinates(element)))
+                continue
+
+            def write(slot=slot, element=element):
+                values = [self.tile.load(slot + v) for v in range(self.width)]
+                vector.store(vector.from_elements(ir.VectorType.get([self.width], element_type),
+                                                  values),
+                             self.flat, [add(self.offset, element)],
+                             alignment=self.width * _element_bytes(self.buffer))
+            when(self.inside(element), write)
+
+
+@lowers("hw.load_elements")
+def _load_elements(kernel: KernelLowering, view):
+    ElementRun(kernel, view, view.operand("dst"), view.operand("src")).load()
+
+
+@lowers("hw.store_elements")
+def _store_elements(kernel: KernelLowering, view):
+    ElementRun(kernel, view, view.operand("src"), view.operand("dst")).store()
+
+
+_COMBINE = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
+            "minimum": arith.minimumf}
+
+
+def _warp_fold(value: ir.Value, combine: Callable) -> ir.Value:
+    """The fold of `value` over the 32 lanes of a warp, in every lane:
+    butterfly shuffles (shfl.sync.bfly) at distances 16, 8, 4, 2, 1."""
+    i32 = ir.IntegerType.get_signless(32)
+    width = arith.constant(i32, WARP)
+    distance = WARP // 2
+    while distance:
+        shuffled = gpu.ShuffleOp(value, arith.constant(i32, distance), width,
+                                 gpu.ShuffleMode.XOR).results[0]
+        value = combine(value, shuffled)
+        distance //= 2
+    return value
+
+
+@lowers("hw.block_reduce")
+def _block_reduce(kernel: KernelLowering, view):
+    x = kernel.register(view.operand("x"), view.operation)
+    out = kernel.register(view.operand("out"), view.operation)
+    scratch = list(view.operand("scratch"))
+    combine = _COMBINE[view.combine]
+    identity = arith.constant(ir.F32Type.get(), hw.REDUCTION_COMBINES[view.combine])
+    (length,) = x.type.shape
+    total = identity
+    for slot, ((element,), valid) in enumerate(x.layout.positions(kernel, INDEX)):
+        inside = _both(valid, less(element, view.count) if view.count < length else None)
+        value = to_f32(x.load(slot))
+        if inside is not None:
+            value = arith.select(inside, value, identity)
+        total = combine(total, value)
+    total = _warp_fold(total, combine)
+    warps = kernel.threads // WARP
+    if warps > 1:
+        if not scratch:
+            raise PassFailure(f"a block reduction in a block of {warps} warps needs a scratch "
+                              "tile (hw-check reports this)", view.operation.location)
+        shared = scratch[0]
+        first_lane = arith.cmpi(arith.CmpIPredicate.eq, kernel.lane, index(0))
+        when(first_lane, lambda: memref.store(total, shared, [kernel.warp]))
+        gpu.BarrierOp()
+        total = identity
+        for w in range(warps):
+            total = combine(total, memref.load(shared, [index(w)]))
+        gpu.BarrierOp()
+    out.store(from_f32(total, ir.MemRefType(out.storage.type).element_type), 0)
 
 
 def _multiple_of(value: ir.Value, factor: int) -> bool:

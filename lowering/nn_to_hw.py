@@ -179,10 +179,82 @@ class MatmulChain:
     # expression has an arith-only body).
     activation: scalar.Scalar | None = None
     ops: list | None = None
+    # A contraction group's chain: its body's ops after the matmul (the
+    # epilogue, computed op by op), the body's arguments read by them
+    # (`extras`, at the output's position or column) and the host's values
+    # for the body's arguments.
+    group_ops: list | None = None
+    group_extras: list | None = None
+    group_inputs: dict | None = None
+    group_result: ir.Value | None = None
 
     @property
     def last(self) -> ir.Operation:
         return self.ops[-1]
+
+    @property
+    def extras(self) -> list[ir.Value]:
+        """The values the epilogue reads besides the accumulator."""
+        if self.group_ops is not None:
+            return self.group_extras
+        return [self.bias] if self.bias is not None else []
+
+    def host_value(self, value: ir.Value) -> ir.Value:
+        """The host's value for a value of the chain (a body's argument)."""
+        return self.group_inputs.get(value, value) if self.group_inputs else value
+
+
+def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
+    a, b = (type_view(v.type) for v in matmul.operands)
+    return a.dtype in ("f16", "bf16") and a.rank == b.rank and a.rank in (2, 3) \
+        and a.shape[:-2] == b.shape[:-2]
+
+
+def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
+    """The chain of a contraction group whose matmul fits a kernel and whose
+    other ops are an epilogue: elementwise ops of the matmul's result shape
+    with arith-only scalar forms (and casts), reading splat constants and
+    arguments shaped like the result or like a row of it; None otherwise."""
+    block = body.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    returned = ops.pop()
+    matmuls = [o for o in ops if o.name == "nn.matmul"]
+    if len(matmuls) != 1 or len(returned.operands) != 1 or not _fits_matmul_kernel(matmuls[0]):
+        return None
+    matmul = matmuls[0]
+    result = type_view(matmul.results[0].type)
+    rows = {(result.shape[-1],), (1, result.shape[-1]), result.shape}
+    produced = {matmul.results[0]}
+    extras, epilogue = [], []
+    for op in ops:
+        if op is matmul or _splat(op) is not None:
+            if _splat(op) is not None:
+                produced.add(op.results[0])
+            continue
+        op_class = lookup_op(op.name)
+        if op_class is None or not issubclass(op_class, nn.ElementwiseOp) \
+                or type_view(op.results[0].type).shape != result.shape \
+                or type_view(op.results[0].type).dtype not in hw.TILE_TYPES:
+            return None
+        if not issubclass(op_class, nn.CastOp):
+            tree = op_class.from_operation(op).scalar_tree()
+            if tree is None or not scalar.arith_only_supported(tree):
+                return None
+        for value in op.operands:
+            if value in produced:
+                continue
+            if not isinstance(value.owner, ir.Block) or type_view(value.type).shape not in rows \
+                    or type_view(value.type).dtype not in hw.TILE_TYPES:
+                return None
+            if value not in extras:
+                extras.append(value)
+        produced.add(op.results[0])
+        epilogue.append(op)
+    inputs = dict(zip(block.arguments, fused.operands))
+    if any(value not in inputs for value in matmul.operands):
+        return None
+    return MatmulChain(matmul, ops=[fused], group_ops=epilogue, group_extras=extras,
+                       group_inputs=inputs, group_result=returned.operands[0])
 
 
 def _single_user(value: ir.Value) -> ir.Operation | None:
@@ -195,9 +267,7 @@ def _single_user(value: ir.Value) -> ir.Operation | None:
 
 def find_chain(matmul: ir.Operation) -> MatmulChain | None:
     """The chain a matmul starts, or None when it does not fit a kernel."""
-    a, b = (type_view(v.type) for v in matmul.operands)
-    if a.dtype not in ("f16", "bf16") or a.rank != b.rank or a.rank not in (2, 3) \
-            or a.shape[:-2] != b.shape[:-2]:
+    if not _fits_matmul_kernel(matmul):
         return None
     result = type_view(matmul.results[0].type)
     chain = MatmulChain(matmul, ops=[matmul])
@@ -288,7 +358,7 @@ class KernelBuilder:
         self.dtype = a.dtype
         self.element = ir.Type.parse(self.dtype)
         self.out = type_view(chain.last.results[0].type)
-        self.extra = type_view(chain.bias.type) if chain.bias is not None else None
+        self.extras = [type_view(v.type) for v in chain.extras]
         row_bytes = {dim * 2 for dim in (self.k, self.n)}
         # TMA loads where wgmma reads them (sm_90a) and the rows allow.
         self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None and all(
@@ -302,49 +372,74 @@ class KernelBuilder:
         grid = (-(-self.m // self.tiles.block_m), -(-self.n // self.tiles.block_n))
         return grid + (self.batch,) if self.batch else grid
 
-    @property
-    def extra_shape(self) -> tuple[int, ...] | None:
-        """The shape the kernel reads the bias or residual in: the result's
+    def extra_shape(self, extra) -> tuple[int, ...]:
+        """The shape the kernel reads a bias or residual in: the result's
         (a residual, or a [1, N] bias of a one-row result, which is the
         same), else a vector of the N columns (a bias row)."""
-        if self.extra is None:
-            return None
-        return self.extra.shape if self.extra.shape == self.out.shape else (self.n,)
+        return extra.shape if extra.shape == self.out.shape else (self.n,)
 
     def argument_types(self) -> list[ir.Type]:
         batch = (self.batch,) if self.batch else ()
         types = [MemRefType(batch + (self.m, self.k), self.dtype),
                  MemRefType(batch + (self.k, self.n), self.dtype)]
-        if self.extra is not None:
-            types.append(MemRefType(self.extra_shape, self.extra.dtype))
+        types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
 
     def epilogue(self, body: ir.Block, location: ir.Location) -> str:
         """A private function computing an output element."""
         name = f"{self.name}_epilogue"
-        inputs = [ir.F32Type.get()] + ([ir.Type.parse(self.extra.dtype)]
-                                       if self.extra is not None else [])
+        inputs = [ir.F32Type.get()] + [ir.Type.parse(e.dtype) for e in self.extras]
         output = ir.Type.parse(self.out.dtype)
         with ir.InsertionPoint(body), location:
             function = func.FuncOp(name, (inputs, [output]), visibility="private")
             with ir.InsertionPoint(function.add_entry_block()):
                 value = function.arguments[0]
-                if self.extra is not None:
+                if self.chain.group_ops is not None:
+                    value = self.group_epilogue(list(function.arguments))
+                elif self.extras:
                     value = arith.addf(value, arith.extf(ir.F32Type.get(),
                                                          function.arguments[1]))
                 if self.chain.activation is not None:
                     value = scalar.to_mlir(self.chain.activation, [value], arith_only=True)
                 # Rounded to the matmul's type once, as the nn ops' results
                 # are, then cast (nn.cast) to the output's.
-                value = arith.truncf(self.element, value)
-                if self.out.dtype != self.dtype:
+                if self.chain.group_ops is None:
+                    value = arith.truncf(self.element, value)
+                if self.chain.group_ops is None and self.out.dtype != self.dtype:
                     value = arith.extf(ir.F32Type.get(), value)
                     if self.out.dtype != "f32":
                         value = arith.truncf(output, value)
                 func.ReturnOp([value])
         relax_epilogue_arithmetic(function)
         return name
+
+    def group_epilogue(self, arguments: list[ir.Value]) -> ir.Value:
+        """A contraction group's epilogue on an element: the matmul's value
+        (the f32 accumulator rounded to its type), then each op of the
+        group on f32 operands, rounded to its result's type, as the nn
+        references compute them."""
+        chain = self.chain
+        f32 = ir.F32Type.get()
+        values = {chain.matmul.results[0]: arith.truncf(self.element, arguments[0])}
+        values.update(zip(chain.group_extras, arguments[1:]))
+
+        def operand(value: ir.Value) -> ir.Value:
+            if value not in values:  # a splat constant
+                values[value] = scalar.cast_float(
+                    arith.constant(f32, _splat(value.owner.operation)),
+                    ir.Type.parse(type_view(value.type).dtype))
+            return scalar.cast_float(values[value], f32)
+        for op in chain.group_ops:
+            target = ir.Type.parse(type_view(op.results[0].type).dtype)
+            operands = [operand(v) for v in op.operands]
+            view = lookup_op(op.name).from_operation(op)
+            if isinstance(view, nn.CastOp):
+                result = operands[0]
+            else:
+                result = scalar.to_mlir(view.scalar_tree(), operands, arith_only=True)
+            values[op.results[0]] = scalar.cast_float(result, target)
+        return values[chain.group_result]
 
     def build(self, body: ir.Block, location: ir.Location) -> None:
         epilogue = self.epilogue(body, location)
@@ -804,12 +899,17 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
         return chain.ops
     builder = KernelBuilder(chain, target.name, target.chip, target.tiles)
     builder.build(target.kernels, op.operation.location)
-    inputs = list(chain.matmul.operands)
-    if chain.bias is not None:
-        with ir.InsertionPoint(chain.last), chain.last.location:
-            inputs.append(reshaped(chain.bias, builder.extra_shape))
-    launch(chain.last, inputs, builder.name, builder.grid)
+    launch_chain(chain, builder)
     return chain.ops
+
+
+def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
+    """The launch of a chain's kernel in place of its last op."""
+    inputs = [chain.host_value(v) for v in chain.matmul.operands]
+    with ir.InsertionPoint(chain.last), chain.last.location:
+        for value, extra in zip(chain.extras, builder.extras):
+            inputs.append(reshaped(chain.host_value(value), builder.extra_shape(extra)))
+    launch(chain.last, inputs, builder.name, builder.grid)
 
 
 def _not_lowered(op: ir.Operation, reason: str) -> PassFailure:
@@ -830,10 +930,21 @@ def lower_elementwise_or_row(op, target: HWLowering) -> list[ir.Operation]:
 
 @lowering(nn.FusedOp, to="hw")
 def lower_fused(op: nn.FusedOp, target: HWLowering) -> list[ir.Operation]:
-    """An elementwise or reduction group as one kernel (`GroupKernel`).
-    Contraction groups are inlined before (their matmul and epilogue are
-    `lower_matmul_chain`'s)."""
+    """An elementwise or reduction group as one kernel (`GroupKernel`); a
+    contraction group as its matmul's kernel with the group's other ops as
+    its epilogue (`group_chain`; the pass inlines the others before)."""
     body = op.body_function()
+    if op.kind in (nn.CONTRACTION, nn.CONVOLUTION):
+        chain = group_chain(op.operation, body)
+        if chain is None:
+            raise _not_lowered(op.operation, f"its group @{op.body} is no matmul kernel's")
+        if is_empty(chain.last):
+            launch(chain.last, [], target.name, ())
+            return chain.ops
+        builder = KernelBuilder(chain, target.name, target.chip, target.tiles)
+        builder.build(target.kernels, chain.matmul.location)
+        launch_chain(chain, builder)
+        return chain.ops
     try:
         lower_group(KernelGroup.of_fused(op.operation, body), op.operation, target)
     except GroupNotLowered as reason:
@@ -881,13 +992,17 @@ class ConvertNNToHW(Pass):
         body = module.regions[0].blocks[0]
         with module.context:
             groups = self.fusion_groups(module)
+            names = {nn.FusedOp.from_operation(f).body for f in groups}
             bodies = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in (
                 op.operation for op in body.operations) if f.name == "func.func"}
+            # Contraction and convolution groups with no kernel of their own
+            # are lowered op by op.
             for fused in groups:
+                body_function = bodies[nn.FusedOp.from_operation(fused).body]
                 if ir.StringAttr(fused.attributes["kind"]).value in (nn.CONTRACTION,
-                                                                     nn.CONVOLUTION):
-                    inline_group(fused, bodies[nn.FusedOp.from_operation(fused).body])
-            names = {nn.FusedOp.from_operation(f).body for f in groups}
+                                                                     nn.CONVOLUTION) \
+                        and group_chain(fused, body_function) is None:
+                    inline_group(fused, body_function)
             functions = [op for name, op in bodies.items()
                          if not hw.is_kernel(op) and name not in names]
             for function in functions:
@@ -898,6 +1013,21 @@ class ConvertNNToHW(Pass):
                 bodies[name].erase()
         if not self.keep_unconverted:
             self.report_unconverted(module)
+
+    @staticmethod
+    def kernel_kind(op: ir.Operation) -> str:
+        """What an op's kernel is named after: the op (`matmul`, `exp`), a
+        fusion group's kind (`elementwise`, `reduction`) or the anchor of
+        a contraction group (`matmul`)."""
+        if op.name != "nn.fused":
+            return op.name.split(".", 1)[1]
+        view = nn.FusedOp.from_operation(op)
+        if view.kind in (nn.CONTRACTION, nn.CONVOLUTION):
+            for inner in view.body_function().regions[0].blocks[0].operations:
+                op_class = lookup_op(inner.operation.name)
+                if op_class is not None and getattr(op_class, "fusion_kind", None) == view.kind:
+                    return inner.operation.name.split(".", 1)[1]
+        return view.kind
 
     @staticmethod
     def fusion_groups(module: ir.Operation) -> list[ir.Operation]:
@@ -925,7 +1055,7 @@ class ConvertNNToHW(Pass):
         numbers: dict[str, int] = {}
         pending = []
         for op in ops:
-            kind = op.name.split(".", 1)[1]
+            kind = self.kernel_kind(op)
             pending.append((op, f"{host}_{kind}_{numbers.setdefault(kind, 0)}"))
             numbers[kind] += 1
         while pending:
@@ -959,8 +1089,9 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             message = (f"'{op.name}' is not lowered to hw kernels: the cuda targets compile "
-                       "2-d and batched f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu "
-                       "or nn.gelu consuming it")
+                       "2-d and batched f16 and bf16 nn.matmul (with an elementwise epilogue), "
+                       "elementwise ops and groups, and reductions over trailing axes with "
+                       "their groups (softmax, layer_norm, rms_norm)")
             if op is left[-1]:
                 raise PassFailure(message, op.location)
             op.location.emit_error(message)
