@@ -63,7 +63,7 @@ import numpy as np
 from mlir import ir
 
 from lamina import scalar
-from lamina.types import MemRefType
+from lamina.types import MemRefType, TensorType
 
 from . import nn
 from .opdef import (AnyType, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index, IntAttr,
@@ -97,6 +97,10 @@ TILE_TYPES = ("f32", "f16", "bf16")
 # Element types that allocations, copies and stores also move: the integers
 # of hardware instructions (lamina.dialects.hw_instructions).
 DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
+
+# Element types of the tiles of `hw.elementwise`: floats, and the booleans
+# of comparisons (nn.compare) and conditions (nn.select).
+MAP_TYPES = TILE_TYPES + ("i1",)
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
@@ -421,7 +425,7 @@ class AllocOp(KernelOp, name="alloc"):
     Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
     """
 
-    result: Result[MemRefOf(*DATA_TYPES)]
+    result: Result[MemRefOf(*DATA_TYPES, "i1")]
 
     def verify_place(self):
         super().verify_place()
@@ -855,14 +859,14 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
     plugin's) defines it in the scalar form; the nn op's attributes are this
     op's, by the same names (`approximate = "tanh"` for `nn.gelu`). The
     inputs are the nn op's operands, in order, broadcast to `out`'s shape
-    (NumPy rules); all have `out`'s element type, and the expression gives
-    a float (not nn.compare's i1).
+    (NumPy rules); their element types are the nn op's: floats, and i1 for
+    a comparison's result and a select's condition.
 
     Example: "hw.elementwise"(%x, %x) {fn = "nn.silu"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    tiles: Variadic[Operand[MemRefOf(*TILE_TYPES, space="private")]]
-    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    tiles: Variadic[Operand[MemRefOf(*MAP_TYPES, space="private")]]
+    out: Operand[MemRefOf(*MAP_TYPES, space="private")]
     fn: StrAttr
 
     def inputs(self) -> list[ir.Value]:
@@ -908,10 +912,13 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
         if len(inputs) != len(op.operand_decls):
             raise VerifyError(f"'{self.fn}' takes {len(op.operand_decls)} operand(s), got "
                               f"{len(inputs)} tile(s)")
-        _same_dtype(*tiles)
         _verify_broadcast(inputs, out)
-        if self.scalar_tree().kind == "cmp":
-            raise VerifyError(f"'{self.fn}' gives a boolean; register tiles hold floats")
+        # The element types are the nn op's: its result type from its
+        # operands' (a comparison gives i1, a select takes an i1 condition).
+        expected = op.infer_type(*[TensorType(out.shape, t.dtype) for t in inputs]).dtype
+        if out.dtype != expected:
+            raise VerifyError(f"'{self.fn}' of {', '.join(t.dtype for t in inputs)} gives "
+                              f"{expected}, not {out.dtype}")
 
 
 class ReduceOp(RegisterTileOp):

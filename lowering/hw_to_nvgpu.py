@@ -219,9 +219,14 @@ class RegisterTile:
     storage: ir.Value
 
     def load(self, slot: int) -> ir.Value:
-        return memref.load(self.storage, [index(slot)])
+        value = memref.load(self.storage, [index(slot)])
+        if self.type.dtype == "i1":
+            return arith.trunci(ir.IntegerType.get_signless(1), value)
+        return value
 
     def store(self, value: ir.Value, slot: int) -> None:
+        if self.type.dtype == "i1":
+            value = arith.extui(ir.IntegerType.get_signless(8), value)
         memref.store(value, self.storage, [index(slot)])
 
 
@@ -373,8 +378,11 @@ def _alloc(kernel: KernelLowering, view):
                           "are matrices or vectors", view.operation.location)
     layout = register_layout(tile.shape, kernel.threads, result in kernel.plan.accumulators)
     private = ir.Attribute.parse("#gpu.address_space<private>")
-    storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], ir.MemRefType(
-        result.type).element_type, memory_space=private), [], []).result
+    # Booleans are kept as bytes (the memref lowering stores no i1).
+    element = (ir.IntegerType.get_signless(8) if tile.dtype == "i1"
+               else ir.MemRefType(result.type).element_type)
+    storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], element, memory_space=private),
+                              [], []).result
     kernel.registers[result] = RegisterTile(tile, layout, storage)
 
 
@@ -546,7 +554,7 @@ def _elementwise(kernel: KernelLowering, view):
     """An elementwise register-tile op on each of this thread's elements,
     through its scalar expression (`view.element`)."""
     inputs, out, slots = _operand_slots(kernel, view, view.inputs(), view.operand("out"))
-    element = ir.MemRefType(out.storage.type).element_type
+    element = ir.MemRefType(view.operand("out").type).element_type
     for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(from_f32(view.element(
             [to_f32(tile.load(at(slot))) for tile, at in zip(inputs, slots)]), element), slot))

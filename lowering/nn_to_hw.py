@@ -657,14 +657,20 @@ class GroupKernel:
         reductions = [v for v in self.views.values() if isinstance(v, nn.ReductionOp)]
         for value in group.results:
             if type_view(value.type).dtype not in hw.TILE_TYPES:
-                raise GroupNotLowered(f"its result {value.type} is not of f32, f16 or bf16")
+                raise GroupNotLowered(f"its result {value.type} is not of f32, f16 or bf16; "
+                                      "kernels write f32, f16 and bf16")
+        for value in group.arguments:
+            if type_view(value.type).dtype not in hw.TILE_TYPES:
+                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16 and bf16")
         for op, view in self.views.items():
             if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
                 raise GroupNotLowered(f"it holds '{op.name}'")
-            for value in list(op.operands) + list(op.results):
-                if type_view(value.type).dtype not in hw.TILE_TYPES:
-                    raise GroupNotLowered(f"'{op.name}' has a {type_view(value.type).dtype} "
-                                          "operand or result; register tiles hold floats")
+            types = {type_view(v.type).dtype for v in list(op.operands) + list(op.results)}
+            if not types <= set(hw.MAP_TYPES) or isinstance(view, nn.CastOp) and "i1" in types \
+                    or isinstance(view, nn.ReductionOp) and "i1" in types:
+                raise GroupNotLowered(f"'{op.name}' has {', '.join(sorted(types))} operands "
+                                      "and results; its register tiles hold f32, f16, bf16 "
+                                      "(and i1 between comparisons and selects)")
         if reductions:
             self.row_space(reductions)
         else:
@@ -825,9 +831,11 @@ class GroupKernel:
         if isinstance(view, nn.CastOp):
             hw.CastOp.build(inputs[0], out)
             return out
-        built = hw.MapOp.build(inputs, out, fn=op.name)
-        for attribute in op.attributes:
-            built.operation.attributes[attribute.name] = attribute.attr
+        # The nn op's attributes are the hw op's (created whole: its verifier
+        # reads them, `predicate` of nn.compare).
+        attributes = {name: op.attributes[name] for name in op.attributes}
+        attributes["fn"] = ir.StringAttr.get(op.name)
+        ir.Operation.create(hw.MapOp.op_name(), operands=inputs + [out], attributes=attributes)
         return out
 
     def reduce(self, view: nn.ReductionOp, op: ir.Operation) -> ir.Value:
