@@ -67,7 +67,7 @@ products accumulated in f32 and rounded once, as the nn references do.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, memref, scf, tensor
@@ -883,12 +883,20 @@ class HWLowering:
     """What an nn->hw lowering gets besides the op's view: the target
     `chip`, the tiling the user forced (`tiles`, None: the lowering's
     choice), the module's body that kernels go into (`kernels`) and a
-    name for the op's kernel, unique in the module (`name`)."""
+    name for the op's kernel, unique in the module (`name`). A lowering
+    that leaves its op may say why (`leave`): the error that reports the
+    op says so."""
 
     chip: str
     tiles: TileConfig | None
     kernels: ir.Block
     name: str
+    reasons: list = field(default_factory=list)
+
+    def leave(self, op: ir.Operation, reason: str) -> None:
+        """Leaves `op` unconverted, for `reason`; returns None (what the
+        lowering returns)."""
+        self.reasons.append((op, reason))
 
 
 TO_HW = registry("hw")
@@ -920,10 +928,6 @@ def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
     launch(chain.last, inputs, builder.name, builder.grid)
 
 
-def _not_lowered(op: ir.Operation, reason: str) -> PassFailure:
-    return PassFailure(f"'{op.name}' is not lowered to hw kernels: {reason}", op.location)
-
-
 @lowering(nn.ElementwiseOp, to="hw")
 @lowering(nn.ReductionOp, to="hw")
 def lower_elementwise_or_row(op, target: HWLowering) -> list[ir.Operation]:
@@ -932,7 +936,7 @@ def lower_elementwise_or_row(op, target: HWLowering) -> list[ir.Operation]:
     try:
         lower_group(KernelGroup.of_op(op.operation), op.operation, target)
     except GroupNotLowered as reason:
-        raise _not_lowered(op.operation, str(reason)) from None
+        return target.leave(op.operation, str(reason))
     return [op.operation]
 
 
@@ -945,7 +949,7 @@ def lower_fused(op: nn.FusedOp, target: HWLowering) -> list[ir.Operation]:
     if op.kind in (nn.CONTRACTION, nn.CONVOLUTION):
         chain = group_chain(op.operation, body)
         if chain is None:
-            raise _not_lowered(op.operation, f"its group @{op.body} is no matmul kernel's")
+            return target.leave(op.operation, f"its group @{op.body} is no matmul kernel's")
         if is_empty(chain.last):
             launch(chain.last, [], target.name, ())
             return chain.ops
@@ -956,8 +960,8 @@ def lower_fused(op: nn.FusedOp, target: HWLowering) -> list[ir.Operation]:
     try:
         lower_group(KernelGroup.of_fused(op.operation, body), op.operation, target)
     except GroupNotLowered as reason:
-        raise _not_lowered(op.operation, f"its group @{op.body} is neither an elementwise nor a "
-                           f"row kernel's: {reason}") from None
+        return target.leave(op.operation, f"its group @{op.body} is neither an elementwise "
+                            f"nor a row kernel's: {reason}")
     return [op.operation]
 
 
@@ -998,6 +1002,7 @@ class ConvertNNToHW(Pass):
         nvidia.architecture(self.chip, PassFailure)
         forced = parse_tiles(self.tiles) if self.tiles else None
         body = module.regions[0].blocks[0]
+        self.reasons: list[tuple[ir.Operation, str]] = []
         with module.context:
             groups = self.fusion_groups(module)
             names = {nn.FusedOp.from_operation(f).body for f in groups}
@@ -1075,7 +1080,7 @@ class ConvertNNToHW(Pass):
                 raise PassFailure(f"'{op.name}' op {error}", op.location) from None
             with op.location:
                 lowered = TO_HW.lookup(op_class)(view, HWLowering(self.chip, forced, kernels,
-                                                                  name))
+                                                                  name, self.reasons))
             lowered = list(lowered or [])
             # Ops the lowering took are offered to no other (compared while
             # they exist: Operations compare equal across their wrappers).
@@ -1086,8 +1091,7 @@ class ConvertNNToHW(Pass):
                                       f"'{done.name}', which it lowered", done.location)
                 done.erase()
 
-    @staticmethod
-    def report_unconverted(module: ir.Operation) -> None:
+    def report_unconverted(self, module: ir.Operation) -> None:
         left: list[ir.Operation] = []
 
         def visit(op):
@@ -1096,10 +1100,11 @@ class ConvertNNToHW(Pass):
             return ir.WalkResult.ADVANCE
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
-            message = (f"'{op.name}' is not lowered to hw kernels: the cuda targets compile "
-                       "2-d and batched f16 and bf16 nn.matmul (with an elementwise epilogue), "
-                       "elementwise ops and groups, and reductions over trailing axes with "
-                       "their groups (softmax, layer_norm, rms_norm)")
+            reason = next((r for o, r in self.reasons if o == op), None) or (
+                "the cuda targets compile 2-d and batched f16 and bf16 nn.matmul (with an "
+                "elementwise epilogue), elementwise ops and groups, and reductions over "
+                "trailing axes with their groups (softmax, layer_norm, rms_norm)")
+            message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)
             op.location.emit_error(message)
