@@ -915,7 +915,13 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
         _verify_broadcast(inputs, out)
         # The element types are the nn op's: its result type from its
         # operands' (a comparison gives i1, a select takes an i1 condition).
-        expected = op.infer_type(*[TensorType(out.shape, t.dtype) for t in inputs]).dtype
+        operand_types = [TensorType(out.shape, t.dtype) for t in inputs]
+        for decl, t in zip(op.operand_decls, operand_types):
+            allowed = getattr(decl.constraint, "dtypes", ()) or getattr(op, "element_types", ())
+            if allowed and t.dtype not in allowed:
+                raise VerifyError(f"operand '{decl.name}' of '{self.fn}' is {t.dtype}; it takes "
+                                  f"{' or '.join(allowed)}")
+        expected = op.infer_type(*operand_types).dtype
         if out.dtype != expected:
             raise VerifyError(f"'{self.fn}' of {', '.join(t.dtype for t in inputs)} gives "
                               f"{expected}, not {out.dtype}")
@@ -1052,10 +1058,10 @@ class StoreElementsOp(ElementsOp, name="store_elements"):
     count: IntAttr
 
     def verify_operands(self, src, dst, offset):
-        super().verify_operands(src, dst, offset)
         if dst.shape != tuple(self.shape):
             raise VerifyError(f"stores into {dst}, whose shape is not the space "
                               f"{dims(self.shape)}")
+        super().verify_operands(src, dst, offset)
 
     def reference(self, src, dst, offset):
         for i, coordinates in self.positions(src.shape[0], int(offset)):
