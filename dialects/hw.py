@@ -33,6 +33,14 @@ ops are; `hw.elementwise {fn = "nn.OP"}` is any elementwise nn op, a
 plugin's included, on register tiles. Their NumPy reference, emulation and
 GPU code all come from that one expression.
 
+Runs of elements. The elementwise and row kernels work on 1-d register
+tiles: `hw.load_elements` loads a run of consecutive elements of an index
+space (the flattened shape of a result) from a global memref that
+broadcasts to it, `hw.store_elements` stores a tile as such a run, and
+`hw.block_reduce` folds a tile into one element that every thread holds
+(through a shared scratch tile between barriers on the GPU), which
+elementwise ops then read broadcast.
+
 Hazards. Threads are not synchronised by the ops themselves: a tile written
 by one op and read by another needs a `hw.barrier` in between (a
 `hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by

@@ -15,8 +15,11 @@ Each block-collective hw op is distributed over the threads of its block:
   block's warps divide into 16x8 fragments has the layout of mma.sync's
   accumulator (each warp holds a block of fragments, each thread four
   elements of each); any other tile is spread element by element, round
-  robin. Each thread keeps its elements in a private `memref.alloca`
-  indexed by constants, which LLVM promotes to registers;
+  robin; a 1-d tile the block's threads divide is held in vectors
+  (consecutive threads, consecutive vectors), a one-element tile by every
+  thread. Each thread keeps its elements in a private `memref.alloca`
+  indexed by constants, which LLVM promotes to registers (booleans as
+  bytes);
 * copies between global and shared memory are split into chunks of up
   to 16 bytes per thread; async copies become cp.async
   (`nvgpu.device_async_copy`, zero-filling past the global memref's end),
@@ -47,14 +50,25 @@ Each block-collective hw op is distributed over the threads of its block:
   compute each element a thread holds with the ops their scalar
   expression builds (`lamina.scalar`; arith only where it has such a
   body, as in the emulation);
+* runs of elements (`hw.load_elements`, `hw.store_elements`) move each
+  thread's vectors with one vector load or store where the global memref
+  is the run's space and the run's offset a multiple of the vector by
+  construction, else element by element, an operand that broadcasts read
+  at its broadcast coordinates; a one-element tile is stored by the
+  block's first thread. `hw.block_reduce` folds each thread's elements,
+  then each warp's by butterfly shuffles (`gpu.shuffle xor`, shfl.sync.bfly),
+  then the warps' totals through the scratch tile between barriers;
+  elementwise ops read a one-element operand tile (a row's statistic) in
+  every thread;
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
 kernels all launch with one block size; `hw.pipeline` annotations are
-ignored (`hw-pipeline` has realised them). Row reductions, broadcasting
-operands of register-tile arithmetic, register tiles with leading dims
+ignored (`hw-pipeline` has realised them). Row reductions of 2-d tiles
+(`hw.reduce_sum`, `hw.reduce_max`), broadcasting operands of register-tile
+arithmetic other than one-element tiles, register tiles with leading dims
 and plain reads of swizzled tiles are not lowered (the error names the
 op). Leaves upstream gpu, nvgpu, nvvm, memref, vector, scf, arith and
 func ops for the NVVM lowering; no hw op is left.

@@ -1,6 +1,38 @@
-"""--convert-nn-to-hw: nn matmuls as hw kernels for an NVIDIA architecture.
+"""--convert-nn-to-hw: nn programs as hw kernels for an NVIDIA architecture.
 
-Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
+Each fusion group (`nn.fused`, from `nn-fuse`) becomes one kernel and its
+launch, and so does each nn op outside a group that a kernel covers:
+
+* contraction groups: the matmul's kernel below, the group's other ops its
+  epilogue (`group_chain`: elementwise ops of the result's shape with an
+  arith-only scalar form, casts, splat constants, arguments shaped like
+  the result or like a row of it; each op computed in f32 and rounded to
+  its type, as the nn references do). A group that is no such chain is
+  lowered op by op;
+* elementwise groups (and elementwise ops): a grid-stride kernel over the
+  result's index space, each block a tile of consecutive elements
+  (`nvidia.elementwise_kernel_shape`), each thread its vectors of it;
+* reduction groups (and reductions) folding trailing axes: a row kernel,
+  one block per row (a warp for short rows, `nvidia.row_kernel_shape`),
+  the blocks striding over the rows, the row held in registers so that
+  its inputs are read once and its outputs written once.
+
+Both are written the same way (`GroupKernel`): each value of the group is
+a 1-d register tile, a row's (or a tile's) elements or a row's statistic
+(one element every thread holds); inputs are loaded per thread, broadcast
+into the group's index space (`hw.load_elements`: an operand that
+broadcasts is read from global memory per element rather than held by
+other threads), each nn op is the `hw.elementwise` of its scalar form
+(`hw.cast` for casts), each reduction a `hw.block_reduce` (warp shuffles,
+then a shared scratch of one f32 per warp between barriers) in f32 with
+its finish (a mean's division), and outputs are stored as runs
+(`hw.store_elements`). Why hw kernels rather than linalg -> gpu through
+the transform dialect: the row kernels keep a row in registers across
+several reductions and their consumers (softmax's two passes over one
+read), which tiling each linalg op on its own does not, and the emulation
+and the hazard checker see the block-collective ops.
+
+Matmul kernels in detail. Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
 batch dim of the same size in both; the batch runs along the grid's third
 dim), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
@@ -57,11 +89,15 @@ pass erases them, last first), or None to leave the op. `new_kernel` and
 `launch` build the kernel function and replace the op's result by a
 launch's output buffer.
 
-Expects verified nn IR. An nn op it does not convert is an error at the
-op (the cuda targets have no other way to the GPU yet), unless
-`keep-unconverted` is set. Guarantees: the chains it converts are gone;
-each kernel verifies and computes the chain's values, f16 and bf16
-products accumulated in f32 and rounded once, as the nn references do.
+Expects verified nn IR (fusion groups formed or not). An nn op it does not
+convert is an error at the op saying why (the cuda targets have no other
+way to the GPU yet), unless `keep-unconverted` is set: data movement,
+attention, convolutions, f32 matmuls, reductions over leading axes, rows
+of more than 16384 elements, groups reading or writing booleans. Guarantees: the
+groups and ops it converts are gone, and so are the bodies of the groups;
+each kernel verifies and computes the values of its ops, f16 and bf16
+products and sums accumulated in f32 and rounded once, each elementwise
+op rounded to its type, as the nn references do.
 """
 
 from __future__ import annotations
@@ -988,7 +1024,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers nn matmuls (f16, bf16) and their bias, residual, relu, gelu and cast epilogues to hw kernels and launches."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, and row kernels for reductions over trailing axes (softmax, layer_norm, rms_norm)."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
