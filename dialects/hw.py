@@ -979,15 +979,6 @@ class ReduceMaxOp(ReduceOp, name="reduce_max"):
 # Elements of an index space: the elementwise and row kernels.
 
 
-def unravel(position: int, shape: Sequence[int]) -> tuple[int, ...]:
-    """The row-major coordinates of a flat position in `shape`."""
-    coordinates = []
-    for extent in reversed(shape):
-        coordinates.append(position % extent)
-        position //= extent
-    return tuple(reversed(coordinates))
-
-
 def broadcast_coordinates(coordinates: Sequence, operand_shape: Sequence[int]) -> list:
     """The coordinates of an operand broadcast (NumPy rules) to the space
     of `coordinates`: its dims of 1 at 0, its missing leading dims
@@ -996,13 +987,35 @@ def broadcast_coordinates(coordinates: Sequence, operand_shape: Sequence[int]) -
     return [0 if size == 1 else c for size, c in zip(operand_shape, coordinates)]
 
 
+def walked_coordinates(position, shape: Sequence[int], order: Sequence[int], ops=None) -> list:
+    """The coordinates in `shape` of flat position `position` of a walk of
+    its dims in `order` (row-major over `shape[order[0]], shape[order[1]],
+    ...`): with `ops` (div, rem) on IR values, else on integers."""
+    div, rem = ops or ((lambda a, b: a // b), (lambda a, b: a % b))
+    walked = []
+    for extent in reversed([shape[d] for d in order][1:]):
+        walked.append(rem(position, extent))
+        position = div(position, extent)
+    walked.append(position)
+    walked.reverse()
+    coordinates = [None] * len(shape)
+    for d, c in zip(order, walked):
+        coordinates[d] = c
+    return coordinates
+
+
 class ElementsOp(KernelOp):
     """Base of the ops that move a 1-d register tile to or from a run of
-    elements of an index space: `shape` (row-major) is the space, `offset`
-    the flat position of the tile's element 0, `count` how many of the
-    tile's first elements are in the run. The global memref has
-    `shape` or broadcasts to it (NumPy rules); positions past the run or
-    past the end of the space are not moved."""
+    elements of an index space: `shape` is the space, walked row-major in
+    the order of its dims `order` (all of them, in order, by default; a
+    reduction's rows over leading axes walk its kept dims first, then the
+    folded ones), `offset` the flat position of the tile's element 0,
+    `count` how many of the tile's first elements are in the run. The
+    global memref has `shape` or broadcasts to it (NumPy rules); positions
+    past the run or past the end of the space are not moved."""
+
+    def walk(self) -> tuple[int, ...]:
+        return tuple(self.order) or tuple(range(len(self.shape)))
 
     def verify_operands(self, tile, buffer, offset):
         if tile.rank != 1:
@@ -1013,6 +1026,9 @@ class ElementsOp(KernelOp):
         _verify_broadcast([buffer], MemRefType(tuple(self.shape), buffer.dtype))
         if not 0 <= self.count <= tile.shape[0]:
             raise VerifyError(f"'count' must be in [0, {tile.shape[0]}], got {self.count}")
+        if sorted(self.walk()) != list(range(len(self.shape))):
+            raise VerifyError(f"'order' must be a permutation of the {len(self.shape)} dims of "
+                              f"the space, got {list(self.order)}")
 
     def run_length(self, tile_length: int) -> int:
         return self.count
@@ -1020,8 +1036,8 @@ class ElementsOp(KernelOp):
     def positions(self, tile_length: int, offset: int) -> list[tuple[int, tuple[int, ...]]]:
         """(tile element, coordinates in the space) of each position moved."""
         size = math.prod(self.shape)
-        return [(i, unravel(offset + i, self.shape)) for i in range(self.run_length(tile_length))
-                if offset + i < size]
+        return [(i, tuple(walked_coordinates(offset + i, self.shape, self.walk())))
+                for i in range(self.run_length(tile_length)) if offset + i < size]
 
 
 class LoadElementsOp(ElementsOp, name="load_elements"):
@@ -1041,6 +1057,7 @@ class LoadElementsOp(ElementsOp, name="load_elements"):
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr
+    order: I64ArrayAttr = ()
 
     def verify_operands(self, src, dst, offset):
         super().verify_operands(dst, src, offset)
@@ -1064,6 +1081,7 @@ class StoreElementsOp(ElementsOp, name="store_elements"):
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr
+    order: I64ArrayAttr = ()
 
     def verify_operands(self, src, dst, offset):
         if dst.shape != tuple(self.shape):

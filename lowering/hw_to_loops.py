@@ -247,15 +247,11 @@ def _reduce(view):
     loop_nest((rows,), body)
 
 
-def space_coordinates(position: ir.Value, space: Sequence[int]) -> list[ir.Value]:
-    """The row-major coordinates of a flat position in the index space
-    `space`, as index ops."""
-    coordinates = []
-    for extent in reversed(space[1:]):
-        coordinates.append(arith.remui(position, index(extent)))
-        position = arith.divui(position, index(extent))
-    coordinates.append(position)
-    return list(reversed(coordinates))
+def space_coordinates(view, position: ir.Value) -> list[ir.Value]:
+    """The coordinates of a flat position of an `hw.ElementsOp`'s walk of
+    its space, as index ops."""
+    return hw.walked_coordinates(position, view.shape, view.walk(), (
+        lambda a, b: arith.divui(a, index(b)), lambda a, b: arith.remui(a, index(b))))
 
 
 def run_position(view, tile_length: int, i: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -280,7 +276,7 @@ def _load_elements(view):
         zero = arith.constant(element_type(dst), 0.0)
         branch = scf.IfOp(inside, [element_type(dst)], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            coordinates = hw.broadcast_coordinates(space_coordinates(position, view.shape),
+            coordinates = hw.broadcast_coordinates(space_coordinates(view, position),
                                                    shape(src))
             scf.YieldOp([memref.load(src, [index(0) if isinstance(c, int) else c
                                            for c in coordinates])])
@@ -300,7 +296,7 @@ def _store_elements(view):
         position, inside = run_position(view, length, i)
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            memref.store(memref.load(src, [i]), dst, space_coordinates(position, view.shape))
+            memref.store(memref.load(src, [i]), dst, space_coordinates(view, position))
             scf.YieldOp([])
     loop_nest((length,), body)
 

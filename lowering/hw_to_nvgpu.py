@@ -595,15 +595,6 @@ def _flat(value: ir.Value) -> ir.Value:
     return memref.collapse_shape(flat_type, value, [list(range(rank))])
 
 
-def _space_coordinates(position: ir.Value, space: Sequence[int]) -> list[ir.Value]:
-    coordinates = []
-    for extent in reversed(space[1:]):
-        coordinates.append(rem(position, extent))
-        position = div(position, extent)
-    coordinates.append(position)
-    return list(reversed(coordinates))
-
-
 class ElementRun:
     """A `hw.load_elements` or `hw.store_elements` as each thread moves its
     elements: by vectors of the tile's layout where the global memref is
@@ -622,7 +613,8 @@ class ElementRun:
         self.count = view.count
         layout = self.tile.layout
         width = layout.width if isinstance(layout, VectorLayout) else 1
-        whole = (shape(buffer) == self.space and self.size % width == 0
+        whole = (shape(buffer) == self.space and view.walk() == tuple(range(len(self.space)))
+                 and self.size % width == 0
                  and self.count % width == 0 and _multiple_of(self.offset, width))
         self.width = width if whole and width > 1 else 1
         self.flat = _flat(buffer) if self.width > 1 else None
@@ -643,7 +635,8 @@ class ElementRun:
         return [(slot, positions[slot][0][0]) for slot in range(0, len(positions), self.width)]
 
     def coordinates(self, element) -> list[ir.Value]:
-        found = _space_coordinates(add(self.offset, element), self.space)
+        found = hw.walked_coordinates(add(self.offset, element), self.space, self.view.walk(),
+                                      (div, rem))
         return [index(0) if isinstance(c, int) else c
                 for c in hw.broadcast_coordinates(found, shape(self.buffer))]
 

@@ -12,10 +12,12 @@ launch, and so does each nn op outside a group that a kernel covers:
 * elementwise groups (and elementwise ops): a grid-stride kernel over the
   result's index space, each block a tile of consecutive elements
   (`nvidia.elementwise_kernel_shape`), each thread its vectors of it;
-* reduction groups (and reductions) folding trailing axes: a row kernel,
-  one block per row (a warp for short rows, `nvidia.row_kernel_shape`),
-  the blocks striding over the rows, the row held in registers so that
-  its inputs are read once and its outputs written once.
+* reduction groups (and reductions): a row kernel, one block per row (a
+  warp for short rows, `nvidia.row_kernel_shape`), the blocks striding
+  over the rows, the row held in registers so that its inputs are read
+  once and its outputs written once. A row is the folded axes' elements:
+  contiguous (and read in vectors) where they are trailing, else walked in
+  place, strided, with no transpose.
 
 Both are written the same way (`GroupKernel`): each value of the group is
 a 1-d register tile, a row's (or a tile's) elements or a row's statistic
@@ -92,8 +94,7 @@ launch's output buffer.
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
 way to the GPU yet), unless `keep-unconverted` is set: data movement,
-attention, convolutions, f32 matmuls, reductions over leading axes, rows
-of more than 16384 elements, groups reading or writing booleans. Guarantees: the
+attention, convolutions, f32 matmuls, rows of more than 16384 elements, groups reading or writing booleans. Guarantees: the
 groups and ops it converts are gone, and so are the bodies of the groups;
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, each elementwise
@@ -672,8 +673,8 @@ class GroupKernel:
     Elementwise groups: the index space is the shape every output has; a
     block's tile is `threads * per_thread` consecutive elements of it, and
     the blocks stride over the tiles. Reduction groups: their reductions
-    fold the same trailing axes of one domain; a row is a run of the
-    folded elements, a block holds it in registers (`nvidia.row_kernel_shape`:
+    fold the same axes of one domain; a row is a run of the folded
+    elements (walked in place where the axes are not trailing), a block holds it in registers (`nvidia.row_kernel_shape`:
     one warp for short rows), and the blocks stride over the rows. Each
     value of the group is a register tile: a row's (or tile's) elements, or
     the row's statistic after a `hw.block_reduce` (a tile of one element
@@ -721,6 +722,7 @@ class GroupKernel:
             self.columns = self.count = self.length
             self.rows = -(-elements // self.length)
             self.stat_shapes = set()
+            self.order = ()
 
     def row_space(self, reductions: list) -> None:
         domains = {type_view(v.operation.operands[0].type).shape for v in reductions}
@@ -729,11 +731,13 @@ class GroupKernel:
         if len(domains) != 1 or len(axes) != 1:
             raise GroupNotLowered("its reductions differ in domain or axes")
         self.domain, axes = domains.pop(), axes.pop()
-        if axes != tuple(range(rank - len(axes), rank)):
-            raise GroupNotLowered(f"its reductions fold axes {list(axes)} of a rank-{rank} "
-                                  "domain; row kernels fold trailing axes")
-        self.columns = math.prod(self.domain[rank - len(axes):])
-        self.rows = math.prod(self.domain[:rank - len(axes)])
+        kept_axes = [d for d in range(rank) if d not in axes]
+        # Rows over leading axes are walked in place (strided, no transpose):
+        # the kept dims first, then the folded ones.
+        self.order = () if axes == tuple(range(rank - len(axes), rank)) else tuple(
+            kept_axes + list(axes))
+        self.columns = math.prod(self.domain[d] for d in axes)
+        self.rows = math.prod(self.domain[d] for d in kept_axes)
         shape = nvidia.row_kernel_shape(self.columns)
         if shape is None:
             raise GroupNotLowered(f"its rows of {self.columns} elements do not fit in a "
@@ -744,7 +748,7 @@ class GroupKernel:
         resident = max(1, self.arch.threads_per_sm // self.threads)
         self.grid = max(1, min(self.rows, resident * self.arch.sms))
         kept = tuple(1 if i in axes else d for i, d in enumerate(self.domain))
-        self.stat_shapes = {kept, self.domain[:rank - len(axes)]}
+        self.stat_shapes = {kept, tuple(self.domain[d] for d in kept_axes)}
 
     # -- levels ----------------------------------------------------------------
 
@@ -827,7 +831,11 @@ class GroupKernel:
                                   f"space {dims(self.domain)}")
         tile = self.materialise(value, level, shape if level == STAT else self.domain)
         hw.StoreElementsOp.build(tile, out, self.offsets[level], shape=list(shape),
-                                 count=self.run_count(level))
+                                 count=self.run_count(level), **self.walk(level))
+
+    def walk(self, level: str) -> dict:
+        """The walk of a row's space (a statistic's space is walked in order)."""
+        return {"order": list(self.order)} if level == ROW and self.order else {}
 
     def run_count(self, level: str) -> int:
         return self.count if level == ROW else 1
@@ -847,7 +855,8 @@ class GroupKernel:
         if value in self.buffers:
             tile = self.tile(level, view.dtype)
             hw.LoadElementsOp.build(self.buffers[value], tile, self.offsets[level],
-                                    shape=list(space), count=self.run_count(level))
+                                    shape=list(space), count=self.run_count(level),
+                                    **self.walk(level))
         elif op is not None and _splat(op) is not None:
             tile = self.tile(level, view.dtype)
             hw.FillOp.build(tile, value=_splat(op))
@@ -1024,7 +1033,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, and row kernels for reductions over trailing axes (softmax, layer_norm, rms_norm)."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, and row kernels for reductions and their groups (softmax, layer_norm, rms_norm)."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -1138,8 +1147,8 @@ class ConvertNNToHW(Pass):
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
                 "the cuda targets compile 2-d and batched f16 and bf16 nn.matmul (with an "
-                "elementwise epilogue), elementwise ops and groups, and reductions over "
-                "trailing axes with their groups (softmax, layer_norm, rms_norm)")
+                "elementwise epilogue), elementwise ops and groups, and reductions with "
+                "their groups (softmax, layer_norm, rms_norm)")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

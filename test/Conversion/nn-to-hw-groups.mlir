@@ -117,16 +117,29 @@ func.func @matmul_gelu(%a: tensor<100x64xf16>, %b: tensor<64x72xf16>, %bias: ten
 
 // -----
 
-// Not lowered: a reduction over a leading axis and data movement; without
-// keep-unconverted each is an error at the op.
-// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.reduce_max' is not lowered to hw kernels: its reductions fold axes [0] of a rank-2 domain; row kernels fold trailing axes
+// A reduction over leading axes walks its rows in place, strided: the kept
+// dims first, then the folded ones, element by element.
+// CHECK-LABEL: func.func private @leading_reduce_mean_0
+// CHECK: "hw.load_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 42 : i64, order = array<i64: 1, 0, 2, 3>, shape = array<i64: 2, 5, 3, 7>}
+// CHECK: "hw.block_reduce"(%{{.+}}, %{{.+}}) {combine = "add", count = 42 : i64} : (memref<64xf32
+// CHECK: "hw.store_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 1 : i64, shape = array<i64: 1, 5, 1, 1>}
+func.func @leading(%y: tensor<2x5x3x7xf16>) -> tensor<1x5x1x1xf16> {
+  %0 = "nn.reduce_mean"(%y) {axes = array<i64: 0, 2, 3>, keepdims = true} : (tensor<2x5x3x7xf16>) -> tensor<1x5x1x1xf16>
+  return %0 : tensor<1x5x1x1xf16>
+}
+
+// -----
+
+// Not lowered: a reduction whose rows do not fit in a block's registers,
+// and data movement; without keep-unconverted each is an error at the op.
+// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.reduce_max' is not lowered to hw kernels: its rows of 20000 elements do not fit in a block's registers
 // ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.transpose' is not lowered to hw kernels
 // CHECK-LABEL: func.func @not_lowered
 // CHECK: "nn.reduce_max"
 // CHECK: "nn.transpose"
 // CHECK-NOT: "hw.launch"
-func.func @not_lowered(%x: tensor<8x6xf32>) -> (tensor<6xf32>, tensor<6x8xf32>) {
-  %0 = "nn.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<8x6xf32>) -> tensor<6xf32>
-  %1 = "nn.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<8x6xf32>) -> tensor<6x8xf32>
-  return %0, %1 : tensor<6xf32>, tensor<6x8xf32>
+func.func @not_lowered(%x: tensor<2x20000xf32>) -> (tensor<2xf32>, tensor<20000x2xf32>) {
+  %0 = "nn.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<2x20000xf32>) -> tensor<2xf32>
+  %1 = "nn.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<2x20000xf32>) -> tensor<20000x2xf32>
+  return %0, %1 : tensor<2xf32>, tensor<20000x2xf32>
 }

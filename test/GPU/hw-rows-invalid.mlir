@@ -64,3 +64,12 @@ func.func @select_condition() attributes {hw.kernel} {
   "hw.elementwise"(%x, %x, %x, %x) {fn = "nn.select"} : (memref<32xf32, #gpu.address_space<private>>, memref<32xf32, #gpu.address_space<private>>, memref<32xf32, #gpu.address_space<private>>, memref<32xf32, #gpu.address_space<private>>) -> ()
   return
 }
+
+// -----
+
+func.func @walk_order(%x: memref<4x8xf32>, %i: index) attributes {hw.kernel} {
+  %t = "hw.alloc"() : () -> memref<32xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.load_elements' op 'order' must be a permutation of the 2 dims of the space, got [1, 1]}}
+  "hw.load_elements"(%x, %t, %i) {shape = array<i64: 4, 8>, count = 32 : i64, order = array<i64: 1, 1>} : (memref<4x8xf32>, memref<32xf32, #gpu.address_space<private>>, index) -> ()
+  return
+}
