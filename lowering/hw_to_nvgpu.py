@@ -599,9 +599,12 @@ class ElementRun:
     """A `hw.load_elements` or `hw.store_elements` as each thread moves its
     elements: by vectors of the tile's layout where the global memref is
     the space itself (no broadcast), the run's offset a multiple of the
-    vector by construction and the run and the space whole vectors; else
-    element by element, an operand that broadcasts read at its broadcast
-    coordinates."""
+    vector by construction and the run and the space whole vectors, or
+    where it is a row of the space's trailing dims (a layer_norm's gain,
+    read by a row kernel) and the run starts at one of its rows by
+    construction, so that the run's element `i` is the memref's element
+    `i`; else element by element, an operand that broadcasts read at its
+    broadcast coordinates."""
 
     def __init__(self, kernel: KernelLowering, view, tile: ir.Value, buffer: ir.Value):
         self.kernel, self.view, self.buffer = kernel, view, buffer
@@ -613,10 +616,20 @@ class ElementRun:
         self.count = view.count
         layout = self.tile.layout
         width = layout.width if isinstance(layout, VectorLayout) else 1
-        whole = (shape(buffer) == self.space and view.walk() == tuple(range(len(self.space)))
-                 and self.size % width == 0
+        in_order = view.walk() == tuple(range(len(self.space)))
+        whole = (shape(buffer) == self.space and in_order and self.size % width == 0
                  and self.count % width == 0 and _multiple_of(self.offset, width))
-        self.width = width if whole and width > 1 else 1
+        row = tuple(shape(buffer))
+        while row and row[0] == 1:
+            row = row[1:]
+        row_size = math.prod(row)
+        # A row of the space: its element `i` is the run's (the run starts
+        # at a multiple of the row and is no longer than it).
+        self.row = (not whole and view.op_name() == "hw.load_elements" and in_order
+                    and bool(row) and self.space[len(self.space) - len(row):] == row
+                    and row_size % width == 0 and self.count % width == 0
+                    and self.count <= row_size and _multiple_of(self.offset, row_size))
+        self.width = width if (whole or self.row) and width > 1 else 1
         self.flat = _flat(buffer) if self.width > 1 else None
 
     def inside(self, element) -> ir.Value | None:
@@ -653,7 +666,8 @@ class ElementRun:
             vector_type = ir.VectorType.get([self.width], element_type)
             branch = scf.IfOp(self.inside(element), [vector_type], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([vector.load(vector_type, self.flat, [add(self.offset, element)],
+                at = element if self.row else add(self.offset, element)
+                scf.YieldOp([vector.load(vector_type, self.flat, [as_value(at)],
                                          alignment=self.width * _element_bytes(self.buffer))])
             with ir.InsertionPoint(branch.else_block):
                 scf.YieldOp([vector.broadcast(vector_type, zero)])

@@ -46,6 +46,31 @@ func.func @row(%x: memref<6x1000xf32>, %y: memref<6x1000xf32>) attributes {hw.ke
 
 // -----
 
+// A row of the space's trailing dims (a gain), read by a row kernel whose
+// runs start at its rows: the run's element i is the gain's, read in
+// vectors from the gain itself.
+// CHECK-LABEL: gpu.func @gain
+// CHECK: vector.load %[[X:.+]][%{{.+}}] {alignment = 16 : i64} : memref<6000xf32>, vector<4xf32>
+// CHECK: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<1000xf32>, vector<4xf32>
+func.func @main(%x: memref<6x1000xf32>, %g: memref<1000xf32>, %y: memref<6x1000xf32>) {
+  "hw.launch"(%x, %g, %y) {kernel = @gain, grid = array<i64: 6>, block = array<i64: 128>} : (memref<6x1000xf32>, memref<1000xf32>, memref<6x1000xf32>) -> ()
+  return
+}
+func.func @gain(%x: memref<6x1000xf32>, %g: memref<1000xf32>, %y: memref<6x1000xf32>) attributes {hw.kernel} {
+  %t = "hw.alloc"() : () -> memref<1024xf32, #gpu.address_space<private>>
+  %u = "hw.alloc"() : () -> memref<1024xf32, #gpu.address_space<private>>
+  %row = "hw.block_id"() {dim = 0 : i64} : () -> index
+  %c1000 = arith.constant 1000 : index
+  %offset = arith.muli %row, %c1000 : index
+  "hw.load_elements"(%x, %t, %offset) {shape = array<i64: 6, 1000>, count = 1000 : i64} : (memref<6x1000xf32>, memref<1024xf32, #gpu.address_space<private>>, index) -> ()
+  "hw.load_elements"(%g, %u, %offset) {shape = array<i64: 6, 1000>, count = 1000 : i64} : (memref<1000xf32>, memref<1024xf32, #gpu.address_space<private>>, index) -> ()
+  "hw.mul"(%t, %u, %t) : (memref<1024xf32, #gpu.address_space<private>>, memref<1024xf32, #gpu.address_space<private>>, memref<1024xf32, #gpu.address_space<private>>) -> ()
+  "hw.store_elements"(%t, %y, %offset) {shape = array<i64: 6, 1000>, count = 1000 : i64} : (memref<1024xf32, #gpu.address_space<private>>, memref<6x1000xf32>, index) -> ()
+  return
+}
+
+// -----
+
 // An operand that broadcasts (a row of 7 read into the 5x7 space) is read
 // per element at its broadcast coordinates, and a run whose offset is not
 // a multiple of the vector by construction is moved element by element; a
