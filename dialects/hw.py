@@ -1105,7 +1105,7 @@ class BlockReduceOp(KernelOp, name="block_reduce"):
     step's identity. On the GPU each thread folds its elements, each warp
     its threads' by shuffles (shfl.sync.bfly), and a block of several
     warps their totals through `scratch`, a shared f32 vector of at least
-    one element per warp, between barriers: the op writes and reads
+    one element per warp, between barriers (each warp shuffles them again): the op writes and reads
     `scratch` and synchronises the block before and after, so consecutive
     reductions may share it. A block of one warp needs no scratch.
 

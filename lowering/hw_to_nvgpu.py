@@ -57,8 +57,8 @@ Each block-collective hw op is distributed over the threads of its block:
   at its broadcast coordinates; a one-element tile is stored by the
   block's first thread. `hw.block_reduce` folds each thread's elements,
   then each warp's by butterfly shuffles (`gpu.shuffle xor`, shfl.sync.bfly),
-  then the warps' totals through the scratch tile between barriers;
-  elementwise ops read a one-element operand tile (a row's statistic) in
+  then the warps' totals through the scratch tile between barriers (each
+  warp shuffles them again, lane w holding warp w's); elementwise ops read a one-element operand tile (a row's statistic) in
   every thread;
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
@@ -757,9 +757,14 @@ def _block_reduce(kernel: KernelLowering, view):
         first_lane = arith.cmpi(arith.CmpIPredicate.eq, kernel.lane, index(0))
         when(first_lane, lambda: memref.store(total, shared, [kernel.warp]))
         gpu.BarrierOp()
-        total = identity
-        for w in range(warps):
-            total = combine(total, memref.load(shared, [index(w)]))
+        # Each warp folds the warps' totals again, lane w reading warp w's.
+        has_total = less(kernel.lane, warps)
+        branch = scf.IfOp(has_total, [identity.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([memref.load(shared, [kernel.lane])])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([identity])
+        total = _warp_fold(branch.results[0], combine)
         gpu.BarrierOp()
     out.store(from_f32(total, ir.MemRefType(out.storage.type).element_type), 0)
 

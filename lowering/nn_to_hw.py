@@ -17,7 +17,10 @@ launch, and so does each nn op outside a group that a kernel covers:
   over the rows, the row held in registers so that its inputs are read
   once and its outputs written once. A row is the folded axes' elements:
   contiguous (and read in vectors) where they are trailing, else walked in
-  place, strided, with no transpose.
+  place, strided, with no transpose. A row longer than the registers hold
+  (16384 elements) is walked in chunks, once per reduction (the chunks'
+  folds folded) and once for the results, its values computed again in
+  each pass.
 
 Both are written the same way (`GroupKernel`): each value of the group is
 a 1-d register tile, a row's (or a tile's) elements or a row's statistic
@@ -94,8 +97,9 @@ launch's output buffer.
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
 way to the GPU yet), unless `keep-unconverted` is set: data movement,
-attention, convolutions, f32 matmuls, rows of more than 16384 elements, groups reading or writing booleans. Guarantees: the
-groups and ops it converts are gone, and so are the bodies of the groups;
+attention, convolutions, f32 matmuls, groups reading or writing
+booleans. Guarantees: the groups and ops it converts are gone, and so are
+the bodies of the groups;
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, each elementwise
 op rounded to its type, as the nn references do.
@@ -719,7 +723,8 @@ class GroupKernel:
             self.threads, per_thread, self.grid = nvidia.elementwise_kernel_shape(
                 elements, self.arch)
             self.length = self.threads * per_thread
-            self.columns = self.count = self.length
+            self.columns = self.length
+            self.chunks = 1
             self.rows = -(-elements // self.length)
             self.stat_shapes = set()
             self.order = ()
@@ -738,13 +743,8 @@ class GroupKernel:
             kept_axes + list(axes))
         self.columns = math.prod(self.domain[d] for d in axes)
         self.rows = math.prod(self.domain[d] for d in kept_axes)
-        shape = nvidia.row_kernel_shape(self.columns)
-        if shape is None:
-            raise GroupNotLowered(f"its rows of {self.columns} elements do not fit in a "
-                                  "block's registers")
-        self.threads, per_thread = shape
+        self.threads, per_thread, self.chunks = nvidia.row_kernel_shape(self.columns)
         self.length = self.threads * per_thread
-        self.count = self.columns
         resident = max(1, self.arch.threads_per_sm // self.threads)
         self.grid = max(1, min(self.rows, resident * self.arch.sms))
         kept = tuple(1 if i in axes else d for i, d in enumerate(self.domain))
@@ -816,8 +816,10 @@ class GroupKernel:
             self.loop_op = loop.operation
             with ir.InsertionPoint(loop.body):
                 row = loop.induction_variable
-                self.offsets = {ROW: arith.muli(row, index(self.columns)), STAT: row}
+                self.row_start = arith.muli(row, index(self.columns))
+                self.offsets = {STAT: row}
                 self.tiles: dict = {}
+                self.chunk = 0
                 for value, out in zip(self.group.results, outputs):
                     self.store(value, out)
                 scf.YieldOp([])
@@ -829,16 +831,41 @@ class GroupKernel:
         if level == ROW and shape != self.domain:
             raise GroupNotLowered(f"its result {value.type} is not of the shape of its rows' "
                                   f"space {dims(self.domain)}")
-        tile = self.materialise(value, level, shape if level == STAT else self.domain)
-        hw.StoreElementsOp.build(tile, out, self.offsets[level], shape=list(shape),
-                                 count=self.run_count(level), **self.walk(level))
+        for chunk in self.walk_chunks(level):
+            tile = self.materialise(value, level, shape if level == STAT else self.domain)
+            hw.StoreElementsOp.build(tile, out, self.offset(level), shape=list(shape),
+                                     count=self.run_count(level), **self.walk(level))
+
+    def walk_chunks(self, level: str):
+        """Sets `chunk` to each chunk of a row in turn (a row that fits in
+        registers is one; a statistic is its row's); the values of a row
+        walked in chunks are computed again in each pass over them, so
+        that only one chunk's are held at a time."""
+        chunks = range(self.chunks) if level == ROW else [self.chunk]
+        outer = self.chunk
+        for chunk in chunks:
+            self.chunk = chunk
+            yield chunk
+            if self.chunks > 1:
+                self.tiles = {k: t for k, t in self.tiles.items() if k[1] != ROW}
+        self.chunk = outer
+
+    def offset(self, level: str) -> ir.Value:
+        """Where the current chunk of the row (or the row's statistic) starts."""
+        if level == STAT:
+            return self.offsets[STAT]
+        if self.chunk == 0:
+            return self.row_start
+        return arith.addi(self.row_start, index(self.chunk * self.length))
 
     def walk(self, level: str) -> dict:
         """The walk of a row's space (a statistic's space is walked in order)."""
         return {"order": list(self.order)} if level == ROW and self.order else {}
 
     def run_count(self, level: str) -> int:
-        return self.count if level == ROW else 1
+        if level == STAT:
+            return 1
+        return min(self.length, self.columns - self.chunk * self.length)
 
     def materialise(self, value: ir.Value, level: str, space: tuple[int, ...]) -> ir.Value:
         """The register tile holding `value` at `level` (a statistic's tile
@@ -846,7 +873,7 @@ class GroupKernel:
         natural = self.natural(value)
         if natural == STAT:
             level, space = STAT, type_view(value.type).shape
-        key = (value, level, space)
+        key = (value, level, space, self.chunk if level == ROW else None)
         if key in self.tiles:
             return self.tiles[key]
         view = type_view(value.type)
@@ -854,7 +881,7 @@ class GroupKernel:
         op = None if isinstance(owner, ir.Block) else owner.operation
         if value in self.buffers:
             tile = self.tile(level, view.dtype)
-            hw.LoadElementsOp.build(self.buffers[value], tile, self.offsets[level],
+            hw.LoadElementsOp.build(self.buffers[value], tile, self.offset(level),
                                     shape=list(space), count=self.run_count(level),
                                     **self.walk(level))
         elif op is not None and _splat(op) is not None:
@@ -884,14 +911,20 @@ class GroupKernel:
         return out
 
     def reduce(self, view: nn.ReductionOp, op: ir.Operation) -> ir.Value:
-        x = self.materialise(op.operands[0], ROW, self.domain)
-        total = self.tile(STAT, "f32")
-        if type_view(x.type).dtype != "f32":
-            wide = self.tile(ROW, "f32")
-            hw.CastOp.build(x, wide)
-            x = wide
-        hw.BlockReduceOp.build(x, total, self.scratch, combine=view.combine_kind(),
-                               count=self.count)
+        total = None
+        for chunk in self.walk_chunks(ROW):
+            x = self.materialise(op.operands[0], ROW, self.domain)
+            if type_view(x.type).dtype != "f32":
+                wide = self.tile(ROW, "f32")
+                hw.CastOp.build(x, wide)
+                x = wide
+            part = self.tile(STAT, "f32")
+            hw.BlockReduceOp.build(x, part, self.scratch, combine=view.combine_kind(),
+                                   count=self.run_count(ROW))
+            if total is None:
+                total = part
+            else:  # the chunks' folds folded
+                hw.MapOp.build([total, part], total, fn=f"nn.{view.combine_kind()}")
         finish = view.finish_tree(self.columns)
         if finish.kind != "arg":
             if finish.kind not in ("div", "mul") or [a.kind for a in finish.args] != ["arg", "const"]:

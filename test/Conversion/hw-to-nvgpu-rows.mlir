@@ -5,7 +5,8 @@
 // vectors (the memref is the space, the run's offset a multiple of 4); the
 // block reduction folds each thread's elements, then each warp's lanes by
 // butterfly shuffles, then the 4 warps' totals through the shared scratch
-// between barriers; its one-element result is read by every thread.
+// between barriers (each warp shuffles them again); its one-element result
+// is read by every thread.
 // CHECK-LABEL: gpu.func @row
 // CHECK: %[[ROW:.+]] = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
 // CHECK: %[[STAT:.+]] = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
@@ -20,6 +21,7 @@
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<4xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-5: gpu.shuffle  xor
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.+}}, %[[STAT]][%{{.+}}] : memref<1xf32, #gpu.address_space<private>>
 // CHECK: memref.load %[[STAT]][%{{.+}}] : memref<1xf32, #gpu.address_space<private>>

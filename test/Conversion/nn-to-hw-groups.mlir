@@ -130,16 +130,34 @@ func.func @leading(%y: tensor<2x5x3x7xf16>) -> tensor<1x5x1x1xf16> {
 
 // -----
 
-// Not lowered: a reduction whose rows do not fit in a block's registers,
-// and data movement; without keep-unconverted each is an error at the op.
-// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.reduce_max' is not lowered to hw kernels: its rows of 20000 elements do not fit in a block's registers
+// A row too long for a block's registers is walked in chunks of 8192,
+// once per reduction and once for the results; the chunks' folds are
+// folded.
+// CHECK-LABEL: func.func private @long_rows_reduce_max_0
+// CHECK: "hw.load_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 8192 : i64, shape = array<i64: 2, 20000>}
+// CHECK: "hw.block_reduce"(%{{.+}}, %[[FIRST:.+]], %{{.+}}) {combine = "maximum", count = 8192 : i64}
+// CHECK: "hw.load_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 8192 : i64, shape = array<i64: 2, 20000>}
+// CHECK: "hw.block_reduce"(%{{.+}}, %[[SECOND:.+]], %{{.+}}) {combine = "maximum", count = 8192 : i64}
+// CHECK: "hw.elementwise"(%[[FIRST]], %[[SECOND]], %[[FIRST]]) {fn = "nn.maximum"}
+// CHECK: "hw.load_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 3616 : i64, shape = array<i64: 2, 20000>}
+func.func @long_rows(%x: tensor<2x20000xf32>) -> tensor<2xf32> {
+  %0 = "nn.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<2x20000xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Not lowered: a select of a boolean argument (kernels read and write
+// floats), and data movement; without keep-unconverted each is an error at
+// the op.
+// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.select' is not lowered to hw kernels: it reads tensor<8xi1>; kernels read f32, f16 and bf16
 // ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.transpose' is not lowered to hw kernels
 // CHECK-LABEL: func.func @not_lowered
-// CHECK: "nn.reduce_max"
+// CHECK: "nn.select"
 // CHECK: "nn.transpose"
 // CHECK-NOT: "hw.launch"
-func.func @not_lowered(%x: tensor<2x20000xf32>) -> (tensor<2xf32>, tensor<20000x2xf32>) {
-  %0 = "nn.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<2x20000xf32>) -> tensor<2xf32>
-  %1 = "nn.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<2x20000xf32>) -> tensor<20000x2xf32>
-  return %0, %1 : tensor<2xf32>, tensor<20000x2xf32>
+func.func @not_lowered(%c: tensor<8xi1>, %x: tensor<8xf32>, %y: tensor<2x4xf32>) -> (tensor<8xf32>, tensor<4x2xf32>) {
+  %0 = "nn.select"(%c, %x, %x) : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = "nn.transpose"(%y) {perm = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  return %0, %1 : tensor<8xf32>, tensor<4x2xf32>
 }

@@ -2,14 +2,17 @@
 // RUN: lamina-run %s --target=cuda:sm_90a --emulate --random --seed 3 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/select-broadcast.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/leading-axes.mlir --target=cuda:sm_90a --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %S/Inputs/long-rows.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-compile %s --target=cuda:sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/select-broadcast.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/leading-axes.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: %if ptxas %{ lamina-compile %S/Inputs/long-rows.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 
 // Row kernels (softmax, log_softmax, layer_norm, rms_norm, reductions over
-// the last axis or the last two, or leading axes) and elementwise groups (broadcasting over
+// the last axis or the last two, or leading axes; rows longer than the
+// registers hold, walked in chunks) and elementwise groups (broadcasting over
 // dims of 1, casts between f32, f16 and bf16) in f32, f16 and bf16, of
 // sizes no tile divides: emulated, each matches the nn program's NumPy
 // reference; on the GPU, rows of 1000 f32 and 4096 bf16 are read and

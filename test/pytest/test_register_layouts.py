@@ -153,10 +153,11 @@ def test_replicated_layout_gives_every_thread_the_element():
 
 
 @pytest.mark.parametrize("columns,expected", [
-    (1, (32, 1)), (33, (32, 2)), (256, (32, 8)), (1000, (128, 8)), (4096, (512, 8)),
-    (16384, (1024, 16)), (16385, None), (0, (32, 1)),
+    (1, (32, 1, 1)), (33, (32, 2, 1)), (256, (32, 8, 1)), (1000, (128, 8, 1)),
+    (4096, (512, 8, 1)), (16384, (1024, 16, 1)), (16385, (1024, 8, 3)), (50257, (1024, 8, 7)),
+    (0, (32, 1, 1)),
 ])
-def test_row_kernel_shape_holds_the_row_in_registers(columns, expected):
+def test_row_kernel_shape_holds_the_row_in_registers_or_walks_it_in_chunks(columns, expected):
     assert row_kernel_shape(columns) == expected
 
 

@@ -589,12 +589,18 @@ def elementwise_kernel_shape(elements: int, arch: Architecture) -> tuple[int, in
     return threads, per_thread, min(tiles, 8 * arch.sms)
 
 
-def row_kernel_shape(columns: int) -> tuple[int, int] | None:
-    """(threads per block, elements per thread) of a kernel holding a row of
-    `columns` in registers: one warp for short rows, more threads for
-    longer ones (up to MAX_THREADS, as few elements each as fit in
-    MAX_ROW_ELEMENTS_PER_THREAD, a power of two); None when the row does not
-    fit."""
+# Elements each thread holds of a chunk of a row too long for the registers.
+LONG_ROW_ELEMENTS_PER_THREAD = 8
+
+
+def row_kernel_shape(columns: int) -> tuple[int, int, int]:
+    """(threads per block, elements per thread, chunks) of a kernel over
+    rows of `columns`: a row held in registers (one chunk) with one warp
+    for short rows, more threads for longer ones (up to MAX_THREADS, as
+    few elements each as fit in MAX_ROW_ELEMENTS_PER_THREAD, a power of
+    two); a row that does not fit is walked in chunks of MAX_THREADS x
+    LONG_ROW_ELEMENTS_PER_THREAD elements, once per reduction and once for
+    the results."""
     threads = WARP
     while threads < MAX_THREADS and threads * MAX_ROW_ELEMENTS_PER_THREAD // 2 < columns:
         threads *= 2
@@ -602,5 +608,6 @@ def row_kernel_shape(columns: int) -> tuple[int, int] | None:
     while threads * per_thread < columns:
         per_thread *= 2
     if per_thread > MAX_ROW_ELEMENTS_PER_THREAD:
-        return None
-    return threads, per_thread
+        chunk = MAX_THREADS * LONG_ROW_ELEMENTS_PER_THREAD
+        return MAX_THREADS, LONG_ROW_ELEMENTS_PER_THREAD, -(-columns // chunk)
+    return threads, per_thread, 1
