@@ -43,6 +43,8 @@ from lamina.types import numpy_dtype
 # Threads of a warp and of a warpgroup (wgmma's four warps).
 WARP = 32
 WARPGROUP = 128
+# The largest block: 32 warps.
+MAX_THREADS = 1024
 # 32-bit registers a thread may use.
 REGISTERS_PER_THREAD = 255
 # Registers are allocated to warps in units of 256.
@@ -573,8 +575,6 @@ def occupancy(arch: Architecture, registers: int, threads: int, shared_bytes: in
 # ---------------------------------------------------------------------------
 # Elementwise and row kernels.
 
-# The largest block: 32 warps.
-MAX_THREADS = 1024
 # Elements each thread holds of a row: more make the row's live tiles spill.
 MAX_ROW_ELEMENTS_PER_THREAD = 16
 
