@@ -3,6 +3,8 @@
 // RUN: lamina-run %S/Inputs/select-broadcast.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/leading-axes.mlir --target=cuda:sm_90a --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/long-rows.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %S/Inputs/multi-output.mlir --target=cuda:sm_90a --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-compile %S/Inputs/multi-output.mlir --target=cuda:sm_80 --emit=hw | FileCheck %s --check-prefix=MULTI
 // RUN: lamina-compile %s --target=cuda:sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
@@ -22,6 +24,11 @@
 
 // EMULATED-NOT: mismatch
 // EMULATED: check: all results match the reference
+
+// MULTI-LABEL: func.func @main
+// MULTI: "hw.launch"(%{{.+}}, %{{.+}}, %{{.+}}) {{{.+}}kernel = @main_elementwise_0}
+// MULTI: "hw.launch"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {{{.+}}kernel = @main_reduction_0}
+// MULTI-NOT: "hw.launch"
 
 // PTX: .target sm_80
 // PTX-LABEL: .entry main_reduction_0(
