@@ -573,28 +573,30 @@ def new_kernel(kernels: ir.Block, name: str, argument_types: list[ir.Type],
 
 
 def launch(last: ir.Operation, inputs: list[ir.Value], kernel: str, grid: tuple[int, ...],
-           block: tuple[int, ...] = (THREADS,)) -> None:
-    """Replaces the results of `last`, an op of the host function, by the
-    outputs of a launch of `kernel`: its arguments are buffers of the
-    tensors `inputs`, of their shapes, and a new buffer for each result,
-    which the kernel writes; the caller erases the ops it lowered. Results
-    with no elements (a dim of size 0) are new buffers alone: no launch (a
-    grid has no size 0), and the kernel, which a lowering need not build
-    then (`is_empty`), is erased where it was built."""
-    empty = is_empty(last)
+           block: tuple[int, ...] = (THREADS,), results: list[ir.Value] | None = None) -> None:
+    """Replaces the results of `last`, an op of the host function (or those
+    of them in `results`), by the outputs of a launch of `kernel`: its
+    arguments are buffers of the tensors `inputs`, of their shapes, and a
+    new buffer for each result, which the kernel writes; the caller erases
+    the ops it lowered. Results with no elements (a dim of size 0) are new
+    buffers alone: no launch (a grid has no size 0), and the kernel, which
+    a lowering need not build then (`is_empty`), is erased where it was
+    built."""
+    results = list(last.results) if results is None else results
+    empty = all(0 in type_view(r.type).shape for r in results)
     with ir.InsertionPoint(last), last.location:
         operands = [] if empty else [_buffer(v) for v in inputs]
-        outs = [type_view(r.type) for r in last.results]
-        results = [memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
+        outs = [type_view(r.type) for r in results]
+        buffers = [memref.AllocOp(MemRefType(out.shape, out.dtype).to_mlir(), [], []).result
                    for out in outs]
         if empty:
             _erase_kernel(last, kernel)
         else:
-            hw.LaunchOp.build(operands + results, kernel=kernel, grid=grid, block=block)
+            hw.LaunchOp.build(operands + buffers, kernel=kernel, grid=grid, block=block)
         values = [bufferization.ToTensorOp(out.to_mlir(), result, restrict=True,
                                            writable=True).result
-                  for out, result in zip(outs, results)]
-    for old, value in zip(last.results, values):
+                  for out, result in zip(outs, buffers)]
+    for old, value in zip(results, values):
         old.replace_all_uses_with(value)
 
 
@@ -717,7 +719,7 @@ class GroupKernel:
         else:
             shapes = {type_view(v.type).shape for v in group.results}
             if len(shapes) != 1:
-                raise GroupNotLowered("its results differ in shape")
+                raise GroupNotLowered("its results differ in shape")  # lower_group splits them
             self.domain = shapes.pop()
             elements = math.prod(self.domain)
             self.threads, per_thread, self.grid = nvidia.elementwise_kernel_shape(
@@ -830,7 +832,7 @@ class GroupKernel:
         shape = type_view(value.type).shape
         if level == ROW and shape != self.domain:
             raise GroupNotLowered(f"its result {value.type} is not of the shape of its rows' "
-                                  f"space {dims(self.domain)}")
+                                  f"space {hw.dims(self.domain)}")
         for chunk in self.walk_chunks(level):
             tile = self.materialise(value, level, shape if level == STAT else self.domain)
             hw.StoreElementsOp.build(tile, out, self.offset(level), shape=list(shape),
@@ -941,15 +943,38 @@ class GroupKernel:
 
 
 def lower_group(group: KernelGroup, last: ir.Operation, target: "HWLowering") -> None:
-    """The kernel of `group` and its launch in place of `last`'s results;
-    raises GroupNotLowered (before building anything) when the group is
-    not one of an elementwise or row kernel's."""
-    if is_empty(last):
-        launch(last, [], target.name, ())
-        return
-    kernel = GroupKernel(group, target.name, target.chip)
-    kernel.build(target.kernels, last.location)
-    launch(last, group.inputs, target.name, (kernel.grid,), (kernel.threads,))
+    """The kernel of `group` and its launch in place of `last`'s results
+    (an elementwise group whose results differ in shape: a kernel per
+    shape, each computing what its results need); raises GroupNotLowered,
+    leaving no kernel, when the group is not one of an elementwise or row
+    kernel's."""
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for i, value in enumerate(group.results):
+        by_shape.setdefault(type_view(value.type).shape, []).append(i)
+    rows = any(isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
+                                                                   nn.ReductionOp)
+               for op in group.ops)
+    parts = [list(range(len(group.results)))] if rows or len(by_shape) == 1 \
+        else list(by_shape.values())
+    built = []
+    try:
+        for number, part in enumerate(parts):
+            name = target.name if len(parts) == 1 else f"{target.name}_{number}"
+            results = [last.results[i] for i in part]
+            kernel = None
+            if not all(0 in type_view(r.type).shape for r in results):
+                kernel = GroupKernel(KernelGroup(group.ops, group.arguments,
+                                                 [group.results[i] for i in part], group.inputs),
+                                     name, target.chip)
+                kernel.build(target.kernels, last.location)
+            built.append((kernel, name, results))
+    except GroupNotLowered:
+        for kernel, name, _ in built:
+            _erase_kernel(last, name)
+        raise
+    for kernel, name, results in built:
+        launch(last, group.inputs, name, (kernel.grid,) if kernel else (),
+               (kernel.threads,) if kernel else (THREADS,), results)
 
 
 # ---------------------------------------------------------------------------
@@ -1171,8 +1196,12 @@ class ConvertNNToHW(Pass):
 
     def report_unconverted(self, module: ir.Operation) -> None:
         left: list[ir.Operation] = []
+        # A group left is reported at its nn.fused op, not in its body.
+        bodies = {nn.FusedOp.from_operation(f).body for f in self.fusion_groups(module)}
 
         def visit(op):
+            if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in bodies:
+                return ir.WalkResult.SKIP
             if op.name.startswith("nn."):
                 left.append(op.operation)
             return ir.WalkResult.ADVANCE

@@ -28,6 +28,22 @@ func.func @elementwise(%x: tensor<7x33xf32>, %b: tensor<33xf32>) -> tensor<7x33x
 
 // -----
 
+// An elementwise group whose results differ in shape is a kernel per shape,
+// each computing what its results need.
+// CHECK-LABEL: func.func @two_shapes
+// CHECK: "hw.launch"(%{{.+}}, %{{.+}}, %[[A:.+]]) {block = array<i64: 256>, grid = array<i64: 1>, kernel = @two_shapes_elementwise_0_0} : ({{.+}}, memref<33xf32>) -> ()
+// CHECK: "hw.launch"(%{{.+}}, %{{.+}}, %[[C:.+]]) {block = array<i64: 256>, grid = array<i64: 1>, kernel = @two_shapes_elementwise_0_1} : ({{.+}}, memref<7x33xf32>) -> ()
+// CHECK-LABEL: func.func private @two_shapes_elementwise_0_0
+// CHECK-NOT: "nn.add"
+// CHECK: "hw.store_elements"({{.+}}) {count = 2048 : i64, shape = array<i64: 33>}
+func.func @two_shapes(%x: tensor<7x33xf32>, %b: tensor<33xf32>) -> (tensor<33xf32>, tensor<7x33xf32>) {
+  %a = "nn.exp"(%b) : (tensor<33xf32>) -> tensor<33xf32>
+  %c = "nn.add"(%x, %a) : (tensor<7x33xf32>, tensor<33xf32>) -> tensor<7x33xf32>
+  return %a, %c : tensor<33xf32>, tensor<7x33xf32>
+}
+
+// -----
+
 // A softmax is one row kernel: a row of 33 elements in one warp (two
 // elements per thread, of a 64-element tile), its statistics folded by
 // block reductions into one-element tiles, with no scratch (one warp).

@@ -5,6 +5,7 @@
 // RUN: lamina-run %S/Inputs/long-rows.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/multi-output.mlir --target=cuda:sm_90a --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-compile %S/Inputs/multi-output.mlir --target=cuda:sm_80 --emit=hw | FileCheck %s --check-prefix=MULTI
+// RUN: lamina-run %S/Inputs/result-shapes.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-compile %s --target=cuda:sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
