@@ -33,6 +33,14 @@ ops are; `hw.elementwise {fn = "nn.OP"}` is any elementwise nn op, a
 plugin's included, on register tiles. Their NumPy reference, emulation and
 GPU code all come from that one expression.
 
+Runs of elements. The elementwise and row kernels work on 1-d register
+tiles: `hw.load_elements` loads a run of consecutive elements of an index
+space (the flattened shape of a result) from a global memref that
+broadcasts to it, `hw.store_elements` stores a tile as such a run, and
+`hw.block_reduce` folds a tile into one element that every thread holds
+(through a shared scratch tile between barriers on the GPU), which
+elementwise ops then read broadcast.
+
 Hazards. Threads are not synchronised by the ops themselves: a tile written
 by one op and read by another needs a `hw.barrier` in between (a
 `hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by
@@ -63,7 +71,7 @@ import numpy as np
 from mlir import ir
 
 from lamina import scalar
-from lamina.types import MemRefType
+from lamina.types import MemRefType, TensorType
 
 from . import nn
 from .opdef import (AnyType, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index, IntAttr,
@@ -97,6 +105,10 @@ TILE_TYPES = ("f32", "f16", "bf16")
 # Element types that allocations, copies and stores also move: the integers
 # of hardware instructions (lamina.dialects.hw_instructions).
 DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
+
+# Element types of the tiles of `hw.elementwise`: floats, and the booleans
+# of comparisons (nn.compare) and conditions (nn.select).
+MAP_TYPES = TILE_TYPES + ("i1",)
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
@@ -421,7 +433,7 @@ class AllocOp(KernelOp, name="alloc"):
     Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
     """
 
-    result: Result[MemRefOf(*DATA_TYPES)]
+    result: Result[MemRefOf(*DATA_TYPES, "i1")]
 
     def verify_place(self):
         super().verify_place()
@@ -855,14 +867,14 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
     plugin's) defines it in the scalar form; the nn op's attributes are this
     op's, by the same names (`approximate = "tanh"` for `nn.gelu`). The
     inputs are the nn op's operands, in order, broadcast to `out`'s shape
-    (NumPy rules); all have `out`'s element type, and the expression gives
-    a float (not nn.compare's i1).
+    (NumPy rules); their element types are the nn op's: floats, and i1 for
+    a comparison's result and a select's condition.
 
     Example: "hw.elementwise"(%x, %x) {fn = "nn.silu"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    tiles: Variadic[Operand[MemRefOf(*TILE_TYPES, space="private")]]
-    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    tiles: Variadic[Operand[MemRefOf(*MAP_TYPES, space="private")]]
+    out: Operand[MemRefOf(*MAP_TYPES, space="private")]
     fn: StrAttr
 
     def inputs(self) -> list[ir.Value]:
@@ -908,10 +920,19 @@ class MapOp(ElementwiseTileOp, name="elementwise"):
         if len(inputs) != len(op.operand_decls):
             raise VerifyError(f"'{self.fn}' takes {len(op.operand_decls)} operand(s), got "
                               f"{len(inputs)} tile(s)")
-        _same_dtype(*tiles)
         _verify_broadcast(inputs, out)
-        if self.scalar_tree().kind == "cmp":
-            raise VerifyError(f"'{self.fn}' gives a boolean; register tiles hold floats")
+        # The element types are the nn op's: its result type from its
+        # operands' (a comparison gives i1, a select takes an i1 condition).
+        operand_types = [TensorType(out.shape, t.dtype) for t in inputs]
+        for decl, t in zip(op.operand_decls, operand_types):
+            allowed = getattr(decl.constraint, "dtypes", ()) or getattr(op, "element_types", ())
+            if allowed and t.dtype not in allowed:
+                raise VerifyError(f"operand '{decl.name}' of '{self.fn}' is {t.dtype}; it takes "
+                                  f"{' or '.join(allowed)}")
+        expected = op.infer_type(*operand_types).dtype
+        if out.dtype != expected:
+            raise VerifyError(f"'{self.fn}' of {', '.join(t.dtype for t in inputs)} gives "
+                              f"{expected}, not {out.dtype}")
 
 
 class ReduceOp(RegisterTileOp):
@@ -952,6 +973,170 @@ class ReduceMaxOp(ReduceOp, name="reduce_max"):
 
     def compute(self, x):
         return x.max(axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# Elements of an index space: the elementwise and row kernels.
+
+
+def broadcast_coordinates(coordinates: Sequence, operand_shape: Sequence[int]) -> list:
+    """The coordinates of an operand broadcast (NumPy rules) to the space
+    of `coordinates`: its dims of 1 at 0, its missing leading dims
+    dropped."""
+    coordinates = list(coordinates)[len(coordinates) - len(operand_shape):]
+    return [0 if size == 1 else c for size, c in zip(operand_shape, coordinates)]
+
+
+def walked_coordinates(position, shape: Sequence[int], order: Sequence[int], ops=None) -> list:
+    """The coordinates in `shape` of flat position `position` of a walk of
+    its dims in `order` (row-major over `shape[order[0]], shape[order[1]],
+    ...`): with `ops` (div, rem) on IR values, else on integers."""
+    div, rem = ops or ((lambda a, b: a // b), (lambda a, b: a % b))
+    walked = []
+    for extent in reversed([shape[d] for d in order][1:]):
+        walked.append(rem(position, extent))
+        position = div(position, extent)
+    walked.append(position)
+    walked.reverse()
+    coordinates = [None] * len(shape)
+    for d, c in zip(order, walked):
+        coordinates[d] = c
+    return coordinates
+
+
+class ElementsOp(KernelOp):
+    """Base of the ops that move a 1-d register tile to or from a run of
+    elements of an index space: `shape` is the space, walked row-major in
+    the order of its dims `order` (all of them, in order, by default; a
+    reduction's rows over leading axes walk its kept dims first, then the
+    folded ones), `offset` the flat position of the tile's element 0,
+    `count` how many of the tile's first elements are in the run. The
+    global memref has `shape` or broadcasts to it (NumPy rules); positions
+    past the run or past the end of the space are not moved."""
+
+    def walk(self) -> tuple[int, ...]:
+        return tuple(self.order) or tuple(range(len(self.shape)))
+
+    def verify_operands(self, tile, buffer, offset):
+        if tile.rank != 1:
+            raise VerifyError(f"moves a 1-d register tile; got {tile}")
+        _same_dtype(tile, buffer)
+        if any(s < 0 for s in self.shape):
+            raise VerifyError(f"'shape' has a negative size: {list(self.shape)}")
+        _verify_broadcast([buffer], MemRefType(tuple(self.shape), buffer.dtype))
+        if not 0 <= self.count <= tile.shape[0]:
+            raise VerifyError(f"'count' must be in [0, {tile.shape[0]}], got {self.count}")
+        if sorted(self.walk()) != list(range(len(self.shape))):
+            raise VerifyError(f"'order' must be a permutation of the {len(self.shape)} dims of "
+                              f"the space, got {list(self.order)}")
+
+    def run_length(self, tile_length: int) -> int:
+        return self.count
+
+    def positions(self, tile_length: int, offset: int) -> list[tuple[int, tuple[int, ...]]]:
+        """(tile element, coordinates in the space) of each position moved."""
+        size = math.prod(self.shape)
+        return [(i, tuple(walked_coordinates(offset + i, self.shape, self.walk())))
+                for i in range(self.run_length(tile_length)) if offset + i < size]
+
+
+class LoadElementsOp(ElementsOp, name="load_elements"):
+    """Loads a run of elements of the index space `shape` from global
+    memory into a 1-d register tile: element `i` of `dst` is `src` at the
+    coordinates of flat position `offset + i`, broadcast into `src`'s shape
+    (a bias row, a row statistic, a scalar). Elements of `dst` outside the
+    run read zeros. Each thread loads its own elements, so an operand that
+    broadcasts is read from global memory per element, and elements whose
+    `src` is the space itself, contiguous and aligned, as vectors.
+
+    Example: "hw.load_elements"(%x, %tile, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<7x33xf32>, memref<64xf32, #gpu.address_space<private>>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, src, dst, offset):
+        super().verify_operands(dst, src, offset)
+
+    def reference(self, src, dst, offset):
+        dst[...] = 0
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            dst[i] = src[tuple(broadcast_coordinates(coordinates, src.shape))]
+
+
+class StoreElementsOp(ElementsOp, name="store_elements"):
+    """Stores a 1-d register tile into a run of elements of the index space
+    `shape`, which is `dst`'s: element `i` of `src` goes to flat position
+    `offset + i` of `dst`; elements outside the run are not stored.
+
+    Example: "hw.store_elements"(%tile, %y, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<64xf32, #gpu.address_space<private>>, memref<7x33xf32>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, src, dst, offset):
+        if dst.shape != tuple(self.shape):
+            raise VerifyError(f"stores into {dst}, whose shape is not the space "
+                              f"{dims(self.shape)}")
+        super().verify_operands(src, dst, offset)
+
+    def reference(self, src, dst, offset):
+        for i, coordinates in self.positions(src.shape[0], int(offset)):
+            dst[coordinates] = src[i]
+
+
+# The steps of a block reduction and their identities.
+REDUCTION_COMBINES = {"add": 0.0, "mul": 1.0, "maximum": -math.inf, "minimum": math.inf}
+
+
+class BlockReduceOp(KernelOp, name="block_reduce"):
+    """Folds the first `count` elements of a 1-d register tile with `combine` (add, mul, maximum, minimum; the nn
+    reductions' steps) into a one-element register tile that every thread
+    holds, in f32, rounded once to `out`'s type; an empty fold gives the
+    step's identity. On the GPU each thread folds its elements, each warp
+    its threads' by shuffles (shfl.sync.bfly), and a block of several
+    warps their totals through `scratch`, a shared f32 vector of at least
+    one element per warp, between barriers (each warp shuffles them again): the op writes and reads
+    `scratch` and synchronises the block before and after, so consecutive
+    reductions may share it. A block of one warp needs no scratch.
+
+    Example: "hw.block_reduce"(%x, %max, %scratch) {combine = "maximum", count = 1000 : i64} : (memref<1024xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>, memref<8xf32, #gpu.address_space<workgroup>>) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    scratch: Variadic[Operand[MemRefOf("f32", space="workgroup")]]
+    combine: EnumAttr(*REDUCTION_COMBINES)
+    count: IntAttr
+
+    def verify_operands(self, x, out, scratch):
+        if x.rank != 1 or math.prod(out.shape) != 1:
+            raise VerifyError(f"folds a 1-d register tile into a tile of one element; got "
+                              f"{x} into {out}")
+        _same_dtype(x, out)
+        if len(scratch) > 1 or scratch and scratch[0].rank != 1:
+            raise VerifyError("takes at most one scratch tile, a shared f32 vector")
+        if not 0 <= self.count <= x.shape[0]:
+            raise VerifyError(f"'count' must be in [0, {x.shape[0]}], got {self.count}")
+
+    def fold(self, values: np.ndarray) -> float:
+        if values.size == 0:
+            return REDUCTION_COMBINES[self.combine]
+        step = {"add": np.add, "mul": np.multiply, "maximum": np.maximum,
+                "minimum": np.minimum}[self.combine]
+        return step.reduce(values.astype(np.float32))
+
+    def reference(self, x, out, scratch):
+        out[...] = np.asarray(self.fold(x[:self.count])).astype(out.dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -24,6 +24,9 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
   skipped, as the hw ops define; f16 and bf16 are computed on in f32 (MMA
   accumulates in f32; f32 MMA operands are truncated to tf32 first);
 * stores with an epilogue call the epilogue function on each element;
+* runs of elements (`hw.load_elements`, `hw.store_elements`) move each
+  element of the tile inside the run and the space, reading operands
+  broadcast; block reductions fold their tile's elements in order;
 * elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add, hw.gelu,
   ..., `hw.elementwise` of any nn op) compute each element with the ops
   their scalar expression (`lamina.scalar`) builds, as on the GPU;
@@ -33,6 +36,7 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -241,6 +245,79 @@ def _reduce(view):
             scf.YieldOp([combine(loop.inner_iter_args[0], value)])
         memref.store(from_f32(loop.results[0], element_type(out)), out, [i, index(0)])
     loop_nest((rows,), body)
+
+
+def space_coordinates(view, position: ir.Value) -> list[ir.Value]:
+    """The coordinates of a flat position of an `hw.ElementsOp`'s walk of
+    its space, as index ops."""
+    return hw.walked_coordinates(position, view.shape, view.walk(), (
+        lambda a, b: arith.divui(a, index(b)), lambda a, b: arith.remui(a, index(b))))
+
+
+def run_position(view, tile_length: int, i: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The flat position of tile element `i` of an `hw.ElementsOp` and
+    whether it is moved (inside the run and the space)."""
+    position = arith.addi(view.operand("offset"), i)
+    inside = arith.cmpi(arith.CmpIPredicate.ult, position, index(math.prod(view.shape)))
+    if view.run_length(tile_length) < tile_length:
+        inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.ult, i,
+                                               index(view.run_length(tile_length))))
+    return position, inside
+
+
+@lowers(hw.LoadElementsOp)
+def _load_elements(view):
+    src, dst = view.operand("src"), view.operand("dst")
+    (length,) = shape(dst)
+
+    def body(ivs):
+        (i,) = ivs
+        position, inside = run_position(view, length, i)
+        zero = arith.constant(element_type(dst), 0.0)
+        branch = scf.IfOp(inside, [element_type(dst)], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            coordinates = hw.broadcast_coordinates(space_coordinates(view, position),
+                                                   shape(src))
+            scf.YieldOp([memref.load(src, [index(0) if isinstance(c, int) else c
+                                           for c in coordinates])])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([zero])
+        memref.store(branch.results[0], dst, [i])
+    loop_nest((length,), body)
+
+
+@lowers(hw.StoreElementsOp)
+def _store_elements(view):
+    src, dst = view.operand("src"), view.operand("dst")
+    (length,) = shape(src)
+
+    def body(ivs):
+        (i,) = ivs
+        position, inside = run_position(view, length, i)
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            memref.store(memref.load(src, [i]), dst, space_coordinates(view, position))
+            scf.YieldOp([])
+    loop_nest((length,), body)
+
+
+COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
+            "minimum": arith.minimumf}
+
+
+@lowers(hw.BlockReduceOp)
+def _block_reduce(view):
+    x, out = view.operand("x"), view.operand("out")
+    (length,) = shape(x)
+    count = view.count
+    combine = COMBINES[view.combine]
+    loop = scf.ForOp(index(0), index(count), index(1),
+                     [f32(hw.REDUCTION_COMBINES[view.combine])])
+    with ir.InsertionPoint(loop.body):
+        value = to_f32(memref.load(x, [loop.induction_variable]))
+        scf.YieldOp([combine(loop.inner_iter_args[0], value)])
+    memref.store(from_f32(loop.results[0], element_type(out)), out,
+                 [index(0)] * len(shape(out)))
 
 
 @lowers(hw.StoreOp)

@@ -15,8 +15,11 @@ Each block-collective hw op is distributed over the threads of its block:
   block's warps divide into 16x8 fragments has the layout of mma.sync's
   accumulator (each warp holds a block of fragments, each thread four
   elements of each); any other tile is spread element by element, round
-  robin. Each thread keeps its elements in a private `memref.alloca`
-  indexed by constants, which LLVM promotes to registers;
+  robin; a 1-d tile the block's threads divide is held in vectors
+  (consecutive threads, consecutive vectors), a one-element tile by every
+  thread. Each thread keeps its elements in a private `memref.alloca`
+  indexed by constants, which LLVM promotes to registers (booleans as
+  bytes);
 * copies between global and shared memory are split into chunks of up
   to 16 bytes per thread; async copies become cp.async
   (`nvgpu.device_async_copy`, zero-filling past the global memref's end),
@@ -47,14 +50,25 @@ Each block-collective hw op is distributed over the threads of its block:
   compute each element a thread holds with the ops their scalar
   expression builds (`lamina.scalar`; arith only where it has such a
   body, as in the emulation);
+* runs of elements (`hw.load_elements`, `hw.store_elements`) move each
+  thread's vectors with one vector load or store where the global memref
+  is the run's space and the run's offset a multiple of the vector by
+  construction, else element by element, an operand that broadcasts read
+  at its broadcast coordinates; a one-element tile is stored by the
+  block's first thread. `hw.block_reduce` folds each thread's elements,
+  then each warp's by butterfly shuffles (`gpu.shuffle xor`, shfl.sync.bfly),
+  then the warps' totals through the scratch tile between barriers (each
+  warp shuffles them again, lane w holding warp w's); elementwise ops read a one-element operand tile (a row's statistic) in
+  every thread;
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
 Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
 kernels all launch with one block size; `hw.pipeline` annotations are
-ignored (`hw-pipeline` has realised them). Row reductions, broadcasting
-operands of register-tile arithmetic, register tiles with leading dims
+ignored (`hw-pipeline` has realised them). Row reductions of 2-d tiles
+(`hw.reduce_sum`, `hw.reduce_max`), broadcasting operands of register-tile
+arithmetic other than one-element tiles, register tiles with leading dims
 and plain reads of swizzled tiles are not lowered (the error names the
 op). Leaves upstream gpu, nvgpu, nvvm, memref, vector, scf, arith and
 func ops for the NVVM lowering; no hw op is left.
@@ -77,7 +91,8 @@ from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, 
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
-                                   WgmmaLayout, register_layout, shared_alignment)
+                                   ReplicatedLayout, VectorLayout, WgmmaLayout, register_layout,
+                                   shared_alignment)
 from lamina.types import MemRefType, type_view
 
 GPU_MODULE = "hw_kernels"
@@ -218,9 +233,14 @@ class RegisterTile:
     storage: ir.Value
 
     def load(self, slot: int) -> ir.Value:
-        return memref.load(self.storage, [index(slot)])
+        value = memref.load(self.storage, [index(slot)])
+        if self.type.dtype == "i1":
+            return arith.trunci(ir.IntegerType.get_signless(1), value)
+        return value
 
     def store(self, value: ir.Value, slot: int) -> None:
+        if self.type.dtype == "i1":
+            value = arith.extui(ir.IntegerType.get_signless(8), value)
         memref.store(value, self.storage, [index(slot)])
 
 
@@ -372,8 +392,11 @@ def _alloc(kernel: KernelLowering, view):
                           "are matrices or vectors", view.operation.location)
     layout = register_layout(tile.shape, kernel.threads, result in kernel.plan.accumulators)
     private = ir.Attribute.parse("#gpu.address_space<private>")
-    storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], ir.MemRefType(
-        result.type).element_type, memory_space=private), [], []).result
+    # Booleans are kept as bytes (the memref lowering stores no i1).
+    element = (ir.IntegerType.get_signless(8) if tile.dtype == "i1"
+               else ir.MemRefType(result.type).element_type)
+    storage = memref.AllocaOp(ir.MemRefType.get([layout.slots], element, memory_space=private),
+                              [], []).result
     kernel.registers[result] = RegisterTile(tile, layout, storage)
 
 
@@ -509,6 +532,29 @@ def _fill(kernel: KernelLowering, view):
         when(valid, lambda coordinates=coordinates: memref.store(value, out, coordinates))
 
 
+def _operand_slots(kernel, view, inputs: Sequence[ir.Value], out: ir.Value
+                   ) -> tuple[list[RegisterTile], RegisterTile, list[Callable[[int], int]]]:
+    """The tiles of an elementwise op and, per input, the slot that holds
+    its element for each of `out`'s slots: the same slot in the same
+    layout, slot 0 of a one-element tile every thread holds (a row's
+    statistic, broadcast)."""
+    tiles = [kernel.register(v, view.operation) for v in inputs]
+    target = kernel.register(out, view.operation)
+    slots = []
+    for tile in tiles:
+        if tile.layout == target.layout:
+            slots.append(lambda slot: slot)
+        elif isinstance(tile.layout, ReplicatedLayout):
+            slots.append(lambda slot: 0)
+        else:
+            raise PassFailure(f"'{view.op_name()}' on register tiles of different shapes "
+                              f"({tile.type} into {target.type}) is not lowered to the GPU: "
+                              "broadcasting operands are held by other threads (load them "
+                              "broadcast into the result's shape: hw.load_elements)",
+                              view.operation.location)
+    return tiles, target, slots
+
+
 def _same_layout(kernel, view, *values) -> list[RegisterTile]:
     tiles = [kernel.register(v, view.operation) for v in values]
     if any(t.layout != tiles[0].layout for t in tiles):
@@ -521,11 +567,11 @@ def _same_layout(kernel, view, *values) -> list[RegisterTile]:
 def _elementwise(kernel: KernelLowering, view):
     """An elementwise register-tile op on each of this thread's elements,
     through its scalar expression (`view.element`)."""
-    *inputs, out = _same_layout(kernel, view, *view.inputs(), view.operand("out"))
-    element = ir.MemRefType(out.storage.type).element_type
+    inputs, out, slots = _operand_slots(kernel, view, view.inputs(), view.operand("out"))
+    element = ir.MemRefType(view.operand("out").type).element_type
     for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(from_f32(view.element(
-            [to_f32(tile.load(slot)) for tile in inputs]), element), slot))
+            [to_f32(tile.load(at(slot))) for tile, at in zip(inputs, slots)]), element), slot))
 
 
 def _instruction(kernel: KernelLowering, view):
@@ -535,6 +581,192 @@ def _instruction(kernel: KernelLowering, view):
     for slot, (_, valid) in enumerate(out.layout.positions(kernel, INDEX)):
         when(valid, lambda slot=slot: out.store(
             view.ptx_element([tile.load(slot) for tile in inputs], element), slot))
+
+
+# -- runs of elements and block reductions ---------------------------------
+
+
+def _flat(value: ir.Value) -> ir.Value:
+    """A global memref as the 1-d memref of its elements (row-major)."""
+    rank = len(shape(value))
+    if rank == 1:
+        return value
+    flat_type = MemRefType((math.prod(shape(value)),), type_view(value.type).dtype).to_mlir()
+    return memref.collapse_shape(flat_type, value, [list(range(rank))])
+
+
+class ElementRun:
+    """A `hw.load_elements` or `hw.store_elements` as each thread moves its
+    elements: by vectors of the tile's layout where the global memref is
+    the space itself (no broadcast), the run's offset a multiple of the
+    vector by construction and the run and the space whole vectors, or
+    where it is a row of the space's trailing dims (a layer_norm's gain,
+    read by a row kernel) and the run starts at one of its rows by
+    construction, so that the run's element `i` is the memref's element
+    `i`; else element by element, an operand that broadcasts read at its
+    broadcast coordinates."""
+
+    def __init__(self, kernel: KernelLowering, view, tile: ir.Value, buffer: ir.Value):
+        self.kernel, self.view, self.buffer = kernel, view, buffer
+        self.tile = kernel.register(tile, view.operation)
+        self.space = tuple(view.shape)
+        self.size = math.prod(self.space)
+        self.offset = view.operand("offset")
+        (length,) = self.tile.type.shape
+        self.count = view.count
+        layout = self.tile.layout
+        width = layout.width if isinstance(layout, VectorLayout) else 1
+        in_order = view.walk() == tuple(range(len(self.space)))
+        whole = (shape(buffer) == self.space and in_order and self.size % width == 0
+                 and self.count % width == 0 and _multiple_of(self.offset, width))
+        row = tuple(shape(buffer))
+        while row and row[0] == 1:
+            row = row[1:]
+        row_size = math.prod(row)
+        # A row of the space: its element `i` is the run's (the run starts
+        # at a multiple of the row and is no longer than it).
+        self.row = (not whole and view.op_name() == "hw.load_elements" and in_order
+                    and bool(row) and self.space[len(self.space) - len(row):] == row
+                    and row_size % width == 0 and self.count % width == 0
+                    and self.count <= row_size and _multiple_of(self.offset, row_size))
+        self.width = width if (whole or self.row) and width > 1 else 1
+        self.flat = _flat(buffer) if self.width > 1 else None
+
+    def inside(self, element) -> ir.Value | None:
+        """Whether tile element `element` is in the run and the space."""
+        (length,) = self.tile.type.shape
+        position = add(self.offset, element)
+        condition = less(position, self.size)
+        if self.count < length:
+            condition = _both(condition, less(element, self.count))
+        return condition
+
+    def vectors(self) -> list[tuple[int, ir.Value]]:
+        """(first slot, first tile element) of each of this thread's runs of
+        `width` slots."""
+        positions = self.tile.layout.positions(self.kernel, INDEX)
+        return [(slot, positions[slot][0][0]) for slot in range(0, len(positions), self.width)]
+
+    def coordinates(self, element) -> list[ir.Value]:
+        found = hw.walked_coordinates(add(self.offset, element), self.space, self.view.walk(),
+                                      (div, rem))
+        return [index(0) if isinstance(c, int) else c
+                for c in hw.broadcast_coordinates(found, shape(self.buffer))]
+
+    def load(self) -> None:
+        element_type = ir.MemRefType(self.buffer.type).element_type
+        zero = arith.constant(element_type, 0.0)
+        if isinstance(self.tile.layout, ReplicatedLayout):
+            self.load_element(0, index(0), zero)
+            return
+        for slot, element in self.vectors():
+            if self.width == 1:
+                self.load_element(slot, element, zero)
+                continue
+            vector_type = ir.VectorType.get([self.width], element_type)
+            branch = scf.IfOp(self.inside(element), [vector_type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                at = element if self.row else add(self.offset, element)
+                scf.YieldOp([vector.load(vector_type, self.flat, [as_value(at)],
+                                         alignment=self.width * _element_bytes(self.buffer))])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([vector.broadcast(vector_type, zero)])
+            for v in range(self.width):
+                self.tile.store(vector.extract(branch.results[0], [], [v]), slot + v)
+
+    def load_element(self, slot: int, element, zero: ir.Value) -> None:
+        branch = scf.IfOp(self.inside(element), [zero.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([memref.load(self.buffer, self.coordinates(element))])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([zero])
+        self.tile.store(branch.results[0], slot)
+
+    def store(self) -> None:
+        if isinstance(self.tile.layout, ReplicatedLayout):
+            # Every thread holds the element: the block's first stores it.
+            when(_both(self.kernel.leader(), self.inside(index(0))), lambda: memref.store(
+                self.tile.load(0), self.buffer, self.coordinates(index(0))))
+            return
+        element_type = ir.MemRefType(self.buffer.type).element_type
+        for slot, element in self.vectors():
+            if self.width == 1:
+                when(self.inside(element), lambda slot=slot, element=element: memref.store(
+                    self.tile.load(slot), self.buffer, self.coordinates(element)))
+                continue
+
+            def write(slot=slot, element=element):
+                values = [self.tile.load(slot + v) for v in range(self.width)]
+                vector.store(vector.from_elements(ir.VectorType.get([self.width], element_type),
+                                                  values),
+                             self.flat, [add(self.offset, element)],
+                             alignment=self.width * _element_bytes(self.buffer))
+            when(self.inside(element), write)
+
+
+@lowers("hw.load_elements")
+def _load_elements(kernel: KernelLowering, view):
+    ElementRun(kernel, view, view.operand("dst"), view.operand("src")).load()
+
+
+@lowers("hw.store_elements")
+def _store_elements(kernel: KernelLowering, view):
+    ElementRun(kernel, view, view.operand("src"), view.operand("dst")).store()
+
+
+_COMBINE = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
+            "minimum": arith.minimumf}
+
+
+def _warp_fold(value: ir.Value, combine: Callable) -> ir.Value:
+    """The fold of `value` over the 32 lanes of a warp, in every lane:
+    butterfly shuffles (shfl.sync.bfly) at distances 16, 8, 4, 2, 1."""
+    i32 = ir.IntegerType.get_signless(32)
+    width = arith.constant(i32, WARP)
+    distance = WARP // 2
+    while distance:
+        shuffled = gpu.ShuffleOp(value, arith.constant(i32, distance), width,
+                                 gpu.ShuffleMode.XOR).results[0]
+        value = combine(value, shuffled)
+        distance //= 2
+    return value
+
+
+@lowers("hw.block_reduce")
+def _block_reduce(kernel: KernelLowering, view):
+    x = kernel.register(view.operand("x"), view.operation)
+    out = kernel.register(view.operand("out"), view.operation)
+    scratch = list(view.operand("scratch"))
+    combine = _COMBINE[view.combine]
+    identity = arith.constant(ir.F32Type.get(), hw.REDUCTION_COMBINES[view.combine])
+    (length,) = x.type.shape
+    total = identity
+    for slot, ((element,), valid) in enumerate(x.layout.positions(kernel, INDEX)):
+        inside = _both(valid, less(element, view.count) if view.count < length else None)
+        value = to_f32(x.load(slot))
+        if inside is not None:
+            value = arith.select(inside, value, identity)
+        total = combine(total, value)
+    total = _warp_fold(total, combine)
+    warps = kernel.threads // WARP
+    if warps > 1:
+        if not scratch:
+            raise PassFailure(f"a block reduction in a block of {warps} warps needs a scratch "
+                              "tile (hw-check reports this)", view.operation.location)
+        shared = scratch[0]
+        first_lane = arith.cmpi(arith.CmpIPredicate.eq, kernel.lane, index(0))
+        when(first_lane, lambda: memref.store(total, shared, [kernel.warp]))
+        gpu.BarrierOp()
+        # Each warp folds the warps' totals again, lane w reading warp w's.
+        has_total = less(kernel.lane, warps)
+        branch = scf.IfOp(has_total, [identity.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([memref.load(shared, [kernel.lane])])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([identity])
+        total = _warp_fold(branch.results[0], combine)
+        gpu.BarrierOp()
+    out.store(from_f32(total, ir.MemRefType(out.storage.type).element_type), 0)
 
 
 def _multiple_of(value: ir.Value, factor: int) -> bool:

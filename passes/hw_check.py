@@ -24,6 +24,8 @@ instead of reporting):
   (waited for by parity) sm_90 and PTX 7.8; wgmma sm_90a and PTX 8.0. The target's architecture and PTX
   version (`cuda:sm_80`: PTX 7.0, `cuda:sm_89`: PTX 8.1, `cuda:sm_90a`:
   PTX 8.0) must have them;
+* block reductions: a block of several warps needs a scratch tile of at
+  least one element per warp;
 * hardware instructions (`lamina.dialects.hw_instructions`): the architecture and
   PTX version they declare (`hw.cvt_e4m3x2`: sm_89 and PTX 7.8).
 
@@ -99,6 +101,8 @@ class KernelChecker:
                 self.async_copy(op)
             elif op.name.startswith("hw.mbarrier"):
                 self.feature(op, "mbarrier", f"'{op.name}'")
+            elif op.name == "hw.block_reduce":
+                self.block_reduce(op)
             elif isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
                                                                      Instruction):
                 self.instruction(op)
@@ -106,6 +110,20 @@ class KernelChecker:
             if op.name == "hw.mma":
                 self.mma(op, tiles)
         return self.errors
+
+    def block_reduce(self, op: ir.Operation) -> None:
+        """A block of several warps folds their totals through a scratch
+        tile of one element per warp."""
+        if self.threads is None or self.threads <= WARP:
+            return
+        warps = self.threads // WARP
+        scratch = list(hw.BlockReduceOp.from_operation(op).operand("scratch"))
+        if not scratch or type_view(scratch[0].type).shape[0] < warps:
+            given = f"a scratch tile of {type_view(scratch[0].type).shape[0]}" if scratch \
+                else "no scratch tile"
+            self.error(op, f"a block reduction in a block of {warps} warps folds their totals "
+                           f"through a shared f32 scratch tile of at least {warps} elements; "
+                           f"it has {given}")
 
     def instruction(self, op: ir.Operation) -> None:
         """A hardware instruction exists on the architecture (and its PTX)."""

@@ -13,6 +13,9 @@ runs one op after the other). Each is a located error at the offending op:
   that another op wrote, with no barrier (`hw.barrier`, `hw.wait`) in
   between; a read of a shared tile written with no barrier in between; a
   write to a tile whose async copy or TMA load is still in flight;
+* a block reduction's scratch tile written or read by another op with no
+  barrier in between (the reduction synchronises the block after writing
+  it and after reading it);
 * an `hw.mbarrier_wait` on a phase that nothing completes (a deadlock:
   every thread waits, and no arrival is left to come).
 
@@ -267,6 +270,16 @@ class KernelCheck:
             self.wait(op, view.pending)
         elif name == "hw.barrier":
             self.barrier()
+        elif name == "hw.block_reduce":
+            # Each warp writes its total into the scratch tile, the block
+            # synchronises, reads it and synchronises again.
+            for scratch in view.operand("scratch"):
+                if scratch in self.tiles:
+                    region = tuple((0, d) for d in type_view(scratch.type).shape)
+                    self.write(op, self.tiles[scratch], region)
+                    self.barrier()
+                    self.read(op, self.tiles[scratch], region)
+                    self.barrier()
         elif name == "hw.mbarrier_init":
             self.mbarriers[op.results[0]] = MBarriers(view.count, [0] * view.barriers,
                                                       [0] * view.barriers, [-1] * view.barriers)

@@ -26,7 +26,7 @@ func.func @main(%a: memref<64x64xf32>) {
 func.func @broadcast(%a: memref<64x64xf32>) attributes {hw.kernel} {
   %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
   %r = "hw.alloc"() : () -> memref<1x64xf32, #gpu.address_space<private>>
-  // expected-error @+1 {{'hw.add' on register tiles of different shapes (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) is not lowered to the GPU: broadcasting operands are held by other threads}}
+  // expected-error @+1 {{'hw.add' on register tiles of different shapes (memref<1x64xf32, #gpu.address_space<private>> into memref<64x64xf32, #gpu.address_space<private>>) is not lowered to the GPU: broadcasting operands are held by other threads (load them broadcast into the result's shape: hw.load_elements)}}
   "hw.add"(%x, %r, %x) : (memref<64x64xf32, #gpu.address_space<private>>, memref<1x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   return
 }

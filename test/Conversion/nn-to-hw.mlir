@@ -116,18 +116,19 @@ func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tens
 
 // Not converted: f32 (the tensor cores would round to tf32), batched
 // matmuls whose batch dims differ (broadcasting); and a matmul whose result
-// has two users keeps them outside.
-// Without keep-unconverted each is an error.
-// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d and batched f16 and bf16 nn.matmul with a bias or residual nn.add and nn.relu or nn.gelu consuming it
-// ERROR: nn-to-hw.mlir:[[@LINE+11]]:8: error: 'nn.matmul' is not lowered to hw kernels
-// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.relu' is not lowered to hw kernels
-// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.add' is not lowered to hw kernels
+// has two users keeps them outside, where each is an elementwise kernel.
+// Without keep-unconverted each matmul left is an error.
+// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d and batched f16 and bf16 nn.matmul
+// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.matmul' is not lowered to hw kernels
+// ERROR-NOT: error:
 // CHECK-LABEL: func.func @left_alone
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf32>
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<2x16x16xf16>
-// CHECK: "hw.launch"
-// CHECK: "nn.relu"
-// CHECK: "nn.add"
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_matmul_2}
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_relu_0}
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_add_0}
+// CHECK-NOT: "nn.relu"(
+// CHECK-NOT: "nn.add"(
 func.func @left_alone(%x: tensor<16x16xf32>, %y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>) -> (tensor<16x16xf32>, tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>) {
   %0 = "nn.matmul"(%x, %x) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
   %1 = "nn.matmul"(%y, %h) : (tensor<2x16x16xf16>, tensor<16x16xf16>) -> tensor<2x16x16xf16>

@@ -17,8 +17,9 @@ from mlir.dialects import arith, func
 
 import lamina  # noqa: F401  (registers the dialects)
 from lamina.lowering.hw_to_nvgpu import INDEX
-from lamina.targets.nvidia import (AccumulatorLayout, RoundRobinLayout, Thread, WgmmaLayout,
-                                   register_layout)
+from lamina.targets.nvidia import (AccumulatorLayout, ReplicatedLayout, RoundRobinLayout,
+                                   Thread, VectorLayout, WgmmaLayout, architecture,
+                                   elementwise_kernel_shape, register_layout, row_kernel_shape)
 
 _ARITH = {"arith.addi": lambda a, b: a + b, "arith.muli": lambda a, b: a * b,
           "arith.divui": lambda a, b: a // b, "arith.remui": lambda a, b: a % b}
@@ -116,3 +117,51 @@ def test_round_robin_covers_each_element_once():
     held = [coordinates for tid in range(16)
             for coordinates, valid in layout.positions(Thread(tid)) if valid is not False]
     assert sorted(held) == [(r, c) for r in range(5) for c in range(7)]
+
+
+@pytest.mark.parametrize("shape,threads,expected", [
+    ((2048,), 256, VectorLayout(2048, 256, 4)),
+    ((64,), 32, VectorLayout(64, 32, 2)),
+    ((32,), 32, VectorLayout(32, 32, 1)),
+    ((1,), 128, ReplicatedLayout((1,))),
+    ((1, 1), 128, ReplicatedLayout((1, 1))),
+])
+def test_register_layout_holds_vectors_of_1d_tiles_and_replicates_one_element(shape, threads,
+                                                                              expected):
+    assert register_layout(shape, threads) == expected
+
+
+@pytest.mark.parametrize("length,threads,width", [(2048, 256, 4), (64, 32, 2), (1024, 128, 4)])
+def test_vector_layout_covers_each_element_once_in_contiguous_vectors(length, threads, width):
+    layout = VectorLayout(length, threads, width)
+    held = []
+    for tid in range(threads):
+        positions = [coordinates[0] for coordinates, valid in layout.positions(Thread(tid))]
+        assert len(positions) == layout.slots
+        for start in range(0, len(positions), width):
+            vector = positions[start:start + width]
+            assert vector == list(range(vector[0], vector[0] + width)) and vector[0] % width == 0
+        held += positions
+    assert sorted(held) == list(range(length))
+    # Consecutive threads hold consecutive vectors (coalesced loads).
+    assert [layout.positions(Thread(t))[0][0][0] for t in range(3)] == [0, width, 2 * width]
+
+
+def test_replicated_layout_gives_every_thread_the_element():
+    layout = ReplicatedLayout((1,))
+    assert all(layout.positions(Thread(tid)) == [((0,), None)] for tid in (0, 31, 500))
+
+
+@pytest.mark.parametrize("columns,expected", [
+    (1, (32, 1, 1)), (33, (32, 2, 1)), (256, (32, 8, 1)), (1000, (128, 8, 1)),
+    (4096, (512, 8, 1)), (16384, (1024, 16, 1)), (16385, (1024, 8, 3)), (50257, (1024, 8, 7)),
+    (0, (32, 1, 1)),
+])
+def test_row_kernel_shape_holds_the_row_in_registers_or_walks_it_in_chunks(columns, expected):
+    assert row_kernel_shape(columns) == expected
+
+
+def test_elementwise_kernel_shape_strides_over_tiles():
+    arch = architecture("sm_80")
+    assert elementwise_kernel_shape(100, arch) == (256, 8, 1)
+    assert elementwise_kernel_shape(1 << 24, arch) == (256, 8, 8 * arch.sms)

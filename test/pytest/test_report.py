@@ -86,7 +86,7 @@ def test_cuda_report_lists_launches():
     report = CompileReport("<string>", target.name)
     pipeline.observers.append(report)
     target.emit(lamina.parse(MATMUL_BIAS_RELU), "gpu", pipeline=pipeline)
-    assert [s.name for s in report.stages] == ["nn", "hw", "gpu"]
+    assert [s.name for s in report.stages] == ["nn", "fused", "hw", "gpu"]
     assert all(s.seconds > 0 for s in report.stages)
     assert len(report.launches) == 1
     launch = report.launches[0]
@@ -94,8 +94,8 @@ def test_cuda_report_lists_launches():
     assert launch["block"][0] % 32 == 0 and launch["dynamic_shared_memory"] > 0
     kernels = [f.name for f in report.functions if f.role == "GPU kernel"]
     assert kernels == ["main_matmul_0"]
-    # The nn stage's graph stands for the fusion graph: cuda targets have no fused stage.
-    assert report.graph_stage == "nn" and "nn.matmul" in report.graph_dot
+    # The fusion graph: the matmul, its bias and relu in one contraction group.
+    assert report.graph_stage == "fused" and "contraction" in report.graph_dot
     if shutil.which("dot"):
         page = report.html()
         assert '<tr class="kernel"><td>main_matmul_0</td>' in page and "<svg" in page

@@ -7,8 +7,12 @@ Programs reach the GPU through the `hw` dialect. The pipeline, stage by
 stage:
 
 * `nn`: operator-level simplification (the shared front end's first stage);
-* `hw`: the hardware level: nn matmuls and their epilogues become hw
-  kernels (`convert-nn-to-hw`), pipelining annotations are realised
+* `fused`: composites decomposed and the nn ops partitioned into fusion
+  groups (`nn-decompose`, `nn-fuse`: the shared front end's second stage);
+* `hw`: the hardware level: every fusion group becomes one hw kernel
+  (`convert-nn-to-hw`: f16/bf16 matmuls with their epilogues on tensor
+  cores, elementwise groups as grid-stride kernels, reduction groups such
+  as softmax, layer_norm and rms_norm as row kernels), pipelining annotations are realised
   (`hw-pipeline`), the host code is bufferized (results as
   out-parameters), and the kernels are checked against the architecture
   (`hw-check`: shared memory, alignment, MMA shapes, features) and for the
@@ -334,7 +338,8 @@ class CUDATarget(Target):
     def hw_stages(self) -> list[Stage]:
         """The front end and the hw stage, shared by the GPU and the
         emulation pipelines."""
-        return [frontend_stages()[0], Stage("hw", [
+        front = frontend_stages()
+        return front[:2] + [Stage("hw", [
             ConvertNNToHW(chip=self.arch.name),
             "hw-pipeline",
             BUFFERIZE,

@@ -16,13 +16,17 @@ constant of its own:
   (`mma_sync_shape`), what wgmma takes (`wgmma_problem`);
 * the register fragment layouts: where each thread holds its elements of
   a register tile (`register_layout`: mma.sync's accumulator, wgmma's,
-  round robin otherwise) and the bank swizzle of shared tiles
+  vectors of a 1-d tile the block's threads divide (`VectorLayout`), one
+  element held by every thread (`ReplicatedLayout`), round robin
+  otherwise) and the bank swizzle of shared tiles
   (`BankSwizzle`). The layouts are index arithmetic written once over an
   `Arithmetic`: on Python integers (`INTEGERS`, for tests and models) or,
   in `convert-hw-to-nvgpu`, on the IR's index values;
 * copies and TMA: the chunks cp.async moves (`chunk_width`) and the TMA
   boxes (`tma_box`, `tma_box_problem`, `SWIZZLE_BYTES`);
-* occupancy: how many blocks of a kernel an SM holds (`occupancy`).
+* occupancy: how many blocks of a kernel an SM holds (`occupancy`);
+* the shapes of the elementwise and row kernels: threads per block and
+  elements per thread (`elementwise_kernel_shape`, `row_kernel_shape`).
 
 The module imports nothing of Lamina but `lamina.types`: every layer may
 read it.
@@ -39,6 +43,8 @@ from lamina.types import numpy_dtype
 # Threads of a warp and of a warpgroup (wgmma's four warps).
 WARP = 32
 WARPGROUP = 128
+# The largest block: 32 warps.
+MAX_THREADS = 1024
 # 32-bit registers a thread may use.
 REGISTERS_PER_THREAD = 255
 # Registers are allocated to warps in units of 256.
@@ -425,14 +431,63 @@ class WgmmaLayout:
         return self.placement(thread, ops).positions()
 
 
+@dataclass(frozen=True)
+class VectorLayout:
+    """A 1-d tile in vectors of `width` elements, dealt round robin: thread
+    t holds vectors t, t + T, t + 2T, ... (T threads), vector j of the
+    thread in slots j * width .. j * width + width - 1. Consecutive threads
+    hold consecutive vectors, so a warp's loads of one slot group are one
+    contiguous run of global memory (coalesced), each thread's a vector."""
+
+    length: int
+    threads: int
+    width: int
+
+    @property
+    def slots(self) -> int:
+        return self.length // self.threads
+
+    def positions(self, thread, ops: Arithmetic = INTEGERS) -> list[tuple[tuple, object]]:
+        found = []
+        for j in range(self.slots // self.width):
+            start = ops.mul(ops.add(thread.tid, j * self.threads), self.width)
+            found += [((ops.add(start, v),), None) for v in range(self.width)]
+        return found
+
+
+@dataclass(frozen=True)
+class ReplicatedLayout:
+    """A tile of one element that every thread holds (in its slot 0): a
+    row's statistic after a block reduction, read by all the row's
+    threads."""
+
+    shape: tuple[int, ...]
+
+    slots = 1
+
+    def positions(self, thread, ops: Arithmetic = INTEGERS) -> list[tuple[tuple, object]]:
+        return [((0,) * len(self.shape), None)]
+
+
+# Elements of a vector of a VectorLayout: 16 bytes of f32, 8 of f16/bf16.
+VECTOR_ELEMENTS = 4
+
+
 def register_layout(shape: Sequence[int], threads: int, wgmma: bool = False):
     """The layout of a register tile of this shape in a block of `threads`
     (the accumulator of a wgmma: `wgmma`): mma.sync's accumulator where the
     block's warps divide the tile into whole 16x8 fragments (the warp grid
-    closest to square), else round robin."""
+    closest to square); a 1-d tile whose length the threads divide in
+    vectors (`VectorLayout`, the widest of up to VECTOR_ELEMENTS); one
+    element replicated in every thread; else round robin."""
     shape = tuple(shape)
     if wgmma:
         return WgmmaLayout(*shape)
+    if math.prod(shape) == 1:
+        return ReplicatedLayout(shape)
+    if len(shape) == 1 and shape[0] % threads == 0:
+        width = next(w for w in (VECTOR_ELEMENTS, 2, 1) if shape[0] % (threads * w) == 0)
+        return VectorLayout(shape[0], threads, width)
     warps = threads // WARP
     if len(shape) == 2:
         rows, cols = shape
@@ -515,3 +570,44 @@ def occupancy(arch: Architecture, registers: int, threads: int, shared_bytes: in
     }
     limit = min(limits, key=lambda name: limits[name])
     return {"blocks_per_sm": limits[limit], "limited_by": limit}
+
+
+# ---------------------------------------------------------------------------
+# Elementwise and row kernels.
+
+# Elements each thread holds of a row: more make the row's live tiles spill.
+MAX_ROW_ELEMENTS_PER_THREAD = 16
+
+
+def elementwise_kernel_shape(elements: int, arch: Architecture) -> tuple[int, int, int]:
+    """(threads per block, elements per thread, blocks) of a grid-stride
+    elementwise kernel over `elements`: 256 threads of two vectors each,
+    and enough blocks to fill every SM eight times over (or one per tile
+    where there are fewer)."""
+    threads, per_thread = 256, 2 * VECTOR_ELEMENTS
+    tiles = max(1, -(-elements // (threads * per_thread)))
+    return threads, per_thread, min(tiles, 8 * arch.sms)
+
+
+# Elements each thread holds of a chunk of a row too long for the registers.
+LONG_ROW_ELEMENTS_PER_THREAD = 8
+
+
+def row_kernel_shape(columns: int) -> tuple[int, int, int]:
+    """(threads per block, elements per thread, chunks) of a kernel over
+    rows of `columns`: a row held in registers (one chunk) with one warp
+    for short rows, more threads for longer ones (up to MAX_THREADS, as
+    few elements each as fit in MAX_ROW_ELEMENTS_PER_THREAD, a power of
+    two); a row that does not fit is walked in chunks of MAX_THREADS x
+    LONG_ROW_ELEMENTS_PER_THREAD elements, once per reduction and once for
+    the results."""
+    threads = WARP
+    while threads < MAX_THREADS and threads * MAX_ROW_ELEMENTS_PER_THREAD // 2 < columns:
+        threads *= 2
+    per_thread = 1
+    while threads * per_thread < columns:
+        per_thread *= 2
+    if per_thread > MAX_ROW_ELEMENTS_PER_THREAD:
+        chunk = MAX_THREADS * LONG_ROW_ELEMENTS_PER_THREAD
+        return MAX_THREADS, LONG_ROW_ELEMENTS_PER_THREAD, -(-columns // chunk)
+    return threads, per_thread, 1

@@ -184,7 +184,7 @@ func.func @elementwise_attribute() attributes {hw.kernel} {
 
 func.func @elementwise_boolean() attributes {hw.kernel} {
   %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
-  // expected-error @+1 {{'hw.elementwise' op 'nn.compare' gives a boolean; register tiles hold floats}}
+  // expected-error @+1 {{'hw.elementwise' op 'nn.compare' of f32, f32 gives i1, not f32}}
   "hw.elementwise"(%x, %x, %x) {fn = "nn.compare", predicate = "lt"} : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   return
 }
