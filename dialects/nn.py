@@ -1,7 +1,10 @@
 """The `nn` dialect: tensor operators with value semantics.
 
-Ops work on ranked, statically shaped tensors of f32, f16 and bf16 (i1 where
-stated) and follow NumPy's broadcasting. Each op states its type rule
+Ops work on ranked, statically shaped tensors of f32, f16 and bf16, and
+where an op states it of i1 and of the integers i32 and i64 (signless, as
+MLIR's builtin integer types; ops that care treat them as signed two's
+complement, wrapping on overflow as NumPy's fixed-width integers do), and
+follow NumPy's broadcasting. Each op states its type rule
 (`infer_type`), its extra checks (`verify`) and its meaning on NumPy arrays
 (`reference`).
 
@@ -49,8 +52,8 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lamina import scalar
-from lamina.scalar import (compare, erf, exp, log, maximum, minimum, rsqrt, sigmoid, sqrt,
-                           tanh, where)
+from lamina.scalar import (compare, cos, erf, exp, log, maximum, minimum, rsqrt, sigmoid, sin,
+                           sqrt, tanh, where)
 from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
@@ -61,10 +64,18 @@ class NN(Dialect, name="nn"):
     """Lamina's operator-level dialect."""
 
 
+FLOATS = ("f32", "f16", "bf16")
+INTEGERS = ("i32", "i64")
+# The element types of ops that compute on integers as well.
+NUMBERS = FLOATS + INTEGERS
+# Of ops that move elements of any type.
+ANY_ELEMENT = NUMBERS + ("i1",)
+
+
 def _compute(x: np.ndarray) -> np.ndarray:
-    """Arrays are computed on in at least f32 (f16/bf16 references round
-    once, at the end)."""
-    if x.dtype == np.bool_ or x.dtype == np.float64:
+    """Float arrays are computed on in at least f32 (f16/bf16 references
+    round once, at the end); booleans and integers as they are."""
+    if x.dtype == np.bool_ or x.dtype == np.float64 or x.dtype.kind in "iu":
         return x
     return x.astype(np.float32)
 
@@ -303,6 +314,8 @@ class NegOp(UnaryElementwiseOp, name="neg"):
     Example: %y = "nn.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
+    element_types = NUMBERS
+
     def scalar(self, x):
         return -x
 
@@ -312,6 +325,8 @@ class AbsOp(UnaryElementwiseOp, name="abs"):
 
     Example: %y = "nn.abs"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
+
+    element_types = NUMBERS
 
     def scalar(self, x):
         return abs(x)
@@ -375,6 +390,26 @@ class SigmoidOp(UnaryElementwiseOp, name="sigmoid"):
 
     def scalar(self, x):
         return sigmoid(x)
+
+
+class SinOp(UnaryElementwiseOp, name="sin"):
+    """Sine (radians).
+
+    Example: %y = "nn.sin"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def scalar(self, x):
+        return sin(x)
+
+
+class CosOp(UnaryElementwiseOp, name="cos"):
+    """Cosine (radians).
+
+    Example: %y = "nn.cos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def scalar(self, x):
+        return cos(x)
 
 
 class ReluOp(UnaryElementwiseOp, name="relu"):
@@ -485,6 +520,8 @@ class AddOp(BinaryElementwiseOp, name="add"):
     Example: %z = "nn.add"(%x, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     """
 
+    element_types = NUMBERS
+
     def scalar(self, lhs, rhs):
         return lhs + rhs
 
@@ -495,6 +532,8 @@ class SubOp(BinaryElementwiseOp, name="sub"):
     Example: %z = "nn.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
+    element_types = NUMBERS
+
     def scalar(self, lhs, rhs):
         return lhs - rhs
 
@@ -504,6 +543,8 @@ class MulOp(BinaryElementwiseOp, name="mul"):
 
     Example: %z = "nn.mul"(%x, %y) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
     """
+
+    element_types = NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs * rhs
@@ -525,6 +566,8 @@ class MaximumOp(BinaryElementwiseOp, name="maximum"):
     Example: %z = "nn.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
+    element_types = NUMBERS
+
     def scalar(self, lhs, rhs):
         return maximum(lhs, rhs)
 
@@ -534,6 +577,8 @@ class MinimumOp(BinaryElementwiseOp, name="minimum"):
 
     Example: %z = "nn.minimum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
+
+    element_types = NUMBERS
 
     def scalar(self, lhs, rhs):
         return minimum(lhs, rhs)
@@ -551,11 +596,13 @@ class PowOp(BinaryElementwiseOp, name="pow"):
 
 class CompareOp(BinaryElementwiseOp, name="compare"):
     """Elementwise comparison with broadcasting; the result is an i1 tensor.
+    Integers compare as signed.
 
     Example: %m = "nn.compare"(%x, %y) {predicate = "lt"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
     """
 
     predicate: EnumAttr("eq", "ne", "lt", "le", "gt", "ge")
+    element_types = NUMBERS
 
     def result_dtype(self, dtype):
         return "i1"
@@ -574,7 +621,7 @@ class SelectOp(ElementwiseOp, name="select"):
     lhs: Operand
     rhs: Operand
     result: Result
-    element_types = ("f32", "f16", "bf16", "i1")
+    element_types = ANY_ELEMENT
 
     def infer_type(self, cond, lhs, rhs):
         dtype = _same_dtype(lhs, rhs)
@@ -589,14 +636,17 @@ class SelectOp(ElementwiseOp, name="select"):
 
 class CastOp(ElementwiseOp, name="cast"):
     """Element type conversion; the target type is the result type.
-    Float to i1 is `x != 0`; i1 to float gives 0 or 1.
+    Float or integer to i1 is `x != 0`; i1 to a number gives 0 or 1; float
+    to integer rounds toward zero (as C and NumPy; NaN and values out of
+    the integer's range give an unspecified value); integer to float rounds
+    to nearest; integers narrow by truncation and widen by sign extension.
 
     Example: %y = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xf16>
     """
 
     x: Operand
     result: Result
-    element_types = ("f32", "f16", "bf16", "i1")
+    element_types = ANY_ELEMENT
     explicit_result_type = True
 
     def infer_type(self, x):
@@ -989,10 +1039,12 @@ class ReductionOp(NN.Operation):
 
 
 class ReduceSumOp(ReductionOp, name="reduce_sum"):
-    """Sum over axes.
+    """Sum over axes (integers accumulate in their own type, wrapping).
 
     Example: %s = "nn.reduce_sum"(%x) {axes = array<i64: -1>} : (tensor<2x8xf32>) -> tensor<2xf32>
     """
+
+    element_types = NUMBERS
 
     def combine(self, acc, x):
         return acc + x
@@ -1003,6 +1055,8 @@ class ReduceMaxOp(ReductionOp, name="reduce_max"):
 
     Example: %s = "nn.reduce_max"(%x) {axes = array<i64: 0>, keepdims = true} : (tensor<2x8xf32>) -> tensor<1x8xf32>
     """
+
+    element_types = NUMBERS
 
     identity = float("-inf")
 
@@ -1015,6 +1069,8 @@ class ReduceMinOp(ReductionOp, name="reduce_min"):
 
     Example: %s = "nn.reduce_min"(%x) {axes = array<i64: 1>} : (tensor<2x8xf32>) -> tensor<2xf32>
     """
+
+    element_types = NUMBERS
 
     identity = float("inf")
 
@@ -1033,6 +1089,57 @@ class ReduceMeanOp(ReductionOp, name="reduce_mean"):
 
     def finish(self, total, count):
         return total / count
+
+
+class CumsumOp(NN.Operation, name="cumsum"):
+    """Inclusive prefix sum along `axis`: `result[..., i] = x[..., 0] + ... +
+    x[..., i]` (NumPy's `cumsum`). Integers sum in their own type
+    (wrapping); f16 and bf16 in f32, rounded once per element.
+
+    Example: %y = "nn.cumsum"(%x) {axis = 1 : i64} : (tensor<2x8xi64>) -> tensor<2x8xi64>
+    """
+
+    x: Operand
+    result: Result
+    axis: IntAttr
+    element_types = NUMBERS
+
+    def infer_type(self, x):
+        _normalize_axis(self.axis, x.rank)
+        return x
+
+    def reference(self, x):
+        axis = self.axis % x.ndim
+        if x.dtype.kind in "iu":
+            return np.cumsum(x, axis=axis, dtype=x.dtype)
+        return np.cumsum(_compute(x), axis=axis).astype(x.dtype)
+
+
+class ArgmaxOp(NN.Operation, name="argmax"):
+    """The index of the greatest element along `axis` (the first one of
+    equal greatest elements, and the first NaN where there is one, as
+    NumPy's `argmax`), as i64; `keepdims` keeps the axis as size 1.
+
+    Example: %i = "nn.argmax"(%x) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2xi64>
+    """
+
+    x: Operand
+    result: Result[TensorOf("i64")]
+    axis: IntAttr
+    keepdims: BoolAttr = False
+    element_types = NUMBERS
+
+    def infer_type(self, x):
+        axis = _normalize_axis(self.axis, x.rank)
+        if x.shape[axis] == 0:
+            raise VerifyError(f"argmax along an empty axis of {x}")
+        shape = [1 if d == axis else n for d, n in enumerate(x.shape)
+                 if self.keepdims or d != axis]
+        return TensorType(tuple(shape), "i64")
+
+    def reference(self, x):
+        return np.argmax(_compute(x), axis=self.axis % x.ndim,
+                         keepdims=self.keepdims).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -1309,7 +1416,7 @@ class DataMovementOp(NN.Operation):
     map says which element a result element comes from (reshape, concat,
     pad)."""
 
-    element_types = ("f32", "f16", "bf16", "i1")
+    element_types = ANY_ELEMENT
     fusion_kind = DATA_MOVEMENT
 
     def iteration_domain(self, *operand_types) -> IterationDomain:
@@ -1496,6 +1603,68 @@ class PadOp(DataMovementOp, name="pad"):
         if x.ndim == 0:     # nothing to pad (np.pad refuses an empty pad width)
             return x.copy()
         return np.pad(x, list(zip(self.low, self.high)), constant_values=self.value)
+
+
+class GatherOp(DataMovementOp, name="gather"):
+    """Takes the slices of `x` along `axis` at `indices` (NumPy's `take`):
+    the result has the shape `x.shape[:axis] + indices.shape +
+    x.shape[axis+1:]`. An embedding lookup is a gather of the rows of its
+    table (axis 0). An index outside `[0, x.shape[axis])` is clamped into
+    it (as XLA's gather does): -1 reads the first slice, not the last;
+    importers wrap negative indices where their framework defines them.
+
+    Example: %y = "nn.gather"(%table, %ids) {axis = 0 : i64} : (tensor<1000x64xf32>, tensor<1x8xi64>) -> tensor<1x8x64xf32>
+    """
+
+    x: Operand
+    indices: Operand[TensorOf(*INTEGERS)]
+    result: Result
+    axis: IntAttr = 0
+
+    def infer_type(self, x, indices):
+        axis = _normalize_axis(self.axis, x.rank)
+        if x.shape[axis] == 0 and math.prod(indices.shape):
+            raise VerifyError(f"gather from an empty axis of {x}")
+        return x.with_shape(x.shape[:axis] + indices.shape + x.shape[axis + 1:])
+
+    def indexing_maps(self, x, indices) -> tuple[IndexingMap | None, ...]:
+        """`x` is read where the indices say (no affine map); `indices` at
+        the loops that replace the axis."""
+        result = self.infer_type(x, indices)
+        axis = self.axis % x.rank
+        return (None, IndexingMap.of_loops(result.rank, range(axis, axis + indices.rank)),
+                IndexingMap.identity(result.rank))
+
+    def reference(self, x, indices):
+        axis = self.axis % x.ndim
+        clamped = np.clip(indices, 0, max(x.shape[axis] - 1, 0))
+        return np.take(x, clamped, axis=axis)
+
+
+class IotaOp(DataMovementOp, name="iota"):
+    """The index along `axis` at every element of the result type
+    (`arange` along one dim, broadcast along the others).
+
+    Example: %i = "nn.iota"() {axis = 0 : i64} : () -> tensor<8xi64>
+    """
+
+    result: Result
+    axis: IntAttr = 0
+    element_types = NUMBERS
+    explicit_result_type = True
+
+    def infer_type(self):
+        if self.result_type.dtype not in self.element_types:
+            raise VerifyError(f"cannot make indices of element type {self.result_type.dtype}")
+        _normalize_axis(self.axis, self.result_type.rank)
+        return self.result_type
+
+    def reference(self):
+        shape = self.result_type.shape
+        axis = self.axis % len(shape)
+        index = np.arange(shape[axis]).reshape([-1 if d == axis else 1
+                                                for d in range(len(shape))])
+        return np.broadcast_to(index, shape).astype(numpy_dtype(self.result_type.dtype))
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Conversion of the `nn` dialect to upstream linalg, tensor, arith and math.
 
 This lowering expects verified nn ops on ranked, statically shaped tensors
-of f32, f16 and bf16 (i1 where the op allows it): the nn type rules have
-resolved every shape. It makes every nn op illegal, converts the ops of
+of f32, f16 and bf16 (i1, i32 and i64 where the op allows them): the nn
+type rules have resolved every shape. It makes every nn op illegal, converts the ops of
 other dialects that registered a lowering here, and leaves all other ops
 alone.
 
@@ -30,6 +30,12 @@ It produces:
 * `linalg.generic` for elementwise ops (operands broadcast through their
   indexing maps, NumPy rules) and for reductions, with arith and math ops in
   their bodies;
+* `linalg.generic` with `linalg.index` for `nn.iota`, with a
+  `tensor.extract` in its body (the index clamped into range) for
+  `nn.gather`, and over a second loop along the axis for `nn.cumsum`
+  (element `i` sums the elements `j <= i`: quadratic in the axis, which
+  the sequence lengths it serves keep short) and `nn.argmax` (the maximum,
+  then the least index holding it);
 * tensor ops for shapes: `tensor.empty`, `tensor.collapse_shape` and
   `tensor.expand_shape` for reshapes, `tensor.extract_slice`, `tensor.pad`
   (also for the padding of convolutions and pooling) and `tensor.concat`;
@@ -40,7 +46,9 @@ It produces:
 
 Numerics. f16 and bf16 are computed on in f32: every generic body extends
 its operands to f32 and rounds its result once, and contractions, sum
-pooling, reductions and normalisations accumulate in f32. This is what the
+pooling, reductions and normalisations accumulate in f32. Integers are
+computed on and accumulated in their own type (arith's integer ops,
+signed where signedness matters). This is what the
 NumPy references of the nn ops do, so the results match them. Softmax and
 attention subtract the row maximum before `exp`; causal attention hides
 later keys with -inf before that maximum; `nn.attention`'s scale defaults
@@ -95,9 +103,23 @@ def _f32() -> ir.Type:
     return ir.F32Type.get()
 
 
+def _is_integer(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType)
+
+
 def constant(value: float, element_type: ir.Type | None = None) -> ir.Value:
-    """A scalar constant (f32 by default) at the current insertion point."""
-    return arith.constant(element_type or _f32(), value)
+    """A scalar constant (f32 by default) at the current insertion point;
+    for an integer type, infinities are its least and greatest values."""
+    element_type = element_type or _f32()
+    if _is_integer(element_type):
+        width = ir.IntegerType(element_type).width
+        if width == 1:
+            return arith.constant(element_type, int(bool(value)))
+        if value in (float("inf"), float("-inf")):
+            bound = 2 ** (width - 1)
+            value = bound - 1 if value > 0 else -bound
+        return arith.constant(element_type, int(value))
+    return arith.constant(element_type, float(value))
 
 
 def _widen(value: ir.Value) -> ir.Value:
@@ -108,16 +130,31 @@ def _widen(value: ir.Value) -> ir.Value:
 
 
 def _convert(value: ir.Value, target: ir.Type) -> ir.Value:
-    """Converts a scalar with `nn.cast`'s rules: float to i1 is `x != 0`
-    (NaN counts as true, as in NumPy), i1 to float is 0 or 1."""
-    if value.type == target:
+    """Converts a scalar with `nn.cast`'s rules: float or integer to i1 is
+    `x != 0` (NaN counts as true, as in NumPy), i1 to a number is 0 or 1,
+    float to integer rounds toward zero, integer to float to nearest,
+    integers are truncated or sign-extended."""
+    source = value.type
+    if source == target:
         return value
-    if target == ir.IntegerType.get_signless(1):
-        return arith.cmpf(arith.CmpFPredicate.UNE, value, constant(0.0, value.type))
-    if value.type == ir.IntegerType.get_signless(1):
+    boolean = ir.IntegerType.get_signless(1)
+    if target == boolean:
+        if _is_integer(source):
+            return arith.cmpi(arith.CmpIPredicate.ne, value, constant(0, source))
+        return arith.cmpf(arith.CmpFPredicate.UNE, value, constant(0.0, source))
+    if source == boolean:
+        if _is_integer(target):
+            return arith.extui(target, value)
         value = arith.uitofp(_f32(), value)
-        if value.type == target:
-            return value
+        return scalar.cast_float(value, target)
+    if _is_integer(source) and _is_integer(target):
+        if ir.IntegerType(target).width < ir.IntegerType(source).width:
+            return arith.trunci(target, value)
+        return arith.extsi(target, value)
+    if _is_integer(target):
+        return arith.fptosi(target, _widen(value))
+    if _is_integer(source):
+        return arith.sitofp(target, value)
     return scalar.cast_float(value, target)
 
 
@@ -306,10 +343,11 @@ _MAX = _Reduction(float("-inf"), arith.maximumf)
 
 
 def _reduce(domain: Shape, reduced: Sequence[int], operands: Sequence[ir.Value | Indexed],
-            reduction: _Reduction, body: Callable[..., ir.Value] = lambda x: x) -> ir.Value:
-    """Folds `body` over the `reduced` loops of `domain` into an f32 tensor
-    of the kept dims."""
-    init = _filled(_kept(domain, reduced), reduction.identity)
+            reduction: _Reduction, body: Callable[..., ir.Value] = lambda x: x,
+            accumulator: ir.Type | None = None) -> ir.Value:
+    """Folds `body` over the `reduced` loops of `domain` into a tensor of
+    the kept dims, of type `accumulator` (f32 by default)."""
+    init = _filled(_kept(domain, reduced), reduction.identity, accumulator)
     return _generic(domain, operands, init, body, reduced, reduction.combine)
 
 
@@ -452,7 +490,9 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     axes = op.normalized_axes(len(domain))
     step = scalar.trace(op.combine, 2)
     fold = _Reduction(op.identity, lambda value, acc: scalar.to_mlir(step, [acc, value]))
-    total = _reduce(domain, axes, [x], fold)
+    # Integers accumulate in their own type.
+    element = _element_type(x)
+    total = _reduce(domain, axes, [x], fold, accumulator=element if _is_integer(element) else None)
     kept = TensorType(_kept(domain, axes), result.dtype)
     finish = op.finish_tree(prod(domain[a] for a in axes))
     if finish.kind == "arg":
@@ -913,6 +953,89 @@ def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
     return _pad(x, op.low, op.high, op.value)
 
 
+def _lower_gather(op: nn.GatherOp, x: ir.Value, indices: ir.Value) -> ir.Value:
+    """A generic over the result reading the indices at the loops that
+    replace the axis and extracting the element of `x` they name, the
+    index clamped into the axis (as the reference does)."""
+    result = op.result_type
+    axis = op.axis % len(_shape(x))
+    count = len(_shape(indices))
+    last = _shape(x)[axis] - 1
+
+    def extract(index: ir.Value) -> ir.Value:
+        clamped = arith.minsi(arith.maxsi(index, constant(0, index.type)),
+                              constant(last, index.type))
+        loops = [linalg.IndexOp(d).result for d in range(result.rank)]
+        position = arith.index_cast(ir.IndexType.get(), clamped)
+        return tensor.extract(x, loops[:axis] + [position] + loops[axis + count:])
+
+    init = tensor.empty(list(result.shape), _element_type(x))
+    return _generic(result.shape, [(indices, _dims(result.rank, range(axis, axis + count)))],
+                    init, extract, widen=False)
+
+
+def _loop_index(dim: int) -> ir.Value:
+    """The index of loop `dim` of the enclosing generic, as an i64."""
+    return arith.index_cast(ir.IntegerType.get_signless(64), linalg.IndexOp(dim).result)
+
+
+def _lower_iota(op: nn.IotaOp) -> ir.Value:
+    result = op.result_type
+    return elementwise(result, [], lambda: _loop_index(op.axis % result.rank))
+
+
+def _add(value: ir.Value, acc: ir.Value) -> ir.Value:
+    return arith.addi(value, acc) if _is_integer(value.type) else arith.addf(value, acc)
+
+
+def _lower_cumsum(op: nn.CumsumOp, x: ir.Value) -> ir.Value:
+    """Loops over the result and a reduction loop `j` along the axis:
+    element `i` folds `x[..., j]` for `j <= i`."""
+    result = op.result_type
+    rank = result.rank
+    axis = op.axis % rank
+    domain = result.shape + (result.shape[axis],)
+    along = _dims(rank + 1, [rank if d == axis else d for d in range(rank)])
+    element = _element_type(x)
+    accumulator = element if _is_integer(element) else _f32()
+
+    def term(value: ir.Value) -> ir.Value:
+        reached = arith.cmpi(arith.CmpIPredicate.ule, linalg.IndexOp(rank).result,
+                             linalg.IndexOp(axis).result)
+        return arith.select(reached, value, constant(0, value.type))
+
+    total = _generic(domain, [(x, along)], _filled(result.shape, 0, accumulator), term,
+                     (rank,), _add)
+    return _narrow(total, result)
+
+
+def _lower_argmax(op: nn.ArgmaxOp, x: ir.Value) -> ir.Value:
+    """The maximum of each row, then the least index whose element is it
+    (or is NaN: the maximum is NaN where a row holds one)."""
+    domain = _shape(x)
+    axis = op.axis % len(domain)
+    element = _element_type(x)
+    integer = _is_integer(element)
+    peak = _reduce(domain, (axis,), [x], _Reduction(
+        float("-inf"), arith.maxsi if integer else arith.maximumf),
+        accumulator=element if integer else None)
+    i64 = ir.IntegerType.get_signless(64)
+    count = constant(domain[axis], i64)
+
+    def position(value: ir.Value, maximum: ir.Value) -> ir.Value:
+        if integer:
+            found = arith.cmpi(arith.CmpIPredicate.eq, value, maximum)
+        else:
+            found = arith.ori(arith.cmpf(arith.CmpFPredicate.OEQ, value, maximum),
+                              arith.cmpf(arith.CmpFPredicate.UNO, value, value))
+        return arith.select(found, _loop_index(axis), count)
+
+    init = _filled(_kept(domain, (axis,)), domain[axis], i64)
+    first = _generic(domain, [x, _rows(peak, domain, (axis,))], init, position, (axis,),
+                     arith.minsi)
+    return _reshape(first, op.result_type.shape)
+
+
 # By op category (base class) where the category shares a lowering; the
 # most derived class listed wins. They join the class-keyed registry of
 # the conversion (`lamina.lowering.registry`), as a plugin's lowerings do.
@@ -937,6 +1060,10 @@ _BUILTIN: dict[type, Callable[..., Any]] = {
     nn.ConcatOp: _lower_concat,
     nn.SliceOp: _lower_slice,
     nn.PadOp: _lower_pad,
+    nn.GatherOp: _lower_gather,
+    nn.IotaOp: _lower_iota,
+    nn.CumsumOp: _lower_cumsum,
+    nn.ArgmaxOp: _lower_argmax,
     nn.FusedOp: _lower_fused,
 }
 for _op_class, _function in _BUILTIN.items():

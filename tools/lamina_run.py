@@ -64,7 +64,8 @@ from lamina.diagnostics import (CompileError, UsageError, atomic_output, check_o
 from lamina.parsing import parse_source, read_source
 from lamina.plugins import add_plugin_arguments, load_plugins
 from lamina.profile import measure
-from lamina.reference import compare, degeneracy, evaluate, random_inputs, weight_fan_ins
+from lamina.reference import (compare, degeneracy, evaluate, index_bounds, random_inputs,
+                              weight_fan_ins)
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
 from lamina.targets import get_target
@@ -414,7 +415,8 @@ def arguments(options, module, name: str, specs) -> list[np.ndarray]:
     if options.inputs:
         return as_declared(load_inputs(options.inputs, len(specs)), specs)
     if options.random or not specs:
-        return random_inputs(specs, options.seed, weight_fan_ins(module, name))
+        return random_inputs(specs, options.seed, weight_fan_ins(module, name),
+                             index_bounds(module, name))
     raise UsageError(f"@{name} takes {len(specs)} argument(s): give --inputs IN.npz or --random")
 
 

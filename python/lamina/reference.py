@@ -338,10 +338,38 @@ def weight_fan_ins(module: ir.Module, entry: str | None = None) -> list[int | No
     return fan_ins
 
 
+def _argument_index_bound(value: ir.Value, depth: int = 0) -> int | None:
+    """The size of the axis that `value` indexes as the indices of an
+    `nn.gather` (through layout ops), or None when it indexes none."""
+    for use in value.uses:
+        op = use.owner
+        if op.name == "nn.gather" and use.operand_number == 1:
+            shape = type_view(op.operands[0].type).shape
+            axis = ir.IntegerAttr(op.attributes["axis"]).value if "axis" in op.attributes else 0
+            return max(1, shape[axis % len(shape)])
+        if op.name in _LAYOUT_OPS and depth < 4 and len(op.results) == 1:
+            found = _argument_index_bound(op.results[0], depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def index_bounds(module: ir.Module, entry: str | None = None) -> list[int | None]:
+    """For each argument of the entry function, the size of the axis it
+    indexes where it is the indices of a gather (token ids into an
+    embedding table), else None."""
+    from lamina.runtime import find_entry
+    func = find_entry(module, entry)
+    return [_argument_index_bound(argument) for argument in func.regions[0].blocks[0].arguments]
+
+
 def random_inputs(types: Sequence[TensorType], seed: int = 0,
-                  fan_ins: Sequence[int | None] | None = None) -> list[np.ndarray]:
-    """Random arguments: floats uniform in [-1, 1), integers in [-8, 8],
-    booleans fair coin flips. A float argument with a fan-in in `fan_ins`
+                  fan_ins: Sequence[int | None] | None = None,
+                  bounds: Sequence[int | None] | None = None) -> list[np.ndarray]:
+    """Random arguments: floats uniform in [-1, 1), integers in [-8, 8]
+    (the indices of a gather, with a bound in `bounds` from
+    `index_bounds`, in [0, bound): in range, where `nn.gather` would clamp
+    the others), booleans fair coin flips. A float argument with a fan-in in `fan_ins`
     (`weight_fan_ins`) is a weight and is drawn as initialisers draw one
     (fan-in scaling, like PyTorch's default init): uniform in +-sqrt(3 /
     fan_in), whose variance 1/fan_in keeps a layer's outputs as large as its
@@ -351,11 +379,14 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0,
     most +-1, as other inputs (a fan-in of 1 or 2)."""
     rng = np.random.default_rng(seed)
     fan_ins = list(fan_ins) if fan_ins is not None else [None] * len(types)
+    bounds = list(bounds) if bounds is not None else [None] * len(types)
     arrays = []
-    for t, fan_in in zip(types, fan_ins):
+    for t, fan_in, bound in zip(types, fan_ins, bounds):
         dtype = numpy_dtype(t.dtype)
         if t.dtype == "i1":
             arrays.append(rng.random(t.shape) < 0.5)
+        elif t.dtype.startswith("i") and bound is not None:
+            arrays.append(rng.integers(0, bound, t.shape).astype(dtype))
         elif t.dtype.startswith("i"):
             arrays.append(rng.integers(-8, 9, t.shape).astype(dtype))
         else:

@@ -11,7 +11,7 @@ method:
 The form has the arithmetic operators (`+ - * / **`, unary `-`), the
 comparisons (`< <= > >= == !=`, giving a boolean), Python numbers as
 constants, Python's `abs`, and the functions `exp, log, tanh, erf, sqrt, rsqrt,
-sigmoid, maximum, minimum, clip, where` (`select` is `where`). The method
+sin, cos, sigmoid, maximum, minimum, clip, where` (`select` is `where`). The method
 runs once per op with the op's view as `self`, so attributes choose what
 it builds (`if self.approximate == "tanh": ...`). Lamina traces it into an
 expression tree (`trace`) and derives from that tree everything else:
@@ -29,7 +29,12 @@ expression tree (`trace`) and derives from that tree everything else:
 Dtypes. Every op is defined on f32, f16 and bf16: f16 and bf16 elements
 are extended to f32, the expression is computed in f32, and the result is
 rounded once to the result's type (the NumPy reference does the same). A
-comparison gives i1 whatever its operands.
+comparison gives i1 whatever its operands. On integer operands (i32, i64:
+signless, computed as two's complement, wrapping on overflow as NumPy's
+fixed-width integers do) the arithmetic operators, `abs`, `maximum`,
+`minimum`, the comparisons and `where` are integer ops (signed
+comparisons, `arith.addi`, `arith.maxsi`, ...), constants take the
+operands' type, and the other functions have no integer form.
 
 Reductions state their combining step the same way, in `ReductionOp`
 subclasses: `combine(self, accumulator, x)` must be one of `acc + x`,
@@ -113,6 +118,8 @@ def exp(x): return _node("exp", x)
 def log(x): return _node("log", x)
 def tanh(x): return _node("tanh", x)
 def erf(x): return _node("erf", x)
+def sin(x): return _node("sin", x)
+def cos(x): return _node("cos", x)
 def sqrt(x): return _node("sqrt", x)
 def rsqrt(x): return _node("rsqrt", x)
 def sigmoid(x): return _node("sigmoid", x)
@@ -149,7 +156,7 @@ def trace(definition: Callable[..., object], arity: int) -> Scalar:
 
 _NUMPY = {
     "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
     "erf": lambda x: np.vectorize(_math.erf, otypes=[np.float64])(x),
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
@@ -174,6 +181,16 @@ def _evaluate(tree: Scalar, operands: Sequence[np.ndarray]):
     if tree.kind == "const":
         return tree.value
     args = [_evaluate(a, operands) for a in tree.args]
+    integers = [a for a in args if isinstance(a, np.ndarray) and a.dtype.kind in "iu"]
+    if integers and tree.kind != "select":
+        # Constants take the integer operands' type (a weak float would
+        # promote them to f64).
+        args = [integers[0].dtype.type(a) if isinstance(a, float) else a for a in args]
+    elif tree.kind == "select":
+        branches = [a for a in args[1:] if isinstance(a, np.ndarray) and a.dtype.kind in "iu"]
+        if branches:
+            args = [args[0]] + [branches[0].dtype.type(a) if isinstance(a, float) else a
+                                for a in args[1:]]
     with np.errstate(all="ignore"):
         if tree.kind == "cmp":
             return _NUMPY_COMPARE[tree.value](*args)
@@ -187,7 +204,9 @@ def _evaluate(tree: Scalar, operands: Sequence[np.ndarray]):
 # NumPy's comparisons: NaN is unequal to everything and orders with nothing.
 _PREDICATE_NAMES = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT",
                     "ge": "OGE"}
-_ARITH_ONLY_MISSING = {"exp", "log", "sqrt", "rsqrt", "pow"}
+_ARITH_ONLY_MISSING = {"exp", "log", "sqrt", "rsqrt", "pow", "sin", "cos"}
+_SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt",
+                      "ge": "sge"}
 
 # Odd rational approximations x P(x^2) / Q(x^2) on a clamped range (the
 # classic fits used by Eigen and XLA), coefficients from x^1 and x^0 up;
@@ -245,25 +264,57 @@ def odd_rational(x, fit):
     return arith.divf(arith.mulf(x, horner(numerator)), horner(denominator))
 
 
+def _is_integer(t) -> bool:
+    from mlir import ir
+    return isinstance(t, ir.IntegerType)
+
+
+def _integer_op(kind: str, args, predicate: str | None = None):
+    """An integer arith op (signed where it matters) for a node kind."""
+    from mlir import ir
+    from mlir.dialects import arith, math
+    if kind == "cmp":
+        return arith.cmpi(getattr(arith.CmpIPredicate, _SIGNED_PREDICATES[predicate]), *args)
+    if kind == "neg":
+        return arith.subi(arith.constant(args[0].type, 0), args[0])
+    build = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli, "abs": math.absi,
+             "maximum": arith.maxsi, "minimum": arith.minsi}.get(kind)
+    if build is None:
+        raise ValueError(f"'{kind}' has no integer form")
+    return build(*args)
+
+
 def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
-    """The tree as arith and math ops on f32 scalars (i1 for booleans) at
-    the current insertion point; `arith_only` keeps to arith ops (see the
-    module's docstring) and raises ValueError where it cannot."""
+    """The tree as arith and math ops on f32 scalars (i1 for booleans;
+    integer ops where the operands are integers) at the current insertion
+    point; `arith_only` keeps to arith ops (see the module's docstring) and
+    raises ValueError where it cannot."""
+    from mlir import ir
     from mlir.dialects import arith, math
 
-    def emit(node: Scalar):
+    def emit(node: Scalar, like=None):
         if node.kind == "arg":
             return operands[node.value]
         if node.kind == "const":
+            if like is not None and _is_integer(like):
+                return arith.constant(like, int(node.value))
             return _f32_constant(node.value)
-        args = [emit(a) for a in node.args]
+        # Constants take the type of the operands they meet (the branches'
+        # for a select).
+        typed = range(1 if node.kind == "select" else 0, len(node.args))
+        emitted = {i: emit(a) for i, a in enumerate(node.args)
+                   if a.kind != "const" or (node.kind == "select" and i == 0)}
+        like = next((emitted[i].type for i in typed if i in emitted), None)
+        args = [emitted[i] if i in emitted else emit(a, like) for i, a in enumerate(node.args)]
         kind = node.kind
+        if kind == "select":
+            return arith.select(*args)
+        if like is not None and _is_integer(like) and ir.IntegerType(like).width > 1:
+            return _integer_op(kind, args, node.value)
         if arith_only and kind in _ARITH_ONLY_MISSING:
             raise ValueError(f"'{kind}' has no arith-only body")
         if kind == "cmp":
             return arith.cmpf(getattr(arith.CmpFPredicate, _PREDICATE_NAMES[node.value]), *args)
-        if kind == "select":
-            return arith.select(*args)
         if kind == "sigmoid":
             if arith_only:  # sigmoid(x) = (1 + tanh(x / 2)) / 2
                 half = arith.mulf(args[0], _f32_constant(0.5))
@@ -279,6 +330,7 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
         return {
             "neg": arith.negf, "abs": math.absf, "exp": math.exp, "log": math.log,
             "sqrt": math.sqrt, "rsqrt": math.rsqrt, "tanh": math.tanh, "erf": math.erf,
+            "sin": math.sin, "cos": math.cos,
             "add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
             "pow": math.powf, "maximum": arith.maximumf, "minimum": arith.minimumf,
         }[kind](*args)

@@ -84,7 +84,7 @@ def classify(message: str) -> str:
         return "op"
     if "attribute" in detail:
         return "attribute"
-    if "element type" in detail or "float, float16, bfloat16 or bool" in detail:
+    if "element type" in detail or "nn tensors are" in detail:
         return "dtype"
     if "known when the model is imported" in detail or "computed at run time" in detail:
         return "runtime-value"

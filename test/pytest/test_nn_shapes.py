@@ -114,7 +114,7 @@ def test_select():
     assert op.infer_type(T((2, 1), "i1"), f32((3,)), f32(())) == f32((2, 3))
     # The condition's element type is the operand's own rule, not the op's.
     assert [d.constraint.dtypes for d in nn.SelectOp.operand_decls] == [("i1",), (), ()]
-    assert nn.SelectOp.element_types == ("f32", "f16", "bf16", "i1")
+    assert nn.SelectOp.element_types == ("f32", "f16", "bf16", "i32", "i64", "i1")
     with pytest.raises(VerifyError, match="element types differ"):
         op.infer_type(T((3,), "i1"), f32((3,)), T((3,), "f16"))
 
@@ -124,8 +124,9 @@ def test_cast_takes_the_result_type():
     assert nn.CastOp.detached([target]).infer_type(f32((2, 3))) == target
     with pytest.raises(VerifyError, match="cast changes the shape"):
         nn.CastOp.detached([T((6,), "f16")]).infer_type(f32((2, 3)))
-    with pytest.raises(VerifyError, match="cannot cast to element type i32"):
-        nn.CastOp.detached([T((2, 3), "i32")]).infer_type(f32((2, 3)))
+    assert nn.CastOp.detached([T((2, 3), "i64")]).infer_type(f32((2, 3))) == T((2, 3), "i64")
+    with pytest.raises(VerifyError, match="cannot cast to element type i8"):
+        nn.CastOp.detached([T((2, 3), "i8")]).infer_type(f32((2, 3)))
 
 
 @pytest.mark.parametrize("a, b", [
@@ -302,6 +303,41 @@ def test_slice_and_pad_errors():
         nn.PadOp.detached(low=(0, 0), high=(0, -1)).infer_type(f32((2, 4)))
 
 
+def test_gather_shapes_agree_with_numpy_take():
+    table = np.zeros((5, 6, 7), np.float32)
+    for axis, indices in ((0, (2, 3)), (1, (4,)), (-1, ()), (2, (1, 2, 1))):
+        op = nn.GatherOp.detached(axis=axis)
+        want = np.take(table, np.zeros(indices, np.int64), axis=axis).shape
+        assert op.infer_type(f32(table.shape), T(indices, "i64")) == f32(want)
+    with pytest.raises(VerifyError, match="axis 3 is out of range for rank 3"):
+        nn.GatherOp.detached(axis=3).infer_type(f32(table.shape), T((2,), "i32"))
+    with pytest.raises(VerifyError, match="gather from an empty axis"):
+        nn.GatherOp.detached().infer_type(f32((0, 4)), T((2,), "i32"))
+
+
+def test_iota_cumsum_and_argmax_shapes():
+    assert nn.IotaOp.detached([T((3, 4), "i64")], axis=-1).infer_type() == T((3, 4), "i64")
+    with pytest.raises(VerifyError, match="cannot make indices of element type i1"):
+        nn.IotaOp.detached([T((3,), "i1")]).infer_type()
+    assert nn.CumsumOp.detached(axis=-2).infer_type(T((3, 4), "i32")) == T((3, 4), "i32")
+    with pytest.raises(VerifyError, match="axis 2 is out of range"):
+        nn.CumsumOp.detached(axis=2).infer_type(T((3, 4), "i32"))
+    x = f32((3, 4, 5))
+    assert nn.ArgmaxOp.detached(axis=1).infer_type(x) == T((3, 5), "i64")
+    assert nn.ArgmaxOp.detached(axis=-1, keepdims=True).infer_type(x) == T((3, 4, 1), "i64")
+    with pytest.raises(VerifyError, match="argmax along an empty axis"):
+        nn.ArgmaxOp.detached(axis=0).infer_type(f32((0, 2)))
+
+
+def test_integer_ops_keep_integer_types():
+    i64 = T((2, 3), "i64")
+    assert nn.AddOp.detached().infer_type(i64, T((3,), "i64")) == i64
+    assert nn.CompareOp.detached(predicate="lt").infer_type(i64, i64) == T((2, 3), "i1")
+    assert nn.ReduceSumOp.detached(axes=(1,)).infer_type(i64) == T((2,), "i64")
+    with pytest.raises(VerifyError, match="element types differ: i64 vs i32"):
+        nn.MulOp.detached().infer_type(i64, T((2, 3), "i32"))
+
+
 def test_detached_views_check_attribute_names():
     with pytest.raises(TypeError, match="has no attribute 'axiss'"):
         nn.SoftmaxOp.detached(axiss=1)
@@ -326,7 +362,7 @@ def test_every_op_is_tested_here():
               "select", "cast", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "reduce_sum",
               "reduce_max", "reduce_min", "reduce_mean", "softmax", "log_softmax", "layer_norm",
               "rms_norm", "attention", "transpose", "reshape", "broadcast_to", "concat", "slice",
-              "pad", "fused"}
+              "pad", "fused", "sin", "cos", "gather", "iota", "cumsum", "argmax"}
     assert set(nn.NN.ops) == tested
 
 
@@ -659,3 +695,45 @@ def test_low_precision_references_round_once(dtype, rtol):
         assert got.dtype == np_dtype, op.name
         np.testing.assert_allclose(got.astype(np.float32), op.reference(*high), rtol=rtol,
                                    atol=rtol, err_msg=op.name)
+
+
+def test_gather_reference_against_loops():
+    """Indices outside the axis are clamped into it."""
+    x = random((4, 5, 3), seed=31)
+    indices = np.array([[-2, 0, 4], [5, 1, 9]])
+    got = nn.GatherOp.detached(axis=1).reference(x, indices)
+    want = np.empty((4, 2, 3, 3), np.float32)
+    for i, j, k, m in itertools.product(range(4), range(2), range(3), range(3)):
+        want[i, j, k, m] = x[i, min(max(indices[j, k], 0), 4), m]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_iota_cumsum_and_argmax_references_against_loops():
+    iota = nn.IotaOp.detached([T((2, 3), "f32")], axis=1).reference()
+    assert iota.dtype == np.float32 and iota.tolist() == [[0, 1, 2], [0, 1, 2]]
+    x = rng(32).integers(-2**30, 2**30, (3, 6)).astype(np.int32)
+    got = nn.CumsumOp.detached(axis=1).reference(x)
+    want = np.zeros_like(x)
+    for i in range(3):
+        total = np.int32(0)
+        for j in range(6):
+            with np.errstate(over="ignore"):
+                total = np.int32(total + x[i, j])   # wraps, as i32 does
+            want[i, j] = total
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+    ties = np.array([[1.0, 3.0, 3.0, 0.0], [np.nan, 2.0, np.nan, 5.0]], np.float32)
+    first = nn.ArgmaxOp.detached(axis=1).reference(ties)
+    assert first.dtype == np.int64 and first.tolist() == [1, 0]
+
+
+def test_integer_references_are_exact():
+    """Integers are computed on in their own type: no f32 rounding, and
+    products wrap as two's complement."""
+    big = np.array([2**40 + 1, -(2**40) - 3], np.int64)
+    assert nn.AddOp.detached().reference(big, np.int64(1)).tolist() == [2**40 + 2, -(2**40) - 2]
+    wrapped = nn.MulOp.detached().reference(np.array([2**20], np.int32), np.array([2**12],
+                                                                                  np.int32))
+    assert wrapped.dtype == np.int32 and wrapped.tolist() == [0]
+    assert nn.CastOp.detached([T((3,), "i64")]).reference(
+        np.array([-1.7, 2.9, 0.5], np.float32)).tolist() == [-1, 2, 0]

@@ -14,6 +14,8 @@ Tolerances (|got - want| <= atol + rtol * |want|), per element type:
   and rounds once, like the reference, so results differ by at most one
   rounding of a slightly different f32 value).
 * bf16: rtol = atol = 1.6e-2 (about two bf16 ulps, same reasoning).
+* i1, i32 and i64 results (comparisons, integer arithmetic, casts to
+  integers, gathers of integers, argmax): exactly equal.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from lamina.context import make_context
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
 from lamina.runtime import CompiledFunction, functions, signature
-from lamina.types import TensorType, numpy_dtype
+from lamina.types import TensorType, element_type_name, numpy_dtype
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
 
@@ -66,6 +68,21 @@ def with_nans(rng, shape):
 
 def booleans(rng, shape):
     return rng.random(shape) < 0.5
+
+
+def integers(rng, shape):
+    return rng.integers(-50, 51, shape)
+
+
+def wide_integers(rng, shape):
+    """Magnitudes whose products overflow i32 (and wrap, as NumPy's do)."""
+    return rng.integers(-2**20, 2**20, shape)
+
+
+def indices(rng, shape):
+    """Indices into an axis of 5, some outside it (clamped: -3 reads 0, 9
+    reads 4)."""
+    return rng.integers(-3, 10, shape)
 
 
 def large(rng, shape):
@@ -106,7 +123,8 @@ def _unary_cases():
            (nn.LogOp, positive, True), (nn.SqrtOp, positive, False),
            (nn.RsqrtOp, positive, False), (nn.TanhOp, normal, True),
            (nn.SigmoidOp, normal, True), (nn.ReluOp, normal, False), (nn.ErfOp, normal, True),
-           (nn.SiluOp, normal, True), (nn.GeluOp, normal, True)]
+           (nn.SiluOp, normal, True), (nn.GeluOp, normal, True), (nn.SinOp, normal, True),
+           (nn.CosOp, normal, True)]
     cases = []
     for dtype in FLOAT_TYPES:
         for op, inputs, chained in ops:
@@ -298,9 +316,80 @@ def _data_movement_cases():
     return cases
 
 
+INTEGER_TYPES = ("i32", "i64")
+
+
+def _integer_cases():
+    cases = []
+    for dtype in INTEGER_TYPES:
+        for op in (nn.NegOp, nn.AbsOp):
+            cases.append(Case(f"{op.name}_{dtype}", op, [((3, 1, 7), dtype)], inputs=integers))
+        for op in (nn.AddOp, nn.SubOp, nn.MulOp, nn.MaximumOp, nn.MinimumOp):
+            for i, (lhs, rhs) in enumerate(BROADCASTS[:3]):
+                cases.append(Case(f"{op.name}_{i}_{dtype}", op, [(lhs, dtype), (rhs, dtype)],
+                                  inputs=integers))
+        cases.append(Case(f"mul_wrapping_{dtype}", nn.MulOp, [((4, 5), dtype), ((5,), dtype)],
+                          inputs=wide_integers))
+        for predicate in ("eq", "ne", "lt", "le", "gt", "ge"):
+            cases.append(Case(f"compare_{predicate}_{dtype}", nn.CompareOp,
+                              [((2, 1, 5), dtype), ((3, 5), dtype)], {"predicate": predicate},
+                              inputs=lambda rng, shape: rng.integers(-2, 3, shape)))
+        cases.append(Case(f"select_{dtype}", nn.SelectOp,
+                          [((2, 1, 5), "i1"), ((3, 5), dtype), ((1,), dtype)],
+                          inputs=[booleans, integers, integers]))
+        for op in (nn.ReduceSumOp, nn.ReduceMaxOp, nn.ReduceMinOp):
+            cases.append(Case(f"{op.name}_{dtype}", op, [((3, 4, 5), dtype)],
+                              {"axes": (0, -1), "keepdims": op is nn.ReduceMaxOp},
+                              inputs=integers))
+        cases += [
+            Case(f"transpose_{dtype}", nn.TransposeOp, [((2, 3, 4), dtype)],
+                 {"perm": (2, 0, 1)}, inputs=integers),
+            Case(f"reshape_{dtype}", nn.ReshapeOp, [((2, 6), dtype)], result=((3, 4), dtype),
+                 inputs=integers),
+            Case(f"broadcast_to_{dtype}", nn.BroadcastToOp, [((3, 1), dtype)],
+                 result=((2, 3, 5), dtype), inputs=integers),
+            Case(f"concat_{dtype}", nn.ConcatOp, [[((2, 1, 3), dtype), ((2, 2, 3), dtype)]],
+                 {"axis": -2}, inputs=integers),
+            Case(f"slice_{dtype}", nn.SliceOp, [((5, 9), dtype)],
+                 {"starts": (1, 2), "limits": (4, 9), "strides": (2, 3)}, inputs=integers),
+            Case(f"cumsum_{dtype}", nn.CumsumOp, [((3, 37), dtype)], {"axis": -1},
+                 inputs=wide_integers),
+            Case(f"cumsum_axis0_{dtype}", nn.CumsumOp, [((19, 4), dtype)], {"axis": 0},
+                 inputs=integers),
+            Case(f"iota_{dtype}", nn.IotaOp, [], {"axis": 1}, result=((3, 40), dtype)),
+            Case(f"gather_{dtype}", nn.GatherOp, [((3, 5), dtype), ((2, 4), dtype)],
+                 {"axis": 1}, inputs=[integers, indices]),
+            Case(f"argmax_{dtype}", nn.ArgmaxOp, [((4, 37), dtype)], {"axis": -1},
+                 inputs=lambda rng, shape: rng.integers(-3, 4, shape)),
+        ]
+    for source, target in [("f32", "i32"), ("f32", "i64"), ("bf16", "i32"), ("f16", "i64"),
+                           ("i64", "f32"), ("i32", "f16"), ("i32", "bf16"), ("i64", "i32"),
+                           ("i32", "i64"), ("i1", "i64"), ("i64", "i1"), ("i32", "i1")]:
+        generate = (booleans if source == "i1" else
+                    (lambda rng, shape: rng.integers(-2, 3, shape)) if target == "i1" else
+                    integers if source.startswith("i") else normal)
+        cases.append(Case(f"cast_{source}_to_{target}", nn.CastOp, [((3, 5), source)],
+                          result=((3, 5), target), inputs=generate))
+    for dtype in FLOAT_TYPES:
+        cases += [
+            Case(f"embedding_{dtype}", nn.GatherOp, [((5, 6), dtype), ((2, 3), "i64")],
+                 {"axis": 0}, inputs=[normal, indices]),
+            Case(f"iota_{dtype}", nn.IotaOp, [], {"axis": 0}, result=((9, 2), dtype)),
+            Case(f"cumsum_{dtype}", nn.CumsumOp, [((2, 33), dtype)], {"axis": 1},
+                 chained=True),
+            Case(f"argmax_{dtype}", nn.ArgmaxOp, [((3, 40), dtype)],
+                 {"axis": 1, "keepdims": True}, inputs=small_integers),
+        ]
+    cases += [Case("argmax_nan_f32", nn.ArgmaxOp, [((5, 7), "f32")], {"axis": 0},
+                   inputs=with_nans),
+              Case("gather_i1", nn.GatherOp, [((5, 3), "i1"), ((4,), "i32")], {"axis": 0},
+                   inputs=[booleans, indices])]
+    return cases
+
+
 CASES = (_unary_cases() + _binary_cases() + _select_cases() + _cast_cases() + _matmul_cases()
          + _conv_cases() + _pool_cases() + _reduction_cases() + _normalization_cases()
-         + _attention_cases() + _data_movement_cases())
+         + _attention_cases() + _data_movement_cases() + _integer_cases())
 
 
 def _build_function(case: Case) -> None:
@@ -362,10 +451,10 @@ def test_matches_reference(case: Case):
     want = view.run_reference(*arrays)
     got = compiled(_module_key(case))[case.name](*arrays)
     assert got.shape == want.shape and got.dtype == want.dtype
-    if want.dtype == np.bool_:
+    if want.dtype == np.bool_ or want.dtype.kind in "iu":
         np.testing.assert_array_equal(got, want)
         return
-    rtol, atol = TOLERANCES[case.dtype()][case.chained]
+    rtol, atol = TOLERANCES[element_type_name(want.dtype)][case.chained]
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
                                rtol=rtol, atol=atol)
 

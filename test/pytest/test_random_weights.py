@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import lamina
-from lamina.reference import degeneracy, evaluate, random_inputs, weight_fan_ins
+from lamina.reference import (degeneracy, evaluate, index_bounds, random_inputs,
+                              weight_fan_ins)
 from lamina.runtime import find_entry
 from lamina.types import TensorType, type_view
 
@@ -38,6 +39,27 @@ func.func @main(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   return %1 : tensor<4x10xf32>
 }
 """
+
+
+# Token ids into an embedding table of 1000 rows (through a reshape), and an
+# integer input that indexes nothing.
+EMBEDDING = """
+func.func @main(%table: tensor<1000x16xf32>, %ids: tensor<2x64xi64>, %n: tensor<2x64xi64>)
+    -> (tensor<128x16xf32>, tensor<2x64xi64>) {
+  %flat = "nn.reshape"(%ids) : (tensor<2x64xi64>) -> tensor<128xi64>
+  %0 = "nn.gather"(%table, %flat) {axis = 0 : i64} : (tensor<1000x16xf32>, tensor<128xi64>) -> tensor<128x16xf32>
+  %1 = "nn.add"(%n, %ids) : (tensor<2x64xi64>, tensor<2x64xi64>) -> tensor<2x64xi64>
+  return %0, %1 : tensor<128x16xf32>, tensor<2x64xi64>
+}
+"""
+
+
+def test_gather_indices_are_drawn_in_range():
+    module = lamina.parse(EMBEDDING)
+    assert index_bounds(module) == [None, 1000, None]
+    table, ids, other = random_inputs(_inputs(module), seed=4, bounds=index_bounds(module))
+    assert ids.min() >= 0 and ids.max() < 1000 and ids.max() > 100
+    assert other.min() >= -8 and other.max() <= 8 and other.min() < 0
 
 
 def _inputs(module):

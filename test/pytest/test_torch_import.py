@@ -106,7 +106,7 @@ class ManyOps(nn.Module):
 
 class Unsupported(nn.Module):
     def forward(self, x):
-        y = torch.cumsum(x, dim=-1)
+        y = torch.cumprod(x, dim=-1)
         return torch.sort(y, dim=-1).values * 2
 
 
@@ -227,10 +227,10 @@ def test_unsupported_ops_are_listed_together_with_their_lines():
     with pytest.raises(UnsupportedOpsError) as raised:
         lamina.from_torch(Unsupported(), (torch.randn(4, 8),))
     here = os.path.abspath(__file__)
-    cumsum, sort = line_of(Unsupported.forward, "cumsum"), line_of(Unsupported.forward, "sort")
-    assert raised.value.ops == [("aten.cumsum.default", here, cumsum),
+    cumprod, sort = line_of(Unsupported.forward, "cumprod"), line_of(Unsupported.forward, "sort")
+    assert raised.value.ops == [("aten.cumprod.default", here, cumprod),
                                 ("aten.sort.default", here, sort)]
-    assert str(raised.value) == (f"{here}:{cumsum}: error: aten.cumsum.default is not supported\n"
+    assert str(raised.value) == (f"{here}:{cumprod}: error: aten.cumprod.default is not supported\n"
                                  f"{here}:{sort}: error: aten.sort.default is not supported")
     assert isinstance(raised.value, lamina.CompileError)
 
@@ -267,7 +267,7 @@ def test_torch_compile_backend_falls_back_to_eager_naming_the_ops():
         outputs = torch.compile(model, backend="lamina")(x)
     message = str(caught[0].message)
     here = os.path.abspath(__file__)
-    assert f"{here}:{line_of(Unsupported.forward, 'cumsum')}: error: aten.cumsum" in message
+    assert f"{here}:{line_of(Unsupported.forward, 'cumprod')}: error: aten.cumprod" in message
     assert f"{here}:{line_of(Unsupported.forward, 'sort')}: error: aten.sort" in message
     check(outputs, eager(model, x))
 

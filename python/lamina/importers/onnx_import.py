@@ -18,7 +18,9 @@ arithmetic: `Shape`, `Gather`, `Concat`, ...) are evaluated here with NumPy,
 so the nn program holds only the tensors that exist at run time.
 
 Assumptions: static shapes (a graph input with a dynamic dimension is an
-error naming it), runtime tensors of f32, f16, bf16 or bool, the default
+error naming it), runtime tensors of f32, f16, bf16, i32, i64 or bool
+(integer inputs such as token ids: their lookups are `nn.gather`s, with
+negative indices counted from the end as ONNX defines), the default
 ONNX domain at opsets 1 to the newest the installed onnx package defines.
 Each conversion declares the attributes it implements and those it takes
 at the spec's default only (`converts`); any other attribute on a node is
@@ -48,6 +50,7 @@ from lamina import nn as builders
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.dialects.nn import NN
+from lamina.importers import indexing
 from lamina.types import TensorType, VerifyError, element_type_name
 
 PARAMS = ("arguments", "constants")
@@ -195,11 +198,16 @@ def _onnx_dtype_name(elem_type: int) -> str:
     return _onnx().TensorProto.DataType.Name(elem_type).lower()
 
 
+# The element types of nn tensors, and how messages name them.
+_NN_TYPES = ("f32", "f16", "bf16", "i1", "i32", "i64")
+_NN_TYPE_NAMES = "float, float16, bfloat16, int32, int64 or bool"
+
+
 def _nn_dtype(elem_type: int) -> str | None:
     """The nn element type of an ONNX element type, or None."""
     tensor = _onnx().TensorProto
     return {tensor.FLOAT: "f32", tensor.FLOAT16: "f16", tensor.BFLOAT16: "bf16",
-            tensor.BOOL: "i1"}.get(elem_type)
+            tensor.BOOL: "i1", tensor.INT32: "i32", tensor.INT64: "i64"}.get(elem_type)
 
 
 def _nn_dtype_of_array(array: np.ndarray) -> str | None:
@@ -207,7 +215,7 @@ def _nn_dtype_of_array(array: np.ndarray) -> str | None:
         name = element_type_name(array.dtype)
     except ValueError:
         return None
-    return name if name in ("f32", "f16", "bf16", "i1") else None
+    return name if name in _NN_TYPES else None
 
 
 def _type_of(value: ir.Value) -> TensorType:
@@ -325,7 +333,7 @@ class _Importer:
             if dtype is None:
                 problems.append(f"input '{graph_input.name}' has element type "
                                 f"{_onnx_dtype_name(tensor_type.elem_type)}; nn tensors are "
-                                "float, float16, bfloat16 or bool")
+                                f"{_NN_TYPE_NAMES}")
             if not tensor_type.HasField("shape"):
                 problems.append(f"input '{graph_input.name}' has no shape; Lamina needs "
                                 "static shapes")
@@ -542,7 +550,7 @@ class _Importer:
             if dtype is None:
                 what = f"'{name}'" if name else "a constant"
                 raise _NodeProblem(f"{what} of element type {array.dtype} would be a tensor at "
-                                   "run time; nn tensors are float, float16, bfloat16 or bool")
+                                   f"run time; nn tensors are {_NN_TYPE_NAMES}")
         key = (name, dtype) if name is not None else None
         if key is not None and key in self.constants:
             return self.constants[key]
@@ -688,7 +696,7 @@ def _axis(axis: int, rank: int) -> int:
 
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Sqrt": "sqrt",
-          "Exp": "exp", "Log": "log", "Neg": "neg", "Abs": "abs"}
+          "Exp": "exp", "Log": "log", "Neg": "neg", "Abs": "abs", "Sin": "sin", "Cos": "cos"}
 
 
 @converts(*_UNARY)
@@ -819,7 +827,7 @@ def _cast(im, node):
     if target is None:
         name = _onnx_dtype_name(to) if to is not None else "that type"
         raise _NodeProblem(f"a cast of a runtime tensor to {name} is not supported (nn tensors "
-                           "are float, float16, bfloat16 or bool)")
+                           f"are {_NN_TYPE_NAMES})")
     if _type_of(x).dtype == target:
         return x
     return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
@@ -1364,6 +1372,8 @@ def _gather(im, node):
     x = im.tensor(node.input(0))
     shape = _type_of(x).shape
     axis = _axis(node.attr("axis"), len(shape))
+    if not im.is_static(node.input(1)):
+        return indexing.take(im, x, [im.tensor(node.input(1))], axis)
     indices = im.static(node.input(1), "indices").astype(np.int64)
     flat = np.where(indices < 0, indices + shape[axis], indices).reshape(-1)
     if flat.size and (flat.min() < 0 or flat.max() >= shape[axis]):
@@ -1386,6 +1396,73 @@ def _gather(im, node):
         raise _NodeProblem(f"a gather of {flat.size} scattered indices is not supported "
                            f"(at most {MAX_GATHER_SLICES}, or evenly spaced ones)")
     return im.reshape(gathered, shape[:axis] + indices.shape + shape[axis + 1:])
+
+
+@converts("GatherElements", attributes=("axis",))
+def _gather_elements(im, node):
+    x, index = im.tensor(node.input(0)), im.tensor(node.input(1))
+    return indexing.take_along_axis(im, x, index, _axis(node.attr("axis"), _type_of(x).rank))
+
+
+@converts("GatherND", defaults_only=("batch_dims",))
+def _gather_nd(im, node):
+    """`indices[..., :k]` index the first k dims of the data."""
+    x, indices = im.tensor(node.input(0)), im.tensor(node.input(1))
+    shape = _type_of(indices).shape
+    count = shape[-1]
+    if count > _type_of(x).rank:
+        raise _NodeProblem(f"GatherND indices of {count} dims index data of rank "
+                           f"{_type_of(x).rank}")
+    positions = []
+    for d in range(count):
+        starts = [0] * len(shape)
+        starts[-1] = d
+        piece = im.op("slice", indices, starts=starts, limits=list(shape[:-1]) + [d + 1])
+        positions.append(im.reshape(piece, shape[:-1]))
+    return indexing.take(im, x, positions, 0)
+
+
+@converts("Trilu", attributes=("upper",))
+def _trilu(im, node):
+    k = int(_item(im.static(node.input(1), "k"))) if node.input(1) else 0
+    return indexing.triangle(im, im.tensor(node.input(0)), k, upper=bool(node.attr("upper")))
+
+
+@converts("CumSum", defaults_only=("exclusive", "reverse"))
+def _cumsum(im, node):
+    x = im.tensor(node.input(0))
+    axis = _axis(int(_item(im.static(node.input(1), "axis"))), _type_of(x).rank)
+    return im.op("cumsum", x, axis=axis)
+
+
+@converts("ArgMax", attributes=("axis", "keepdims"), defaults_only=("select_last_index",))
+def _argmax(im, node):
+    x = im.tensor(node.input(0))
+    return im.op("argmax", x, axis=_axis(node.attr("axis"), _type_of(x).rank),
+                 keepdims=bool(node.attr("keepdims")))
+
+
+@converts("Not")
+def _not(im, node):
+    x = im.tensor(node.input(0), "i1")
+    return im.op("select", x, im.scalar(False, x), im.scalar(True, x))
+
+
+@converts("And", "Or", "Xor", defaults_only=_BROADCAST)
+def _logical(im, node):
+    lhs, rhs = im.tensor(node.input(0), "i1"), im.tensor(node.input(1), "i1")
+    if node.op_type == "And":
+        return im.op("select", lhs, rhs, im.scalar(False, lhs))
+    if node.op_type == "Or":
+        return im.op("select", lhs, im.scalar(True, lhs), rhs)
+    return im.op("select", lhs, im.op("select", rhs, im.scalar(False, rhs),
+                                      im.scalar(True, rhs)), rhs)
+
+
+@converts("IsNaN")
+def _is_nan(im, node):
+    x = im.tensor(node.input(0))
+    return im.op("compare", x, x, predicate="ne")
 
 
 @folds("Gather", attributes=("axis",))

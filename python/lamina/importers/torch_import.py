@@ -48,6 +48,7 @@ from mlir import ir
 from mlir.dialects import func, tensor
 
 from lamina.context import make_context, verify
+from lamina.importers import indexing
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.nn import _constant, builder
 from lamina.types import TensorType
@@ -59,7 +60,7 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 _ELEMENT_TYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                  torch.bool: "i1"}
+                  torch.bool: "i1", torch.int32: "i32", torch.int64: "i64"}
 
 
 class UnsupportedOpsError(CompileError):
@@ -82,7 +83,7 @@ def element_type(dtype: torch.dtype) -> str:
         return _ELEMENT_TYPES[dtype]
     except KeyError:
         raise Unsupported(f"element type {str(dtype).removeprefix('torch.')} (nn ops take "
-                          "float32, float16, bfloat16 and bool)") from None
+                          "float32, float16, bfloat16, int32, int64 and bool)") from None
 
 
 def source_line(node: torch.fx.Node) -> tuple[str, int] | None:
@@ -184,6 +185,14 @@ class Emitter:
     def reshape(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
         return x if type_of(x).shape == tuple(shape) else self.__getattr__("reshape")(x, shape)
 
+    def op(self, name: str, *operands, **attrs) -> ir.Value:
+        """The nn op `name` (the builder protocol of `lamina.importers.indexing`)."""
+        return self.__getattr__(name)(*operands, **attrs)
+
+    def scalar(self, value, like: ir.Value) -> ir.Value:
+        """A rank-0 constant of `like`'s element type."""
+        return self.constant(value, type_of(like).dtype)
+
 
 def type_of(value: ir.Value) -> TensorType:
     return TensorType.from_mlir(value.type)
@@ -220,7 +229,7 @@ def _axes(dims, rank: int) -> tuple[int, ...]:
 
 _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "log": "log",
           "sqrt": "sqrt", "rsqrt": "rsqrt", "neg": "neg", "abs": "abs", "erf": "erf",
-          "silu": "silu"}
+          "silu": "silu", "sin": "sin", "cos": "cos"}
 
 for _name, _nn_name in _UNARY.items():
     def _unary(e, x, _nn_name=_nn_name):
@@ -378,6 +387,41 @@ def _masked_fill(e, x, mask, value):
 @converts("aten.logical_not.default")
 def _logical_not(e, x):
     return e.select(e.cast(x, "i1"), e.constant(False, "i1"), e.constant(True, "i1"))
+
+
+def _booleans(e, *values) -> list[ir.Value]:
+    """Boolean operands of a logical op (bitwise ops on bools are logical);
+    bitwise ops on integers have no nn form."""
+    found = []
+    for value in values:
+        if not isinstance(value, ir.Value):
+            value = e.constant(bool(value), "i1")
+        elif type_of(value).dtype != "i1" and e.node.target._overloadpacket.__name__.startswith(
+                ("bitwise", "__")):
+            raise Unsupported(f"bitwise operations on {type_of(value).dtype} are not supported "
+                              "(only on bool)")
+        found.append(e.cast(value, "i1"))
+    return found
+
+
+@converts("aten.logical_and.default", "aten.bitwise_and.Tensor", "aten.__and__.Tensor",
+          "aten.bitwise_and.Scalar", "aten.__and__.Scalar")
+def _logical_and(e, lhs, rhs):
+    lhs, rhs = _booleans(e, lhs, rhs)
+    return e.select(lhs, rhs, e.constant(False, "i1"))
+
+
+@converts("aten.logical_or.default", "aten.bitwise_or.Tensor", "aten.__or__.Tensor",
+          "aten.bitwise_or.Scalar", "aten.__or__.Scalar")
+def _logical_or(e, lhs, rhs):
+    lhs, rhs = _booleans(e, lhs, rhs)
+    return e.select(lhs, e.constant(True, "i1"), rhs)
+
+
+@converts("aten.bitwise_not.default")
+def _bitwise_not(e, x):
+    x, = _booleans(e, x)
+    return _logical_not(e, x)
 
 
 # Casts and copies.
@@ -820,6 +864,77 @@ def _getitem(e, values, index):
         producer = e.node.args[0]
         raise Unsupported(f"result #{index} of {op_name(producer.target)} is not supported")
     return value
+
+
+# Integers: positions, lookups and masks.
+
+@converts("aten.arange.default", "aten.arange.start", "aten.arange.start_step")
+def _arange(e, *args, **kwargs):
+    bounds = [kwargs.pop(k) for k in ("start", "end", "step") if k in kwargs]
+    start, end, step = (list(args) + bounds + [None, None])[:3]
+    if end is None:
+        start, end = 0, start
+    step = 1 if step is None else step
+    (count,) = e.shape
+    indices = e.iota(result_type=TensorType((count,), e.dtype), axis=0)
+    if step != 1:
+        indices = e.mul(indices, step)
+    return indices if start == 0 else e.add(indices, start)
+
+
+@converts("aten.cumsum.default")
+def _cumsum(e, x, dim, *rest, **kwargs):
+    x = e.cast(x, e.dtype)
+    return e.cumsum(x, axis=_axis(dim, type_of(x).rank)) if type_of(x).rank else x
+
+
+@converts("aten.argmax.default")
+def _argmax(e, x, dim=None, keepdim=False):
+    if dim is None:
+        x = e.reshape(x, (math.prod(type_of(x).shape),))
+        return e.reshape(e.argmax(x, axis=0), e.shape)
+    return e.argmax(x, axis=_axis(dim, type_of(x).rank), keepdims=bool(keepdim))
+
+
+@converts("aten.embedding.default")
+def _embedding(e, weight, indices, *rest):
+    return e.gather(weight, e.cast(indices, "i64"), axis=0)
+
+
+@converts("aten.index_select.default")
+def _index_select(e, x, dim, index):
+    dim = _axis(dim, type_of(x).rank)
+    return e.reshape(indexing.take(e, x, [index], dim), e.shape)
+
+
+@converts("aten.index.Tensor")
+def _index(e, x, indices):
+    """`x[i, j, ...]` with index tensors (None: a whole dim), which must
+    index consecutive dims."""
+    dims = [d for d, index in enumerate(indices) if index is not None]
+    if dims != list(range(dims[0], dims[-1] + 1)):
+        raise Unsupported("indexing with tensors separated by whole dims is not supported")
+    if any(type_of(indices[d]).dtype == "i1" for d in dims):
+        raise Unsupported("indexing with a boolean mask is not supported (its result's size "
+                          "depends on the data)")
+    return e.reshape(indexing.take(e, x, [indices[d] for d in dims], dims[0]), e.shape)
+
+
+@converts("aten.gather.default")
+def _gather(e, x, dim, index, sparse_grad=False):
+    if type_of(x).rank == 0:
+        return x
+    return indexing.take_along_axis(e, x, index, _axis(dim, type_of(x).rank))
+
+
+@converts("aten.triu.default")
+def _triu(e, x, diagonal=0):
+    return indexing.triangle(e, x, diagonal, upper=True)
+
+
+@converts("aten.tril.default")
+def _tril(e, x, diagonal=0):
+    return indexing.triangle(e, x, diagonal, upper=False)
 
 
 # ---------------------------------------------------------------------------

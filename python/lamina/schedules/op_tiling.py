@@ -132,11 +132,25 @@ def op_tiling(linalg: LinalgOp, model: CPUModel,
         tile_sizes[dim] = 0
         if length == extents[dim]:
             return OpTiling(linalg.tag, tuple(tile_sizes))
+        if _reads_index(linalg.op, dim):
+            # Upstream's partial-reduction tiling leaves `linalg.index` of
+            # the split loop unshifted: plain tiles of the reduction keep
+            # every index right (argmax, cumsum).
+            tile_sizes[dim] = length
+            return OpTiling(linalg.tag, tuple(tile_sizes))
         reduction = [0] * linalg.rank
         reduction[dim] = length
         return OpTiling(linalg.tag, tuple(tile_sizes), tuple(reduction))
     tile_sizes[dim] = length
     return OpTiling(linalg.tag, tuple(tile_sizes))
+
+
+def _reads_index(op: ir.Operation, dim: int) -> bool:
+    """Whether the body of a linalg op reads the index of loop `dim`."""
+    if not op.regions or not op.regions[0].blocks:
+        return False
+    return any(o.name == "linalg.index" and ir.IntegerAttr(o.attributes["dim"]).value == dim
+               for o in op.regions[0].blocks[0].operations)
 
 
 def fill_tilings(fills: list[LinalgOp], model: CPUModel) -> tuple[OpTiling, ...]:

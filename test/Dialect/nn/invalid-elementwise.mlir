@@ -114,17 +114,17 @@ func.func @select_result_mismatch(%c: tensor<2x1xi1>, %x: tensor<4xf32>, %y: ten
 
 // -----
 
-func.func @select_integer_branches(%c: tensor<4xi1>, %x: tensor<4xi32>) {
-  // expected-error @+1 {{'nn.select' op operand #1 has element type i32; expected f32 or f16 or bf16 or i1}}
-  %0 = "nn.select"(%c, %x, %x) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+func.func @select_i8_branches(%c: tensor<4xi1>, %x: tensor<4xi8>) {
+  // expected-error @+1 {{'nn.select' op operand #1 has element type i8; expected f32 or f16 or bf16 or i32 or i64 or i1}}
+  %0 = "nn.select"(%c, %x, %x) : (tensor<4xi1>, tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   return
 }
 
 // -----
 
 func.func @cast_to_unsupported_type(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.cast' op cannot cast to element type i32}}
-  %0 = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xi32>
+  // expected-error @+1 {{'nn.cast' op cannot cast to element type i16}}
+  %0 = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xi16>
   return
 }
 
@@ -139,7 +139,7 @@ func.func @cast_to_f64(%x: tensor<4xf32>) {
 // -----
 
 func.func @cast_from_unsupported_type(%x: tensor<4xi8>) {
-  // expected-error @+1 {{'nn.cast' op operand #0 has element type i8; expected f32 or f16 or bf16 or i1}}
+  // expected-error @+1 {{'nn.cast' op operand #0 has element type i8; expected f32 or f16 or bf16 or i32 or i64 or i1}}
   %0 = "nn.cast"(%x) : (tensor<4xi8>) -> tensor<4xf32>
   return
 }

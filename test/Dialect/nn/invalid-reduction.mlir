@@ -64,8 +64,8 @@ func.func @reduced_dim_kept(%x: tensor<2x4xf32>) {
 
 // -----
 
-func.func @integer_input(%x: tensor<2x4xi32>) {
-  // expected-error @+1 {{'nn.reduce_sum' op operand #0 has element type i32; expected f32 or f16 or bf16}}
-  %0 = "nn.reduce_sum"(%x) {axes = array<i64: 0>} : (tensor<2x4xi32>) -> tensor<4xi32>
+func.func @integer_mean(%x: tensor<2x4xi32>) {
+  // expected-error @+1 {{'nn.reduce_mean' op operand #0 has element type i32; expected f32 or f16 or bf16}}
+  %0 = "nn.reduce_mean"(%x) {axes = array<i64: 0>} : (tensor<2x4xi32>) -> tensor<4xi32>
   return
 }

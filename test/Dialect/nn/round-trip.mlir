@@ -355,3 +355,23 @@ func.func @pad(%x: tensor<2x3xf32>, %h: tensor<3xf16>) {
   %2 = "nn.pad"(%h) {low = array<i64: 1>, high = array<i64: 1>, value = 0.0 : f32} : (tensor<3xf16>) -> tensor<5xf16>
   return
 }
+
+// CHECK-LABEL: func.func @integers
+// CHECK-SAME: (%[[T:[^:]+]]: tensor<10x4xf32>, %[[IDS:[^:]+]]: tensor<2x3xi64>
+// CHECK: "nn.gather"(%[[T]], %[[IDS]]) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+// CHECK: "nn.iota"() {axis = 1 : i64} : () -> tensor<2x3xi64>
+// CHECK: "nn.add"(%{{.+}}, %[[IDS]]) : (tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<2x3xi64>
+// CHECK: "nn.cumsum"(%{{.+}}) {axis = 1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+// CHECK: "nn.argmax"(%{{.+}}) {axis = -1 : i64, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xi64>
+// CHECK: "nn.sin"
+// CHECK: "nn.cos"
+func.func @integers(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>) {
+  %0 = "nn.gather"(%t, %ids) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = "nn.iota"() {axis = 1 : i64} : () -> tensor<2x3xi64>
+  %2 = "nn.add"(%1, %ids) : (tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<2x3xi64>
+  %3 = "nn.cumsum"(%2) {axis = 1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %4 = "nn.argmax"(%0) {axis = -1 : i64, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xi64>
+  %5 = "nn.sin"(%0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %6 = "nn.cos"(%0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return
+}

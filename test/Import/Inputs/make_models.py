@@ -89,7 +89,7 @@ MODELS = {
          helper.make_node("Relu", ["values"], ["r"], name="relu"),
          helper.make_node("Slice", ["x", "start", "end", "axis", "step"], ["reversed"],
                           name="reverse"),
-         helper.make_node("Sin", ["x"], ["m"]),
+         helper.make_node("Acos", ["x"], ["m"]),
          helper.make_node("Add", ["r", "m"], ["y"], name="sum")],
         [tensor("x", [2, 4])], [tensor("y", [2, 2]), tensor("reversed", [2, 4])],
         [initializer("k", np.array([2], np.int64)),

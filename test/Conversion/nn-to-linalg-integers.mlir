@@ -1,0 +1,154 @@
+// Integer tensors in convert-nn-to-linalg: elementwise ops, comparisons,
+// casts and reductions on i32 and i64 become integer arith ops in their
+// own type (signed where signedness matters); gather extracts the element
+// its clamped index names; iota, cumsum and argmax read linalg.index.
+// Float ops are unchanged.
+// RUN: lamina-opt %s --split-input-file --verify-diagnostics --convert-nn-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func.func @add_i32
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: i32):
+// CHECK: arith.addi %[[A]], %[[B]] : i32
+// CHECK-NOT: arith.addf
+func.func @add_i32(%x: tensor<4x8xi32>, %y: tensor<8xi32>) -> tensor<4x8xi32> {
+  %z = "nn.add"(%x, %y) : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  return %z : tensor<4x8xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @add_f32_unchanged
+// CHECK: arith.addf
+// CHECK-NOT: arith.addi
+func.func @add_f32_unchanged(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %z = "nn.add"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compare_i64_signed
+// CHECK: arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+func.func @compare_i64_signed(%x: tensor<4xi64>, %y: tensor<4xi64>) -> tensor<4xi1> {
+  %z = "nn.compare"(%x, %y) {predicate = "lt"} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  return %z : tensor<4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @select_i64
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : i64
+func.func @select_i64(%c: tensor<4xi1>, %x: tensor<4xi64>, %y: tensor<4xi64>) -> tensor<4xi64> {
+  %z = "nn.select"(%c, %x, %y) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %z : tensor<4xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @casts
+// CHECK: arith.fptosi %{{.+}} : f32 to i64
+// CHECK: arith.sitofp %{{.+}} : i64 to f16
+// CHECK: arith.trunci %{{.+}} : i64 to i32
+// CHECK: arith.extui %{{.+}} : i1 to i64
+// CHECK: arith.cmpi ne, %{{.+}}, %{{.+}} : i32
+func.func @casts(%f: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xf16>, tensor<4xi64>, tensor<4xi1>) {
+  %i = "nn.cast"(%f) : (tensor<4xf32>) -> tensor<4xi64>
+  %h = "nn.cast"(%i) : (tensor<4xi64>) -> tensor<4xf16>
+  %n = "nn.cast"(%i) : (tensor<4xi64>) -> tensor<4xi32>
+  %e = "nn.cast"(%b) : (tensor<4xi1>) -> tensor<4xi64>
+  %z = "nn.cast"(%n) : (tensor<4xi32>) -> tensor<4xi1>
+  return %h, %e, %z : tensor<4xf16>, tensor<4xi64>, tensor<4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reductions_i64
+// CHECK: linalg.fill ins(%c0_i64 : i64)
+// CHECK: arith.addi
+// CHECK: arith.constant -9223372036854775808 : i64
+// CHECK: linalg.fill ins(%c-9223372036854775808_i64 : i64)
+// CHECK: arith.maxsi
+// CHECK-NOT: f32
+func.func @reductions_i64(%x: tensor<2x8xi64>) -> (tensor<2xi64>, tensor<8xi64>) {
+  %s = "nn.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<2x8xi64>) -> tensor<2xi64>
+  %m = "nn.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<2x8xi64>) -> tensor<8xi64>
+  return %s, %m : tensor<2xi64>, tensor<8xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[TABLE:.+]]: tensor<10x4xf32>, %[[IDS:.+]]: tensor<2x3xi64>)
+// CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<2x3xi64>) outs(%{{.+}} : tensor<2x3x4xf32>)
+// CHECK: ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[LOW:.+]] = arith.maxsi %[[ID]], %{{.+}} : i64
+// CHECK: %[[CLAMPED:.+]] = arith.minsi %[[LOW]], %{{.+}} : i64
+// CHECK-DAG: %[[COLUMN:.+]] = linalg.index 2 : index
+// CHECK-DAG: %[[ROW:.+]] = arith.index_cast %[[CLAMPED]] : i64 to index
+// CHECK: tensor.extract %[[TABLE]][%[[ROW]], %[[COLUMN]]] : tensor<10x4xf32>
+func.func @embedding(%table: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %y = "nn.gather"(%table, %ids) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_inner_axis
+// CHECK-DAG: %[[I:.+]] = linalg.index 0 : index
+// CHECK-DAG: %[[K:.+]] = arith.index_cast %{{.+}} : i32 to index
+// CHECK: tensor.extract %{{.+}}[%[[I]], %[[K]]] : tensor<3x5xi64>
+func.func @gather_inner_axis(%x: tensor<3x5xi64>, %i: tensor<2xi32>) -> tensor<3x2xi64> {
+  %y = "nn.gather"(%x, %i) {axis = 1 : i64} : (tensor<3x5xi64>, tensor<2xi32>) -> tensor<3x2xi64>
+  return %y : tensor<3x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @iota
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK: %[[J:.+]] = linalg.index 1 : index
+// CHECK: %[[I64:.+]] = arith.index_cast %[[J]] : index to i64
+// CHECK: arith.sitofp %[[I64]] : i64 to f32
+func.func @iota() -> tensor<4x8xf32> {
+  %y = "nn.iota"() {axis = 1 : i64} : () -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cumsum
+// CHECK: linalg.generic {{.+}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-DAG: %[[J:.+]] = linalg.index 2 : index
+// CHECK-DAG: %[[I:.+]] = linalg.index 1 : index
+// CHECK: %[[REACHED:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[REACHED]], %{{.+}}, %{{.+}} : i64
+// CHECK: arith.addi
+func.func @cumsum(%x: tensor<2x8xi64>) -> tensor<2x8xi64> {
+  %y = "nn.cumsum"(%x) {axis = 1 : i64} : (tensor<2x8xi64>) -> tensor<2x8xi64>
+  return %y : tensor<2x8xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @argmax
+// CHECK: arith.maximumf
+// CHECK: arith.cmpf oeq
+// CHECK: arith.cmpf uno
+// CHECK: linalg.index 1 : index
+// CHECK: arith.minsi
+// CHECK: tensor.expand_shape {{.+}} into tensor<2x1xi64>
+func.func @argmax(%x: tensor<2x8xf32>) -> tensor<2x1xi64> {
+  %y = "nn.argmax"(%x) {axis = 1 : i64, keepdims = true} : (tensor<2x8xf32>) -> tensor<2x1xi64>
+  return %y : tensor<2x1xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sin_cos
+// CHECK: math.sin
+// CHECK: math.cos
+func.func @sin_cos(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %s = "nn.sin"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %c = "nn.cos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %s, %c : tensor<4xf32>, tensor<4xf32>
+}
