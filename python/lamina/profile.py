@@ -38,7 +38,7 @@ from typing import Sequence
 from mlir import ir
 from mlir.dialects import func
 
-from lamina.reference import random_inputs, weight_fan_ins
+from lamina.reference import index_bounds, random_inputs, weight_fan_ins
 from lamina.runtime import clone_module, find_entry
 
 
@@ -235,7 +235,8 @@ def _layout_changes(module: ir.Module, target) -> list[LayoutChange]:
 def _time_program(module: ir.Module, target, seed: int, min_seconds: float):
     function = target.compile(module, entry="main")
     arrays = function.check_arguments(random_inputs(function.inputs, seed,
-                                                    weight_fan_ins(module, "main")))
+                                                    weight_fan_ins(module, "main"),
+                                                    index_bounds(module, "main")))
     return function, statistics.median(measure(function, arrays, min_seconds=min_seconds))
 
 
