@@ -342,7 +342,8 @@ def _conv2d(types, attrs, recipe, table):
     dtype = _same_dtype(types)
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise Invalid("conv2d ranks")
-    n, c, h, wd = x.shape
+    nhwc = attrs.get("layout") == "NHWC"
+    n, h, wd, c = x.shape if nhwc else (x.shape[0], x.shape[2], x.shape[3], x.shape[1])
     o, ci, kh, kw = w.shape
     groups = attrs.get("groups", 1)
     sh, sw = attrs.get("strides", (1, 1))
@@ -356,14 +357,15 @@ def _conv2d(types, attrs, recipe, table):
     ow = _window(wd.size, kw.size, sw, dw, left + right)
     if oh < 1 or ow < 1:
         raise Invalid("conv2d window")
-    return [TypeInfo((n, o, Dim(oh), Dim(ow)), dtype)]
+    return [TypeInfo((n, Dim(oh), Dim(ow), o) if nhwc else (n, o, Dim(oh), Dim(ow)), dtype)]
 
 
 def _pool(types, attrs, recipe, table):
     x = types[0]
     if len(x.shape) != 4:
         raise Invalid("pool rank")
-    n, c, h, w = x.shape
+    nhwc = attrs.get("layout") == "NHWC"
+    n, h, w, c = x.shape if nhwc else (x.shape[0], x.shape[2], x.shape[3], x.shape[1])
     kh, kw = attrs["kernel"]
     sh, sw = attrs.get("strides", (1, 1))
     top, left, bottom, right = attrs.get("padding", (0, 0, 0, 0))
@@ -373,7 +375,7 @@ def _pool(types, attrs, recipe, table):
     ow = _window(w.size, kw, sw, 1, left + right)
     if oh < 1 or ow < 1:
         raise Invalid("pool window")
-    return [TypeInfo((n, c, Dim(oh), Dim(ow)), x.dtype)]
+    return [TypeInfo((n, Dim(oh), Dim(ow), c) if nhwc else (n, c, Dim(oh), Dim(ow)), x.dtype)]
 
 
 def _reduction(types, attrs, recipe, table):
@@ -910,7 +912,12 @@ class Generator:
                                 self.size_symbol(self.rng.choice([3, 5, 7, 8, 11])),
                                 self.size_symbol(self.rng.choice([3, 4, 7, 9, 13]))))
         x = self.bounded(x, 4.0)
+        # A channels-last convolution (as the CPU's layout stage writes
+        # them) takes the same tensor as NHWC.
+        nhwc = self.rng.random() < 0.25
         n, c, h, w = x.type.shape
+        if nhwc:
+            n, h, w, c = x.type.shape
         divisors = [g for g in range(1, c.size + 1) if c.size % g == 0] or [1]  # c = 0: 1
         groups = self.rng.choice(divisors) if self.rng.random() < 0.3 else 1
         per_group = self.rng.choice([1, 2, 3])
@@ -925,6 +932,8 @@ class Generator:
             attrs["dilations"] = (self.rng.choice([1, 2]), self.rng.choice([1, 2]))
         if groups > 1:
             attrs["groups"] = groups
+        if nhwc:
+            attrs["layout"] = "NHWC"
         weight = self.new_input((o, self.size_symbol(c.size // groups), self.size_symbol(kh),
                                  self.size_symbol(kw)))
         operands = [x, weight]
@@ -951,6 +960,8 @@ class Generator:
                                 self.rng.randrange(kernel[0]), self.rng.randrange(kernel[1]))
             padded = any(attrs["padding"])
         kind = self.rng.choice(["nn.max_pool2d", "nn.avg_pool2d"])
+        if self.rng.random() < 0.25:
+            attrs["layout"] = "NHWC"
         lo, hi = x.lo, x.hi
         if kind == "nn.avg_pool2d" and padded:
             lo, hi = min(lo, 0.0), max(hi, 0.0)
