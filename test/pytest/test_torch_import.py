@@ -312,3 +312,22 @@ def test_triton_loads_after_a_lamina_jit(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+class _WhereWithScalars(nn.Module):
+    """torch.where with a number for either branch (aten.where.ScalarOther
+    and ScalarSelf), of a float and of a boolean tensor, as Hugging Face's
+    mask code writes them."""
+
+    def forward(self, x):
+        keep = x > 0
+        floats = torch.where(keep, x, 0.5) + torch.where(keep, -2.0, x)
+        allowed = torch.where(x < 0.5, keep, False)
+        return floats * allowed.to(x.dtype)
+
+
+def test_where_with_a_number_for_a_branch():
+    x = torch.linspace(-1, 1, 24).reshape(4, 6)
+    function = lamina.compile(lamina.from_torch(_WhereWithScalars(), (x,)))
+    expected = _WhereWithScalars()(x).numpy()
+    np.testing.assert_allclose(function(x.numpy()), expected, rtol=1e-6, atol=1e-6)

@@ -372,9 +372,8 @@ for _predicate in ("eq", "ne", "lt", "le", "gt", "ge"):
 @converts("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther",
           "aten.where.Scalar")
 def _where(e, cond, lhs, rhs):
-    lhs, rhs = e.to_result_type(lhs, rhs)
-    if not isinstance(lhs, ir.Value):
-        lhs = e.constant(lhs)
+    lhs, rhs = [v if isinstance(v, ir.Value) else e.constant(v)
+                for v in e.to_result_type(lhs, rhs)]
     return e.select(cond, lhs, rhs)
 
 
