@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lamina.linalg_builders import matching_ops
 from lamina.pass_registry import Pass, register_pass
 
 WSLOOP = "omp.wsloop"
@@ -40,16 +41,8 @@ class CPUDynamicThreadSchedule(Pass):
     verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
 
     def run(self, op: ir.Operation) -> None:
-        loops: list[ir.Operation] = []
-
-        def collect(operation):
-            if operation.operation.name == WSLOOP:
-                loops.append(operation.operation)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(collect)
         with op.context:
             dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>")
-        for loop in loops:
+        for loop in matching_ops(op, lambda child: child.name == WSLOOP):
             if "schedule_kind" not in loop.attributes:
                 loop.attributes["schedule_kind"] = dynamic

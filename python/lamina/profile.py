@@ -38,6 +38,7 @@ from typing import Sequence
 from mlir import ir
 from mlir.dialects import func
 
+from lamina.linalg_builders import defining_op, matching_ops
 from lamina.reference import index_bounds, random_inputs, weight_fan_ins
 from lamina.runtime import clone_module, find_entry
 
@@ -146,13 +147,6 @@ def _describe_changes(changes: Sequence[LayoutChange]) -> str:
     return "; ".join(parts)
 
 
-def _defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation if hasattr(owner, "operation") else owner
-
-
 def _standalone(op: ir.Operation, body: ir.Operation | None) -> ir.Module:
     """A module whose @main computes `op` alone (for an `nn.fused` op, the
     ops of its `body`): `op`'s operands are @main's arguments, except
@@ -160,8 +154,7 @@ def _standalone(op: ir.Operation, body: ir.Operation | None) -> ir.Module:
     mapping: dict[ir.Value, ir.Value] = {}
     arguments: list[ir.Value] = []
     for value in op.operands:
-        producer = _defining_op(value)
-        if (producer is None or producer.name != "arith.constant") and value not in arguments:
+        if defining_op(value, "arith.constant") is None and value not in arguments:
             arguments.append(value)
     with op.location:
         module = ir.Module.create()
@@ -176,7 +169,7 @@ def _standalone(op: ir.Operation, body: ir.Operation | None) -> ir.Module:
                 if value in arguments:
                     mapping[value] = block.arguments[arguments.index(value)]
                 else:
-                    mapping[value] = _defining_op(value).clone().results[0]
+                    mapping[value] = defining_op(value, "arith.constant").clone().results[0]
             if body is None:
                 results = _clone(op, mapping)
             else:
@@ -209,26 +202,17 @@ def _layout_changes(module: ir.Module, target) -> list[LayoutChange]:
     weights = weight_fan_ins(module, "main")
     copy = clone_module(module)
     target.pipeline().run(copy, until="schedule")
+    entry = find_entry(copy, "main").regions[0].blocks[0]
     changes = []
-
-    def visit(operation):
-        operation = operation.operation if hasattr(operation, "operation") else operation
-        if operation.name == "linalg.transpose":
-            source = operation.operands[0]
-            producer = _defining_op(source)
-            if producer is None:
-                is_weight = (source.owner == find_entry(copy, "main").regions[0].blocks[0]
-                             and weights[source.arg_number] is not None)
-            else:
-                is_weight = producer.name == "arith.constant"
-            permutation = tuple(ir.DenseI64ArrayAttr(operation.attributes["permutation"]))
-            changes.append(LayoutChange(str(source.type), permutation, is_weight))
-        for region in operation.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(inner)
-
-    visit(find_entry(copy, "main"))
+    for transpose in matching_ops(find_entry(copy, "main"),
+                                  lambda op: op.name == "linalg.transpose"):
+        source = transpose.operands[0]
+        if isinstance(source.owner, ir.Block):
+            is_weight = source.owner == entry and weights[source.arg_number] is not None
+        else:
+            is_weight = defining_op(source, "arith.constant") is not None
+        permutation = tuple(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+        changes.append(LayoutChange(str(source.type), permutation, is_weight))
     return changes
 
 
