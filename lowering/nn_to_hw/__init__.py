@@ -1,0 +1,77 @@
+"""--convert-nn-to-hw: nn programs as hw kernels for an NVIDIA architecture.
+
+Each fusion group (`nn.fused`, from `nn-fuse`) becomes one kernel and its
+launch, and so does each nn op outside a group that a kernel covers:
+
+* contraction groups: the matmul's kernel below, the group's other ops its
+  epilogue (`group_chain`: elementwise ops of the result's shape with an
+  arith-only scalar form, casts, splat constants, arguments shaped like
+  the result or like a row of it; each op computed in f32 and rounded to
+  its type, as the nn references do). A group that is no such chain is
+  lowered op by op;
+* elementwise groups (and elementwise ops): a grid-stride kernel over the
+  result's index space, each block a tile of consecutive elements
+  (`nvidia.elementwise_kernel_shape`), each thread its vectors of it;
+* reduction groups (and reductions): a row kernel, one block per row (a
+  warp for short rows, `nvidia.row_kernel_shape`), the blocks striding
+  over the rows, the row held in registers so that its inputs are read
+  once and its outputs written once. A row is the folded axes' elements:
+  contiguous (and read in vectors) where they are trailing, else walked in
+  place, strided, with no transpose. A row longer than the registers hold
+  (16384 elements) is walked in chunks, once per reduction (the chunks'
+  folds folded) and once for the results, its values computed again in
+  each pass.
+
+Both are written the same way (`GroupKernel`): each value of the group is
+a 1-d register tile, a row's (or a tile's) elements or a row's statistic
+(one element every thread holds); inputs are loaded per thread, broadcast
+into the group's index space (`hw.load_elements`: an operand that
+broadcasts is read from global memory per element rather than held by
+other threads), each nn op is the `hw.elementwise` of its scalar form
+(`hw.cast` for casts), each reduction a `hw.block_reduce` (warp shuffles,
+then a shared scratch of one f32 per warp between barriers) in f32 with
+its finish (a mean's division), and outputs are stored as runs
+(`hw.store_elements`). Why hw kernels rather than linalg -> gpu through
+the transform dialect: the row kernels keep a row in registers across
+several reductions and their consumers (softmax's two passes over one
+read), which tiling each linalg op on its own does not, and the emulation
+and the hazard checker see the block-collective ops.
+
+The kernel kinds are modules of this package: `matmul` (contraction
+groups), `groups` (elementwise and row kernels); `kernels` holds what they
+share, `convert` the pass.
+
+The lowerings are class-keyed, in the registry of this conversion
+(`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
+registered for `nn.MatmulOp` and a plugin registers its op's:
+
+    @lowering(MyOp, to="hw")
+    def lower_my_op(op, target: HWLowering) -> list[ir.Operation] | None:
+        kernel = new_kernel(target.kernels, target.name, argument_types, loc)
+        ...                                   # the kernel's hw ops
+        launch(op.operation, [x], target.name, grid)
+        return [op.operation]                 # the ops it lowered
+
+Each op of a host function with a lowering (its class's or its nearest
+base class's) is offered to it in order, the op's location current; the
+function returns the ops it lowered, whose results it has replaced (the
+pass erases them, last first), or None to leave the op. `new_kernel` and
+`launch` build the kernel function and replace the op's result by a
+launch's output buffer.
+
+Expects verified nn IR (fusion groups formed or not). An nn op it does not
+convert is an error at the op saying why (the cuda targets have no other
+way to the GPU yet), unless `keep-unconverted` is set: data movement,
+attention, convolutions, f32 matmuls, groups reading or writing
+booleans. Guarantees: the groups and ops it converts are gone, and so are
+the bodies of the groups;
+each kernel verifies and computes the values of its ops, f16 and bf16
+products and sums accumulated in f32 and rounded once, each elementwise
+op rounded to its type, as the nn references do.
+"""
+
+from lamina.lowering.nn_to_hw import groups, matmul  # noqa: F401  (registers the lowerings)
+from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
+from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
+                                              launch, new_kernel, reshaped)
+from lamina.lowering.nn_to_hw.matmul import TileConfig, choose_tiles, parse_tiles
