@@ -24,7 +24,10 @@ It produces:
   `linalg.batch_matmul` (batch dims are broadcast with `linalg.broadcast`
   where needed and collapsed into one), `linalg.conv_2d_nchw_fchw` and, for
   groups > 1, `linalg.conv_2d_ngchw_gfchw` (channels-last convolutions
-  between transposes), `linalg.pooling_nchw_max`, `linalg.pooling_nchw_sum`
+  between transposes), `linalg.depthwise_conv_2d_nhwc_hwc` for a
+  channels-last depthwise one (one filter per channel: its input and
+  result stay NHWC, its filter is put in HWC order, with NumPy for a
+  constant), `linalg.pooling_nchw_max`, `linalg.pooling_nchw_sum`
   and their NHWC forms, `linalg.transpose`, `linalg.broadcast`,
   `linalg.fill`;
 * `linalg.generic` for elementwise ops (operands broadcast through their
@@ -85,6 +88,7 @@ from lamina import scalar
 from lamina.dialects import nn
 from lamina.dialects.nn import NN
 from lamina.dialects.opdef import Op, lookup_op
+from lamina.linalg_builders import defining_op, permuted_constant
 from lamina.lowering.registry import lowering as registry_lowering
 from lamina.lowering.registry import registry
 from lamina.types import TensorType, VerifyError
@@ -425,6 +429,8 @@ def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
     against its own); its bias is added in its layout."""
     result = op.result_type
     layout = nn.LAYOUTS[op.layout]
+    if op.layout == "NHWC" and _depthwise(op, weight):
+        return _lower_depthwise_nhwc(op, x, weight, bias)
     if op.layout != "NCHW":
         x = _permuted(x, [layout.index(d) for d in range(4)])
     nchw_shape = op.nchw_shape(result.shape)
@@ -449,6 +455,37 @@ def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
     if bias is None:
         return _narrow(acc, result)
     return elementwise(result, [acc, (bias, _dims(4, [layout.index(1)]))], arith.addf)
+
+
+def _depthwise(op: nn.Conv2dOp, weight: ir.Value) -> bool:
+    """Whether `op` has one filter per channel (groups = input channels =
+    output channels) of a floating-point type."""
+    out_channels, group_channels, _, _ = _shape(weight)
+    return (op.groups > 1 and group_channels == 1 and out_channels == op.groups
+            and not isinstance(_element_type(weight), ir.IntegerType))
+
+
+def _lower_depthwise_nhwc(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
+                          bias: ir.Value | None) -> ir.Value:
+    """A channels-last depthwise convolution as
+    `linalg.depthwise_conv_2d_nhwc_hwc`: input and result NHWC (no
+    transpose), the `[C, 1, KH, KW]` filter as `[KH, KW, C]`."""
+    result = op.result_type
+    top, left, bottom, right = op.padding
+    x = _pad(x, (0, top, left, 0), (0, bottom, right, 0), 0.0)
+    channels, _, kh, kw = _shape(weight)
+    constant = defining_op(weight, "arith.constant")
+    folded = constant and permuted_constant(constant.attributes["value"], (1, 2, 0),
+                                            (channels, kh, kw))
+    if folded is not None:
+        hwc = arith.ConstantOp(folded.type, folded).result
+    else:
+        hwc = _permuted(_reshape(weight, (channels, kh, kw)), (1, 2, 0))
+    acc = linalg.depthwise_conv_2d_nhwc_hwc(x, hwc, outs=[_filled(result.shape, 0.0)],
+                                            strides=op.strides, dilations=op.dilations)
+    if bias is None:
+        return _narrow(acc, result)
+    return elementwise(result, [acc, (bias, _dims(4, [3]))], arith.addf)
 
 
 # The pooling ops of each layout: (max, sum).

@@ -49,13 +49,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from lamina.linalg_builders import (collapsed, constant_padding, defining_op, erase_unused,
-                                    fusion_marks, mark, matching_ops, refilled, static_shapes,
-                                    written_into_padding)
+                                    fusion_marks, mark, matching_ops, permuted_constant, refilled,
+                                    static_shapes, written_into_padding)
 from lamina.pass_registry import Pass, register_pass
 from lamina.passes.cpu_pointwise_convolutions_to_contractions import is_pointwise
 from lamina.scalar import cast_float
@@ -110,32 +109,10 @@ def _channels_last_filter(weight: ir.Value) -> ir.Value:
     """`weight` (FCHW) as HWCF: a constant filter is transposed now, once,
     instead of at every call."""
     constant = defining_op(weight, "arith.constant")
-    folded = _transposed_constant(constant.attributes["value"]) if constant else None
+    folded = permuted_constant(constant.attributes["value"], _TO_HWCF) if constant else None
     if folded is None:
         return _transposed(weight, _TO_HWCF).results[0]
     return arith.ConstantOp(folded.type, folded).result
-
-
-def _transposed_constant(value: ir.Attribute) -> ir.Attribute | None:
-    """A dense filter constant transposed to HWCF, or None where NumPy
-    cannot hold its elements (bf16)."""
-    try:
-        dense = ir.DenseElementsAttr(value)
-    except ValueError:
-        return None
-    shape = ir.RankedTensorType(dense.type)
-    element = shape.element_type
-    transposed_type = ir.RankedTensorType.get([shape.shape[p] for p in _TO_HWCF], element)
-    if dense.is_splat:
-        return ir.DenseElementsAttr.get_splat(transposed_type, dense.get_splat_value())
-    try:
-        array = np.array(dense)
-    except (TypeError, ValueError, RuntimeError):
-        return None
-    if array.shape != tuple(shape.shape) or array.dtype.kind != "f":
-        return None
-    return ir.DenseElementsAttr.get(np.ascontiguousarray(array.transpose(_TO_HWCF)),
-                                    type=element)
 
 
 def _channels_last_input(x: ir.Value) -> ir.Value:

@@ -3,8 +3,9 @@
 edges and where an op needs one.
 
 nn's ops take NCHW activations; the CPU computes a dense convolution
-(groups 1) in NHWC, a grouped one in NCHW, and a 1x1 one of stride 1 on
-an unpadded input, elementwise ops and the others in either. Left alone,
+(groups 1) in NHWC, a grouped one in NCHW, and a depthwise one (a filter
+per channel), a 1x1 one of stride 1 on an unpadded input, elementwise ops
+and the others in either. Left alone,
 every dense convolution other than those 1x1 ones transposes its input
 to NHWC and its result back (`cpu-convolutions-to-channels-last`). This
 pass instead stores whole regions of the program channels-last:
@@ -22,7 +23,9 @@ pass instead stores whole regions of the program channels-last:
   dense convolution saves two (those of its channels-last rewrite; none
   for a 1x1 one of stride 1, which is a matrix product in either layout),
   each grouped convolution costs two (it computes in NCHW between
-  transposes), and each activation crossing the region's edge costs one
+  transposes), each depthwise one counts as a dense one (it computes in
+  NHWC with no transpose, a vector of channels per pixel, where in NCHW it
+  is a sum of shifted rows per channel: 2-3x slower), and each activation crossing the region's edge costs one
   (none where the change of layout is a reshape: when at most one dim
   is not 1, or the dims that are not 1 keep their order). Option
   `layout=NHWC` stores every region holding a convolution or pooling
@@ -99,9 +102,10 @@ def _convolution_saves(operation: ir.Operation) -> int:
     """The transposes a convolution saves computing channels-last (see the
     module docstring)."""
     view = nn.Conv2dOp.from_operation(operation)
-    if view.groups != 1:
-        return -_GROUPED_CONVOLUTION_COST
     weight = _shape(operation.operands[1])
+    if view.groups != 1:
+        depthwise = weight[0] == view.groups and weight[1] == 1
+        return _DENSE_CONVOLUTION_GAIN if depthwise else -_GROUPED_CONVOLUTION_COST
     pointwise = (weight[2:] == (1, 1) and tuple(view.strides) == (1, 1)
                  and not any(view.padding))
     return 0 if pointwise else _DENSE_CONVOLUTION_GAIN

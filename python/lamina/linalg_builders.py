@@ -9,8 +9,9 @@ Each builder emits at the current insertion point and location.
 from __future__ import annotations
 
 from math import prod
-from typing import Callable
+from typing import Callable, Sequence
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
 
@@ -128,3 +129,29 @@ def collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
     shape = [prod(source.shape[d] for d in group) for group in groups]
     result = ir.RankedTensorType.get(shape, source.element_type)
     return tensor.collapse_shape(result, value, groups)
+
+
+def permuted_constant(value: ir.Attribute, permutation: Sequence[int],
+                      shape: Sequence[int] | None = None) -> ir.Attribute | None:
+    """A dense floating-point constant reshaped to `shape` (row-major; None:
+    as it is) and transposed by `permutation`, computed now with NumPy (a
+    filter put in the layout a convolution reads, once instead of at every
+    call); None where NumPy cannot hold its elements (bf16)."""
+    try:
+        dense = ir.DenseElementsAttr(value)
+    except ValueError:
+        return None
+    tensor_type = ir.RankedTensorType(dense.type)
+    element = tensor_type.element_type
+    shape = list(tensor_type.shape if shape is None else shape)
+    result_type = ir.RankedTensorType.get([shape[p] for p in permutation], element)
+    if dense.is_splat:
+        return ir.DenseElementsAttr.get_splat(result_type, dense.get_splat_value())
+    try:
+        array = np.array(dense)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if array.shape != tuple(tensor_type.shape) or array.dtype.kind != "f":
+        return None
+    return ir.DenseElementsAttr.get(
+        np.ascontiguousarray(array.reshape(shape).transpose(list(permutation))), type=element)

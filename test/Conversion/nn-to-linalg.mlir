@@ -411,3 +411,50 @@ func.func private @fusion_0(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf
   %1 = "nn.exp"(%0) : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A channels-last depthwise convolution (one filter per channel) stays
+// NHWC: its padding is on the rows and columns of the NHWC input, its
+// [C, 1, KH, KW] filter is read as [KH, KW, C] (a constant one permuted
+// now, an argument by a transpose), and its bias is added along the
+// channels, the last dim.
+// CHECK-LABEL: func.func @depthwise_nhwc
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CHECK: %[[PADDED:.+]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2], [3]] : tensor<8x1x3x3xf32> into tensor<8x3x3xf32>
+// CHECK: %[[HWC:.+]] = linalg.transpose ins(%[[FLAT]] : tensor<8x3x3xf32>) outs(%{{.+}} : tensor<3x3x8xf32>) permutation = [1, 2, 0]
+// CHECK: %[[Y:.+]] = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PADDED]], %[[HWC]] : tensor<1x10x12x8xf32>, tensor<3x3x8xf32>) outs(%{{.+}} : tensor<1x4x5x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[Y]], %arg2 : tensor<1x4x5x8xf32>, tensor<8xf32>)
+// CHECK: arith.addf
+func.func @depthwise_nhwc(%x: tensor<1x8x10x8xf32>, %w: tensor<8x1x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x4x5x8xf32> {
+  %y = "nn.conv2d"(%x, %w, %b) {groups = 8 : i64, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NHWC"} : (tensor<1x8x10x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x4x5x8xf32>
+  return %y : tensor<1x4x5x8xf32>
+}
+
+// -----
+
+// A constant filter is put in HWC order at compile time: element
+// [c, 0, i, j] = 4 * c + 2 * i + j lands at [i, j, c].
+// CHECK-LABEL: func.func @depthwise_nhwc_constant_filter
+// CHECK-NOT: linalg.transpose
+// CHECK: arith.constant dense<{{\[}}{{\[}}[0.000000e+00, 4.000000e+00], [1.000000e+00, 5.000000e+00]], {{\[}}[2.000000e+00, 6.000000e+00], [3.000000e+00, 7.000000e+00]]]> : tensor<2x2x2xf32>
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @depthwise_nhwc_constant_filter(%x: tensor<1x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = arith.constant dense<[[[[0.0, 1.0], [2.0, 3.0]]], [[[4.0, 5.0], [6.0, 7.0]]]]> : tensor<2x1x2x2xf32>
+  %y = "nn.conv2d"(%x, %w) {groups = 2 : i64, layout = "NHWC"} : (tensor<1x3x3x2xf32>, tensor<2x1x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Two channels per group is no depthwise convolution: it is computed in
+// NCHW between transposes.
+// CHECK-LABEL: func.func @grouped_nhwc
+// CHECK: linalg.transpose {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @grouped_nhwc(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x2x2x4xf32> {
+  %y = "nn.conv2d"(%x, %w) {groups = 2 : i64, layout = "NHWC"} : (tensor<1x4x4x4xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x2x4xf32>
+  return %y : tensor<1x2x2x4xf32>
+}

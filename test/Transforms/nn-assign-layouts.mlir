@@ -149,10 +149,12 @@ func.func @no_rule_keeps_nchw(%x: tensor<1x4x6x8xf32>, %w: tensor<4x4x3x3xf32>) 
 
 // -----
 
-// Depthwise convolutions compute in NCHW on the CPU, and 1x1 ones of
-// stride 1 in either: a region of them stays NCHW, unless asked for NHWC.
-// So does a region whose one dense convolution would save no more
-// transposes than its edges cost (@pad with one convolution fewer).
+// A depthwise convolution counts as a dense one (it computes in NHWC with
+// no transpose, faster than in NCHW) and a 1x1 one of stride 1 computes in
+// either: one depthwise convolution saves no more than the region's two
+// edges cost, so the region stays NCHW, unless asked for NHWC. So does a
+// region whose one dense convolution would save no more transposes than
+// its edges cost (@pad with one convolution fewer).
 // CHECK-LABEL: func.func @depthwise_stays_nchw
 // CHECK-NOT: "nn.transpose"
 // CHECK-NOT: layout
@@ -167,6 +169,41 @@ func.func @depthwise_stays_nchw(%x: tensor<1x4x6x8xf32>, %w: tensor<4x4x1x1xf32>
   %r = "nn.relu"(%p) : (tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
   %q = "nn.conv2d"(%r, %d) {groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x8xf32>
   return %q : tensor<1x4x6x8xf32>
+}
+
+// -----
+
+// Two depthwise convolutions (an inverted residual's, between 1x1 ones)
+// save more than the edges cost: the region is channels-last.
+// CHECK-LABEL: func.func @depthwise_pair
+// CHECK: "nn.transpose"(%arg0) {perm = array<i64: 0, 2, 3, 1>}
+// CHECK: "nn.conv2d"({{.*}}groups = 4 : i64, layout = "NHWC"{{.*}} -> tensor<1x6x8x4xf32>
+// CHECK: "nn.relu"{{.*}} -> tensor<1x6x8x4xf32>
+// CHECK: "nn.conv2d"({{.*}}layout = "NHWC"{{.*}} -> tensor<1x6x8x4xf32>
+// CHECK: "nn.conv2d"({{.*}}groups = 4 : i64, layout = "NHWC"{{.*}} -> tensor<1x3x4x4xf32>
+// CHECK: "nn.transpose"(%{{.+}}) {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: "nn.transpose"
+// CHECK: return
+func.func @depthwise_pair(%x: tensor<1x4x6x8xf32>, %d: tensor<4x1x3x3xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x3x4xf32> {
+  %a = "nn.conv2d"(%x, %d) {groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x8xf32>
+  %r = "nn.relu"(%a) : (tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+  %p = "nn.conv2d"(%r, %w) : (tensor<1x4x6x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x8xf32>
+  %b = "nn.conv2d"(%p, %d) {groups = 4 : i64, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x4xf32>
+  return %b : tensor<1x4x3x4xf32>
+}
+
+// -----
+
+// Grouped convolutions that are not depthwise (two channels per group)
+// compute in NCHW: two of them keep their region NCHW.
+// CHECK-LABEL: func.func @grouped_stays_nchw
+// CHECK-NOT: "nn.transpose"
+// CHECK-NOT: layout
+// CHECK: return
+func.func @grouped_stays_nchw(%x: tensor<1x4x6x8xf32>, %g: tensor<4x2x3x3xf32>) -> tensor<1x4x6x8xf32> {
+  %a = "nn.conv2d"(%x, %g) {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x8xf32>
+  %b = "nn.conv2d"(%a, %g) {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x8xf32>
+  return %b : tensor<1x4x6x8xf32>
 }
 
 // -----

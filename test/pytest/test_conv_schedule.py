@@ -168,6 +168,71 @@ def test_half_precision_grouped_convolution(dtype):
     assert comparison.ok, str(comparison)
 
 
+DEPTHWISE_NHWC = """
+func.func @main(%x: tensor<{x}x{t}>, %w: tensor<{w}x{t}>, %b: tensor<{c}x{t}>) -> tensor<{y}x{t}> {{
+  %0 = "nn.conv2d"(%x, %w, %b) {{strides = array<i64: {s}>, padding = array<i64: {p}>,
+                                dilations = array<i64: {d}>, groups = {c} : i64,
+                                layout = "NHWC"}}
+      : (tensor<{x}x{t}>, tensor<{w}x{t}>, tensor<{c}x{t}>) -> tensor<{y}x{t}>
+  %1 = "nn.relu"(%0) : (tensor<{y}x{t}>) -> tensor<{y}x{t}>
+  return %1 : tensor<{y}x{t}>
+}}
+"""
+
+
+def depthwise_nhwc_source(n, h, w, c, k, stride=(1, 1), padding=(0, 0, 0, 0),
+                          dilation=(1, 1), dtype="f32"):
+    """A channels-last depthwise conv2d with bias, then relu."""
+    top, left, bottom, right = padding
+    oh = (h + top + bottom - dilation[0] * (k - 1) - 1) // stride[0] + 1
+    ow = (w + left + right - dilation[1] * (k - 1) - 1) // stride[1] + 1
+    dims = lambda *d: "x".join(map(str, d))
+    return DEPTHWISE_NHWC.format(x=dims(n, h, w, c), w=dims(c, 1, k, k), c=c,
+                                 y=dims(n, oh, ow, c), s=", ".join(map(str, stride)),
+                                 p=", ".join(map(str, padding)),
+                                 d=", ".join(map(str, dilation)), t=dtype)
+
+
+@pytest.mark.parametrize("shape,options,threads", [
+    # MobileNet's: 3x3 padded, 144 channels (16-wide tiles), 14 pixels wide.
+    ((1, 14, 14, 144, 3), dict(padding=(1, 1, 1, 1)), 2),
+    # Stride 2, 24 channels (no vector of 16 divides them: 8-wide), two images.
+    ((2, 13, 11, 24, 3), dict(stride=(2, 2), padding=(1, 0, 2, 1)), 2),
+    # 32 channels in one register tile; rows of 19 (split 16 + 3).
+    ((1, 7, 19, 32, 3), dict(padding=(1, 1, 1, 1)), 1),
+    # 5x5 dilated, odd channel count; 7 rows on two threads.
+    ((1, 11, 12, 5, 5), dict(dilation=(2, 1), padding=(2, 2, 2, 2)), 2),
+    # 7x7 of stride 2 with no padding, a row of one pixel.
+    ((1, 9, 7, 16, 7), dict(stride=(2, 2)), 1),
+])
+def test_depthwise_nhwc_convolution_matches_numpy(shape, options, threads):
+    source = depthwise_nhwc_source(*shape, **options)
+    code = tiled(source, threads)
+    # Computed by the direct schedule: FMAs on vectors of channels whose
+    # accumulators the loop over the filter's rows carries; the activations
+    # are not transposed (only the filter is, into [KH, KW, C]).
+    assert "linalg.depthwise_conv" not in code and "linalg.conv" not in code
+    n, h, w, c, _ = shape
+    assert not [line for line in code.splitlines()
+                if "linalg.transpose" in line and f"{n}x{h}x{w}x{c}x" in line]
+    assert re.search(r"scf\.for .* iter_args\(.*\) -> \(vector<", code)
+    f = lamina.compile(source, target=f"cpu:threads={threads}")
+    args = random_inputs(f.inputs, seed=5)
+    (expected,) = evaluate(lamina.parse(source), args)
+    comparison = compare(f(*args), expected, f.results[0].dtype)
+    assert comparison.ok, str(comparison)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_half_precision_depthwise_nhwc_convolution(dtype):
+    source = depthwise_nhwc_source(1, 9, 12, 32, 3, padding=(1, 1, 1, 1), dtype=dtype)
+    f = lamina.compile(source, target="cpu:threads=2")
+    args = random_inputs(f.inputs, seed=6)
+    (expected,) = evaluate(lamina.parse(source), args)
+    comparison = compare(f(*args), expected, dtype)
+    assert comparison.ok, str(comparison)
+
+
 def test_grouped_convolution_next_to_a_dense_one():
     # The same input feeds a grouped convolution (a sum over taps) and a
     # dense one (channels last, register tiles of FMAs).

@@ -22,7 +22,7 @@ SCHEDULE_CHOICE = "lamina.schedule_choice"
 
 # Ops whose input is indexed by sums of loops (windows), analysed all the
 # same: the direct convolutions the cost model schedules.
-WINDOWED = ("linalg.conv_2d_nhwc_hwcf",)
+WINDOWED = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 
 
 @dataclass

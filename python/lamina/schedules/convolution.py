@@ -1,6 +1,9 @@
 """Convolutions: the direct schedule of a channels-last convolution
 (`linalg.conv_2d_nhwc_hwcf`, loops n, oh, ow, f, kh, kw, c), which
-`cpu-convolutions-to-channels-last` makes of the program's NCHW ones.
+`cpu-convolutions-to-channels-last` makes of the program's NCHW ones, and
+of a channels-last depthwise one (`linalg.depthwise_conv_2d_nhwc_hwc`,
+loops n, oh, ow, c, kh, kw; `convert-nn-to-linalg` makes it of an
+`nn.conv2d` with `layout = "NHWC"` and one filter per channel).
 
 Threads share the batch, else the output rows, else (too few rows to
 share evenly: 7 on 2 threads) the output channels' register tiles if they
@@ -17,6 +20,15 @@ output row, one filter row) into a 1-D convolution, which
 of more than `mr / 2` pixels divides is split (`transform.structured.split`)
 into `mr`-pixel tiles and one tile of the rest; channel counts get the
 largest tile that divides them.
+
+A depthwise convolution has no input channels to sum: its register tile
+is `mr` output pixels of one row x `nr` channels, each accumulator a
+vector of channels, and each filter tap multiplies `mr` input vectors
+(one per pixel, read contiguously from the NHWC input) with one vector of
+the tap's weights (contiguous in the HWC filter); the filter's rows are a
+loop, its width unrolled, as for dense convolutions. Channel counts get
+the largest multiple of a vector that divides them (else the whole
+count).
 
 The direct convolution reads the input where it lies, where an img2col
 rewrite would first gather the input's windows into a matrix (and pack
@@ -134,10 +146,15 @@ class ConvolutionKind(ScheduleKind):
         for linalg in group.ops:
             if linalg.name in WINDOWED:
                 fills = initialising_fills(group, linalg)
-                schedule = convolution_schedule(f"{group.name}_convolution", linalg, fills, model)
+                choose = (depthwise_schedule if linalg.name == DEPTHWISE
+                          else convolution_schedule)
+                schedule = choose(f"{group.name}_convolution", linalg, fills, model)
                 rest = [op for op in group.ops if op is not linalg and op not in fills]
                 return [schedule] + loop_nest_schedules(group.name, rest, model)
         return None
+
+
+DEPTHWISE = "linalg.depthwise_conv_2d_nhwc_hwc"
 
 
 def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
@@ -181,6 +198,49 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
         levels.append(tuple(0 if size >= extent else size
                             for size, extent in zip(register, extents)))
     # A fill runs on each thread's slice of the result (loops n, oh, ow, f).
+    slices = tuple(size or extent for size, extent in zip(threads[:4], linalg.extents))
+    return ConvolutionSchedule(
+        group=group, root=linalg.tag, threads=tuple(threads) if any(threads) else (),
+        tile_sizes=tuple(levels), split=split,
+        fills=fill_tilings([replace(fill, extents=slices) for fill in fills], model))
+
+
+def depthwise_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
+                       model: CPUModel) -> ConvolutionSchedule:
+    """The direct schedule of a channels-last depthwise convolution
+    initialised by `fills` (see the module docstring): loops n, oh, ow, c,
+    kh, kw, the register tile `mr` pixels x `nr` channels."""
+    n, oh, ow, c, kh, kw = linalg.extents
+    mr = 8 if model.vector_registers >= 32 else 4
+    nr = 2 * model.lanes
+    channels = c if c <= nr else largest_divisor(
+        c, nr, model.lanes if c % model.lanes == 0 else 1)
+    channel_tiles = c // channels
+    threads = [0] * linalg.rank
+    if model.threads > 1:
+        if n >= model.threads:
+            threads[0] = ceil(n / model.threads)
+        elif oh % model.threads == 0 or oh >= 4 * model.threads:
+            threads[1] = ceil(oh / model.threads)
+        elif channel_tiles % model.threads == 0:
+            threads[3] = channels * channel_tiles // model.threads
+        elif oh > 1:
+            threads[1] = ceil(oh / min(oh, model.threads))
+    pixels = largest_divisor(ow, mr)
+    split = (2, ow - ow % mr) if ow > mr and pixels <= mr // 2 else ()
+    widths = [split[1], ow % mr] if split else [ow]
+    extents = list(linalg.extents)
+    for d, size in enumerate(threads):
+        if size:
+            extents[d] = size
+        if size >= linalg.extents[d]:
+            threads[d] = 0
+    levels = []
+    for width in widths:
+        register = [1, 1, mr if split else pixels, channels, 1, 0]
+        extents[2] = width
+        levels.append(tuple(0 if size >= extent else size
+                            for size, extent in zip(register, extents)))
     slices = tuple(size or extent for size, extent in zip(threads[:4], linalg.extents))
     return ConvolutionSchedule(
         group=group, root=linalg.tag, threads=tuple(threads) if any(threads) else (),
