@@ -257,11 +257,18 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     blocks_m = ceil(m / mr) if pack_a else m
     threads = [0] * rank
     batch = [extents[d] for d in dims.batch]
+    # Rows of A each thread takes when the panels of B do not share evenly
+    # (3 panels on 2 threads) and A has rows enough: whole register tiles,
+    # at least 4 each.
+    even_rows = (not pack_a and m % (model.threads * mr) == 0
+                 and m >= 4 * mr * model.threads)
     if model.threads > 1:
         if dims.batch and batch[0] >= model.threads:
             threads[dims.batch[0]] = ceil(batch[0] / model.threads)
-        elif blocks_n >= model.threads:
+        elif blocks_n >= model.threads and (blocks_n % model.threads == 0 or not even_rows):
             threads[dims.n] = ceil(blocks_n / model.threads)
+        elif even_rows:
+            threads[dims.m] = m // model.threads
         elif pack_a and blocks_m >= model.threads:
             threads[dims.m] = ceil(blocks_m / model.threads)
 
@@ -278,7 +285,7 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
         cache[dims.m] = max(1, mc_rows // mr)
         register[dims.m] = 1
     else:
-        cache[dims.m] = largest_divisor(m, mc_rows, mr)
+        cache[dims.m] = largest_divisor(threads[dims.m] or m, mc_rows, mr)
         register[dims.m] = mr
     cache[dims.n] = 8
     register[dims.n] = 1
