@@ -65,7 +65,8 @@ lamina.targets.frontend):
   (`cpu-request-c-interface`), i1 buffers are stored as bytes
   (`cpu-widen-bool-memrefs`), f16/bf16 arithmetic and math are done in
   f32 (rounded after each op), math functions become LLVM intrinsics or
-  libm calls; only the C interfaces stay external
+  libm calls; loops the schedules vectorised are marked so that LLVM's
+  loop vectorizer skips them (`cpu-disable-llvm-loop-vectorizer`); only the C interfaces stay external
   (`cpu-hide-implementations`), and an op left unlowered is reported
   (`cpu-check-lowered-to-llvm`);
 * `llvm` (LLVM IR text, optimized by `opt -O3` as the JIT does), `asm`
@@ -118,6 +119,7 @@ from lamina.passes.cpu_request_c_interface import CPURequestCInterface
 from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
+from lamina.passes.cpu_disable_llvm_loop_vectorizer import CPUDisableLLVMLoopVectorizer
 from lamina.passes.cpu_dynamic_thread_schedule import CPUDynamicThreadSchedule
 from lamina.passes.nn_assign_layouts import NNAssignLayouts
 from lamina.lowering.nn_to_linalg import ConvertNNToLinalg
@@ -271,6 +273,7 @@ class CPUTarget(Target):
                 "finalize-memref-to-llvm",
                 "convert-math-to-llvm",
                 "convert-math-to-libm",
+                CPUDisableLLVMLoopVectorizer(),
                 "convert-scf-to-cf",
                 "convert-to-llvm",
                 "reconcile-unrealized-casts",
