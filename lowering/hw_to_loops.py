@@ -301,6 +301,151 @@ def _store_elements(view):
     loop_nest((length,), body)
 
 
+# -- data movement: elements through an index map ---------------------------
+# Shared with the GPU lowering: each builds the element at one flat position
+# of the space and hands it to `write`.
+
+
+def constant_of(element: ir.Type, value: float) -> ir.Value:
+    """`value` as a constant of `element` (a boolean is `value != 0`)."""
+    if isinstance(element, ir.IntegerType):
+        width = ir.IntegerType(element).width
+        return arith.constant(element, int(bool(value)) if width == 1 else int(value))
+    return arith.constant(element, float(value))
+
+
+def _add(a: ir.Value, b: int) -> ir.Value:
+    return a if b == 0 else arith.addi(a, index(b))
+
+
+def _mul(a: ir.Value, b: int) -> ir.Value:
+    return a if b == 1 else arith.muli(a, index(b))
+
+
+def _clamp(value: ir.Value, size: int) -> ir.Value:
+    return arith.minsi(arith.maxsi(value, index(0)), index(size - 1))
+
+
+def gather_element(view, position: ir.Value, write: Callable[[ir.Value], None]) -> None:
+    """`hw.gather_elements` at flat position `position` of its space."""
+    src, indices = view.operand("src"), view.operand("indices")
+    coordinates = space_coordinates(view, position)
+    read_index = None
+    if indices is not None:
+        def read_index(at):
+            found = memref.load(indices, list(at[:len(shape(indices))]))
+            return arith.index_cast(ir.IndexType.get(), found)
+    found = [index(c) if isinstance(c, int) else c for c in view.source(
+        coordinates, shape(src), read_index, (_add, _mul, _clamp))]
+    starts = view.source_starts(len(shape(src)))
+    inside = None
+    for d, (c, size) in enumerate(zip(found, shape(src))):
+        if indices is not None and d == view.axis:
+            continue
+        if view.dims[d] == -1 and 0 <= starts[d] < size:
+            continue
+        ok = arith.cmpi(arith.CmpIPredicate.ult, c, index(size))
+        inside = ok if inside is None else arith.andi(inside, ok)
+    if inside is None:
+        write(memref.load(src, found))
+        return
+    if view.value is None:
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            write(memref.load(src, found))
+            scf.YieldOp([])
+        return
+    element = element_type(src)
+    branch = scf.IfOp(inside, [element], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([memref.load(src, found)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([constant_of(element, view.value)])
+    write(branch.results[0])
+
+
+def index_cast_to(value: ir.Value, element: ir.Type) -> ir.Value:
+    """An index as an element of `element` (an integer or a float)."""
+    if isinstance(element, ir.IntegerType):
+        return arith.index_cast(element, value)
+    return arith.sitofp(element, arith.index_cast(ir.IntegerType.get_signless(64), value))
+
+
+def index_element(view, position: ir.Value, write: Callable[[ir.Value], None],
+                  element: ir.Type) -> None:
+    """`hw.index_elements` at flat position `position` of its space."""
+    write(index_cast_to(space_coordinates(view, position)[view.axis], element))
+
+
+def fold_axis_element(view, position: ir.Value, write: Callable[[ir.Value], None],
+                      element: ir.Type) -> None:
+    """`hw.fold_axis` at flat position `position` of its space: a loop
+    along the axis."""
+    src = view.operand("src")
+    rank, size = len(shape(src)), shape(src)[view.axis]
+    coordinates = space_coordinates(view, position)
+    source = element_type(src)
+    integer = isinstance(source, ir.IntegerType)
+
+    def load(k):
+        value = memref.load(src, view.along(coordinates, rank, k))
+        return value if integer else to_f32(value)
+    if view.kind == "prefix_sum":
+        upper = arith.addi(coordinates[view.axis], index(1))
+        start = arith.constant(source, 0) if integer else f32(0.0)
+        loop = scf.ForOp(index(0), upper, index(1), [start])
+        with ir.InsertionPoint(loop.body):
+            add = arith.addi if integer else arith.addf
+            scf.YieldOp([add(loop.inner_iter_args[0], load(loop.induction_variable))])
+        write(loop.results[0] if integer else from_f32(loop.results[0], element))
+        return
+    loop = scf.ForOp(index(1), index(size), index(1), [load(index(0)), index(0)])
+    with ir.InsertionPoint(loop.body):
+        best, at = loop.inner_iter_args
+        value = load(loop.induction_variable)
+        if integer:
+            take = arith.cmpi(arith.CmpIPredicate.sgt, value, best)
+        else:
+            # The first NaN wins, and nothing after it.
+            take = arith.ori(arith.cmpf(arith.CmpFPredicate.OGT, value, best), arith.andi(
+                arith.cmpf(arith.CmpFPredicate.UNO, value, value),
+                arith.cmpf(arith.CmpFPredicate.ORD, best, best)))
+        scf.YieldOp([arith.select(take, value, best),
+                     arith.select(take, loop.induction_variable, at)])
+    write(arith.index_cast(element, loop.results[1]))
+
+
+def _run_of(view, tile: ir.Value, element_of) -> None:
+    """Each element of a movement op's run, written into its tile."""
+    (length,) = shape(tile)
+
+    def body(ivs):
+        (i,) = ivs
+        position, inside = run_position(view, length, i)
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            element_of(position, lambda value: memref.store(value, tile, [i]))
+            scf.YieldOp([])
+    loop_nest((length,), body)
+
+
+@lowers(hw.GatherElementsOp)
+def _gather_elements(view):
+    _run_of(view, view.operand("dst"), lambda p, write: gather_element(view, p, write))
+
+
+@lowers(hw.IndexElementsOp)
+def _index_elements(view):
+    dst = view.operand("dst")
+    _run_of(view, dst, lambda p, write: index_element(view, p, write, element_type(dst)))
+
+
+@lowers(hw.FoldAxisOp)
+def _fold_axis(view):
+    dst = view.operand("dst")
+    _run_of(view, dst, lambda p, write: fold_axis_element(view, p, write, element_type(dst)))
+
+
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
             "minimum": arith.minimumf}
 

@@ -86,8 +86,9 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, index, placed,
-                                         shape, to_f32)
+from lamina.lowering.hw_to_loops import (fold_axis_element, from_f32, gather_element,
+                                         guarded_load, guarded_store, index, index_element,
+                                         placed, shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
@@ -712,6 +713,43 @@ def _load_elements(kernel: KernelLowering, view):
 @lowers("hw.store_elements")
 def _store_elements(kernel: KernelLowering, view):
     ElementRun(kernel, view, view.operand("src"), view.operand("dst")).store()
+
+
+# -- data movement: elements through an index map ---------------------------
+
+
+def _movement_run(kernel: KernelLowering, view, element_of) -> None:
+    """Each element of a data-movement op's run that this thread holds,
+    built by `element_of(position, write)` (shared with the emulation)."""
+    tile = kernel.register(view.operand("dst"), view.operation)
+    (length,) = tile.type.shape
+    size = math.prod(view.shape)
+    offset = view.operand("offset")
+    for slot, (coordinates, valid) in enumerate(tile.layout.positions(kernel, INDEX)):
+        element = coordinates[0]
+        position = add(offset, element)
+        inside = _both(valid, less(position, size))
+        if view.count < length:
+            inside = _both(inside, less(element, view.count))
+        when(inside, lambda slot=slot, position=position: element_of(
+            as_value(position), lambda value: tile.store(value, slot)))
+
+
+@lowers("hw.gather_elements")
+def _gather_elements(kernel: KernelLowering, view):
+    _movement_run(kernel, view, lambda p, write: gather_element(view, p, write))
+
+
+@lowers("hw.index_elements")
+def _index_elements(kernel: KernelLowering, view):
+    element = ir.MemRefType(view.operand("dst").type).element_type
+    _movement_run(kernel, view, lambda p, write: index_element(view, p, write, element))
+
+
+@lowers("hw.fold_axis")
+def _fold_axis(kernel: KernelLowering, view):
+    element = ir.MemRefType(view.operand("dst").type).element_type
+    _movement_run(kernel, view, lambda p, write: fold_axis_element(view, p, write, element))
 
 
 _COMBINE = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
