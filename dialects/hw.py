@@ -1057,8 +1057,8 @@ class LoadElementsOp(ElementsOp, name="load_elements"):
     Example: "hw.load_elements"(%x, %tile, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<7x33xf32>, memref<64xf32, #gpu.address_space<private>>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
-    dst: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr

@@ -273,7 +273,7 @@ def _load_elements(view):
     def body(ivs):
         (i,) = ivs
         position, inside = run_position(view, length, i)
-        zero = arith.constant(element_type(dst), 0.0)
+        zero = constant_of(element_type(dst), 0.0)
         branch = scf.IfOp(inside, [element_type(dst)], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             coordinates = hw.broadcast_coordinates(space_coordinates(view, position),

@@ -86,7 +86,7 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (fold_axis_element, from_f32, gather_element,
+from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
                                          guarded_load, guarded_store, index, index_element,
                                          placed, shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
@@ -616,7 +616,9 @@ class ElementRun:
         (length,) = self.tile.type.shape
         self.count = view.count
         layout = self.tile.layout
-        width = layout.width if isinstance(layout, VectorLayout) else 1
+        # Booleans move one by one (as bytes: see hw-widen-bool-memrefs).
+        width = layout.width if isinstance(layout, VectorLayout) \
+            and self.tile.type.dtype != "i1" else 1
         in_order = view.walk() == tuple(range(len(self.space)))
         whole = (shape(buffer) == self.space and in_order and self.size % width == 0
                  and self.count % width == 0 and _multiple_of(self.offset, width))
@@ -656,7 +658,7 @@ class ElementRun:
 
     def load(self) -> None:
         element_type = ir.MemRefType(self.buffer.type).element_type
-        zero = arith.constant(element_type, 0.0)
+        zero = constant_of(element_type, 0.0)
         if isinstance(self.tile.layout, ReplicatedLayout):
             self.load_element(0, index(0), zero)
             return

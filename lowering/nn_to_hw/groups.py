@@ -85,12 +85,13 @@ class GroupKernel:
                 self.views[op] = lookup_op(op.name).from_operation(op)
         reductions = [v for v in self.views.values() if isinstance(v, nn.ReductionOp)]
         for value in group.results:
-            if type_view(value.type).dtype not in hw.TILE_TYPES:
-                raise GroupNotLowered(f"its result {value.type} is not of f32, f16 or bf16; "
-                                      "kernels write f32, f16 and bf16")
+            if type_view(value.type).dtype not in hw.MAP_TYPES:
+                raise GroupNotLowered(f"its result {value.type} is not of f32, f16, bf16 or "
+                                      "i1; kernels write f32, f16, bf16 and i1")
         for value in group.arguments:
-            if type_view(value.type).dtype not in hw.TILE_TYPES:
-                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16 and bf16")
+            if type_view(value.type).dtype not in hw.MAP_TYPES:
+                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16, bf16 "
+                                      "and i1")
         for op, view in self.views.items():
             if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
                 raise GroupNotLowered(f"it holds '{op.name}'")

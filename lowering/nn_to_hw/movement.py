@@ -59,10 +59,12 @@ class MovementKernel:
         self.length = self.threads * per_thread
         self.tiles = -(-math.prod(self.space) // self.length)
 
-    def tile(self, dtype: str) -> ir.Value:
-        """A register tile of the run's length (at the kernel's top)."""
-        with ir.InsertionPoint(self.entry):
-            return hw.AllocOp.build(result_type=MemRefType((self.length,), dtype, "private"))
+    def tile(self, dtype: str, length: int | None = None) -> ir.Value:
+        """A register tile of the run's length (or of `length`: 1 for a
+        value every thread holds), at the kernel's top."""
+        with ir.InsertionPoint.at_block_begin(self.entry):
+            return hw.AllocOp.build(result_type=MemRefType((length or self.length,), dtype,
+                                                           "private"))
 
     def build(self, op: ir.Operation,
               fill: Callable[["MovementKernel", list[ir.Value], ir.Value, ir.Value], None]
