@@ -106,14 +106,11 @@ TILE_TYPES = ("f32", "f16", "bf16")
 # of hardware instructions (lamina.dialects.hw_instructions).
 DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
 
-# Element types of the tiles of `hw.elementwise`: floats, and the booleans
-# of comparisons (nn.compare) and conditions (nn.select).
-MAP_TYPES = TILE_TYPES + ("i1",)
-
-# Element types that the data-movement ops (`hw.gather_elements`,
-# `hw.index_elements`, `hw.fold_axis`) and `hw.store_elements` move: every
-# element type of nn tensors.
-MOVED_TYPES = TILE_TYPES + ("i1", "i32", "i64")
+# Element types of the tiles of `hw.elementwise` and `hw.cast`, and of the
+# runs of elements (`hw.load_elements`, `hw.store_elements`) and the
+# data-movement ops (`hw.gather_elements`, ...): every element type of nn
+# tensors (floats, the booleans of comparisons and conditions, integers).
+MAP_TYPES = TILE_TYPES + ("i1", "i32", "i64")
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
@@ -727,7 +724,9 @@ class ElementwiseTileOp(RegisterTileOp):
         self.compute_into(inputs, out)
 
     def compute_into(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        result = scalar.evaluate(self.scalar_tree(), [a.astype(np.float32) for a in inputs])
+        # Floats are computed on in f32; booleans and integers in their type.
+        result = scalar.evaluate(self.scalar_tree(), [
+            a if a.dtype.kind in "biu" else a.astype(np.float32) for a in inputs])
         out[...] = np.broadcast_to(result, out.shape).astype(out.dtype)
 
 
@@ -789,14 +788,23 @@ class GeluOp(UnaryOp, name="gelu"):
 
 
 class CastOp(UnaryOp, name="cast"):
-    """Converts a register tile to another element type (f32, f16, bf16;
-    rounding to nearest even).
+    """Converts a register tile to another element type as nn.cast does:
+    floats round to nearest even, floats to integers toward zero, integers
+    narrow by truncation and widen by sign extension, a number to i1 is
+    `x != 0` and i1 to a number 0 or 1.
 
     Example: "hw.cast"(%acc, %h) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf16, #gpu.address_space<private>>) -> ()
     """
 
+    x: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    out: Operand[MemRefOf(*MAP_TYPES, space="private")]
+
     def verify_dtypes(self, x, out):
         pass
+
+    def compute_into(self, inputs, out):
+        (x,) = inputs
+        out[...] = (x != 0) if out.dtype == np.bool_ else x.astype(out.dtype)
 
     def scalar(self, x):
         return x
@@ -1081,8 +1089,8 @@ class StoreElementsOp(ElementsOp, name="store_elements"):
     Example: "hw.store_elements"(%tile, %y, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<64xf32, #gpu.address_space<private>>, memref<7x33xf32>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*MOVED_TYPES, space="private")]
-    dst: Operand[MemRefOf(*MOVED_TYPES, space="global")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="global")]
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr
@@ -1132,8 +1140,8 @@ class GatherElementsOp(ElementsOp, name="gather_elements"):
     Example: "hw.gather_elements"(%x, %tile, %offset) {shape = array<i64: 33, 7>, count = 256 : i64, dims = array<i64: 1, 0>} : (memref<7x33xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*MOVED_TYPES, space="global")]
-    dst: Operand[MemRefOf(*MOVED_TYPES, space="private")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     indices: Optional[Operand[MemRefOf("i32", "i64", space="global")]]
     shape: I64ArrayAttr
@@ -1216,7 +1224,7 @@ class IndexElementsOp(ElementsOp, name="index_elements"):
     Example: "hw.index_elements"(%tile, %offset) {shape = array<i64: 4, 8>, count = 256 : i64, axis = 1 : i64} : (memref<256xi64, #gpu.address_space<private>>, index) -> ()
     """
 
-    dst: Operand[MemRefOf(*MOVED_TYPES, space="private")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr
@@ -1252,8 +1260,8 @@ class FoldAxisOp(ElementsOp, name="fold_axis"):
     Example: "hw.fold_axis"(%x, %tile, %offset) {shape = array<i64: 4>, count = 256 : i64, axis = 1 : i64, kind = "argmax"} : (memref<4x10xf32>, memref<256xi64, #gpu.address_space<private>>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*MOVED_TYPES, space="global")]
-    dst: Operand[MemRefOf(*MOVED_TYPES, space="private")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr

@@ -80,7 +80,35 @@ def to_f32(value: ir.Value) -> ir.Value:
 
 
 def from_f32(value: ir.Value, element_type: ir.Type) -> ir.Value:
-    return cast_float(value, element_type)
+    """A computed element (f32, i1 or an integer) as `element_type`, as
+    nn.cast converts: see `convert`."""
+    if isinstance(value.type, ir.FloatType) and isinstance(element_type, ir.FloatType):
+        return cast_float(value, element_type)
+    return convert(value, element_type)
+
+
+def convert(value: ir.Value, target: ir.Type) -> ir.Value:
+    """A scalar as `target` with nn.cast's rules: to i1 is `x != 0`, i1 to
+    a number 0 or 1, floats to integers toward zero, integers to floats to
+    nearest, integers narrowed by truncation and widened by sign
+    extension."""
+    if value.type == target:
+        return value
+    if isinstance(value.type, ir.FloatType):
+        if not isinstance(target, ir.IntegerType):
+            return cast_float(value, target)
+        if ir.IntegerType(target).width == 1:
+            return arith.cmpf(arith.CmpFPredicate.UNE, value, constant_of(value.type, 0.0))
+        return arith.fptosi(target, value)
+    width = ir.IntegerType(value.type).width
+    if not isinstance(target, ir.IntegerType):
+        return (arith.uitofp if width == 1 else arith.sitofp)(target, value)
+    target_width = ir.IntegerType(target).width
+    if target_width == 1:
+        return arith.cmpi(arith.CmpIPredicate.ne, value, constant_of(value.type, 0))
+    if width == 1:
+        return arith.extui(target, value)
+    return (arith.trunci if target_width < width else arith.extsi)(target, value)
 
 
 def to_tf32(value: ir.Value) -> ir.Value:

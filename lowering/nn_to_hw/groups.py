@@ -96,11 +96,11 @@ class GroupKernel:
             if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
                 raise GroupNotLowered(f"it holds '{op.name}'")
             types = {type_view(v.type).dtype for v in list(op.operands) + list(op.results)}
-            if not types <= set(hw.MAP_TYPES) or isinstance(view, nn.CastOp) and "i1" in types \
-                    or isinstance(view, nn.ReductionOp) and "i1" in types:
+            if not types <= set(hw.MAP_TYPES) \
+                    or isinstance(view, nn.ReductionOp) and not types <= set(hw.TILE_TYPES):
                 raise GroupNotLowered(f"'{op.name}' has {', '.join(sorted(types))} operands "
-                                      "and results; its register tiles hold f32, f16, bf16 "
-                                      "(and i1 between comparisons and selects)")
+                                      "and results; its register tiles hold f32, f16, bf16, "
+                                      "i1, i32 and i64, and reductions fold floats")
         if reductions:
             self.row_space(reductions)
         else:
