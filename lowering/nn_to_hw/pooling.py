@@ -38,27 +38,29 @@ def lower_pool2d(op: nn.Pool2dOp, target: HWLowering) -> list[ir.Operation]:
     kh, kw = op.kernel
 
     def fill(kernel: MovementKernel, arguments, tile, offset):
+        # f32 taps fold straight into the result's tile; others are widened.
+        accumulator = tile if dtype == "f32" else kernel.tile("f32")
         tap = kernel.tile(dtype)
         wide = tap if dtype == "f32" else kernel.tile("f32")
-        accumulator = kernel.tile("f32")
         for i in range(kh):
             for j in range(kw):
+                first = (i, j) == (0, 0)
                 starts, strides = [0] * 4, [1] * 4
                 starts[rows], starts[cols] = i - top, j - left
                 strides[rows], strides[cols] = op.strides
-                kernel.gather(arguments[0], tap, offset, range(4), starts=starts,
-                              strides=strides, value=pad_value)
-                if (i, j) == (0, 0):
-                    hw.CastOp.build(tap, accumulator)
-                    continue
-                if wide is not tap:
-                    hw.CastOp.build(tap, wide)
-                hw.MapOp.build([accumulator, wide], accumulator, fn=combine)
+                kernel.gather(arguments[0], accumulator if first and dtype == "f32" else tap,
+                              offset, range(4), starts=starts, strides=strides,
+                              value=pad_value)
+                if dtype != "f32":
+                    hw.CastOp.build(tap, accumulator if first else wide)
+                if not first:
+                    hw.MapOp.build([accumulator, wide], accumulator, fn=combine)
         if combine == "nn.add":
             size = kernel.tile("f32", length=1)
             hw.FillOp.build(size, value=float(kh * kw))
             hw.MapOp.build([accumulator, size], accumulator, fn="nn.div")
-        hw.CastOp.build(accumulator, tile)
+        if accumulator is not tile:
+            hw.CastOp.build(accumulator, tile)
 
     return MovementKernel([operation.operands[0]], operation.results[0], target).build(
         operation, fill)
