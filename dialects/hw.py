@@ -1084,7 +1084,11 @@ class LoadElementsOp(ElementsOp, name="load_elements"):
 class StoreElementsOp(ElementsOp, name="store_elements"):
     """Stores a 1-d register tile into a run of elements of the index space
     `shape`, which is `dst`'s: element `i` of `src` goes to flat position
-    `offset + i` of `dst`; elements outside the run are not stored.
+    `offset + i` of `dst`; elements outside the run are not stored. With
+    `origin` (an index per dim of `dst`), the space is a box of `dst` placed
+    there (a tile of a transpose's result): the element at coordinates `c`
+    of the box goes to `dst[origin + c]`, and elements past the end of `dst`
+    are not stored.
 
     Example: "hw.store_elements"(%tile, %y, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<64xf32, #gpu.address_space<private>>, memref<7x33xf32>, index) -> ()
     """
@@ -1092,19 +1096,28 @@ class StoreElementsOp(ElementsOp, name="store_elements"):
     src: Operand[MemRefOf(*MAP_TYPES, space="private")]
     dst: Operand[MemRefOf(*MAP_TYPES, space="global")]
     offset: Operand[Index]
+    origin: Variadic[Operand[Index]]
     shape: I64ArrayAttr
     count: IntAttr
     order: I64ArrayAttr = ()
 
-    def verify_operands(self, src, dst, offset):
-        if dst.shape != tuple(self.shape):
+    def verify_operands(self, src, dst, offset, origin):
+        if origin:
+            if len(origin) != dst.rank or len(self.shape) != dst.rank:
+                raise VerifyError(f"a box of {dst} has {dst.rank} dims and an origin of as "
+                                  f"many indices; got a {dims(self.shape)} box at "
+                                  f"{len(origin)} indices")
+        elif dst.shape != tuple(self.shape):
             raise VerifyError(f"stores into {dst}, whose shape is not the space "
                               f"{dims(self.shape)}")
-        super().verify_operands(src, dst, offset)
+        ElementsOp.verify_operands(self, src, MemRefType(tuple(self.shape), dst.dtype), offset)
 
-    def reference(self, src, dst, offset):
+    def reference(self, src, dst, offset, origin):
         for i, coordinates in self.positions(src.shape[0], int(offset)):
-            dst[coordinates] = src[i]
+            placed = tuple(c + int(o) for c, o in zip(coordinates, origin)) if origin \
+                else coordinates
+            if all(c < size for c, size in zip(placed, dst.shape)):
+                dst[placed] = src[i]
 
 
 # ---------------------------------------------------------------------------
@@ -1134,13 +1147,14 @@ class GatherElementsOp(ElementsOp, name="gather_elements"):
     none, so that several gathers fill one tile (a concatenation); elements
     outside the run are left as they are. A transpose, a strided slice, a
     pad, a broadcast, a concatenation's part, a pooling window's tap and a
-    table lookup are such maps. Each thread reads its own elements, one by
-    one.
+    table lookup are such maps. `src` is in global memory, or a shared tile
+    (a transpose's, read across its rows; past its end is outside it too).
+    Each thread reads its own elements, one by one.
 
     Example: "hw.gather_elements"(%x, %tile, %offset) {shape = array<i64: 33, 7>, count = 256 : i64, dims = array<i64: 1, 0>} : (memref<7x33xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    src: Operand[MemRefOf(*MAP_TYPES)]
     dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     indices: Optional[Operand[MemRefOf("i32", "i64", space="global")]]
@@ -1162,6 +1176,9 @@ class GatherElementsOp(ElementsOp, name="gather_elements"):
     def verify_operands(self, src, dst, offset, indices):
         if dst.rank != 1:
             raise VerifyError(f"moves a 1-d register tile; got {dst}")
+        if src.space == "private":
+            raise VerifyError(f"reads {src} in registers; it gathers from global or shared "
+                              "memory")
         _same_dtype(src, dst)
         space = len(self.shape)
         if any(s < 0 for s in self.shape):

@@ -324,7 +324,13 @@ def _store_elements(view):
         position, inside = run_position(view, length, i)
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            memref.store(memref.load(src, [i]), dst, space_coordinates(view, position))
+            value = memref.load(src, [i])
+            coordinates = space_coordinates(view, position)
+            origin = list(view.operand("origin"))
+            if origin:
+                guarded_store(value, dst, [arith.addi(c, o) for c, o in zip(coordinates, origin)])
+            else:
+                memref.store(value, dst, coordinates)
             scf.YieldOp([])
     loop_nest((length,), body)
 

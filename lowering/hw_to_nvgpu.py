@@ -620,7 +620,12 @@ class ElementRun:
         width = layout.width if isinstance(layout, VectorLayout) \
             and self.tile.type.dtype != "i1" else 1
         in_order = view.walk() == tuple(range(len(self.space)))
-        whole = (shape(buffer) == self.space and in_order and self.size % width == 0
+        # A box of the memref (a store at an origin) is stored element by
+        # element, each skipped past the memref's end.
+        self.origin = list(view.operand("origin")) if view.op_name() == "hw.store_elements" \
+            else []
+        whole = (not self.origin and shape(buffer) == self.space and in_order
+                 and self.size % width == 0
                  and self.count % width == 0 and _multiple_of(self.offset, width))
         row = tuple(shape(buffer))
         while row and row[0] == 1:
@@ -653,6 +658,8 @@ class ElementRun:
     def coordinates(self, element) -> list[ir.Value]:
         found = hw.walked_coordinates(add(self.offset, element), self.space, self.view.walk(),
                                       (div, rem))
+        if self.origin:
+            return [add(o, c) for c, o in zip(found, self.origin)]
         return [index(0) if isinstance(c, int) else c
                 for c in hw.broadcast_coordinates(found, shape(self.buffer))]
 
@@ -694,7 +701,8 @@ class ElementRun:
         element_type = ir.MemRefType(self.buffer.type).element_type
         for slot, element in self.vectors():
             if self.width == 1:
-                when(self.inside(element), lambda slot=slot, element=element: memref.store(
+                write = guarded_store if self.origin else memref.store
+                when(self.inside(element), lambda slot=slot, element=element, write=write: write(
                     self.tile.load(slot), self.buffer, self.coordinates(element)))
                 continue
 

@@ -12,9 +12,14 @@ dim, padding outside the source, indices read from a tensor for a
 gather), made from its coordinate (`hw.index_elements` for iota) or
 folded along an axis by the thread that holds it (`hw.fold_axis` for a
 prefix sum and an argmax), and the tile is stored as a run
-(`hw.store_elements`). A transpose reads its source strided (a gather);
-a concatenation is one gather per operand into the same tile, each
-filling the part of the run that its operand covers.
+(`hw.store_elements`). A concatenation is one gather per operand into
+the same tile, each filling the part of the run that its operand covers.
+
+A swap of the last two dims goes through shared memory
+(`TiledTranspose`: a 32x32 tile per block, one column of padding, so that
+both the reads and the writes of global memory are rows); a transpose
+that moves only dims of 1 is a view; any other permutation is a gather,
+its reads strided.
 
 nn.reshape is no kernel: the host collapses its operand into a vector
 and expands that into the result's shape (`tensor.collapse_shape`,
@@ -114,12 +119,103 @@ def _movement(op_class):
     return register
 
 
-@_movement(nn.TransposeOp)
-def _transpose(op, kernel, arguments, tile, offset):
+def _transpose_gather(op, kernel, arguments, tile, offset):
     """Result dim `i` is source dim `perm[i]`: source dim `d` follows
     result dim `perm.index(d)`."""
     perm = list(op.perm)
     kernel.gather(arguments[0], tile, offset, [perm.index(d) for d in range(len(perm))])
+
+
+# Element types a transpose moves through shared memory (what hw.copy moves).
+SHARED_TRANSPOSE_TYPES = ("f32", "f16", "bf16", "i32")
+
+
+@lowering(nn.TransposeOp, to="hw")
+def lower_transpose(op: nn.TransposeOp, target: HWLowering) -> list[ir.Operation]:
+    """A transpose that moves only dims of size 1 is a view (a reshape); a
+    swap of the last two dims (of a type hw.copy moves) goes through shared
+    memory in tiles (`TiledTranspose`), so that reads and writes are both
+    coalesced; any other permutation is a gather."""
+    operation = op.operation
+    x, result = operation.operands[0], operation.results[0]
+    shape, perm = type_view(x.type).shape, list(op.perm)
+    moved = [d for d in perm if shape[d] != 1]
+    if moved == sorted(moved):
+        with ir.InsertionPoint(operation), operation.location:
+            result.replace_all_uses_with(reshaped_view(x, type_view(result.type).shape))
+        return [operation]
+    rank = len(shape)
+    if perm == list(range(rank - 2)) + [rank - 1, rank - 2] \
+            and type_view(x.type).dtype in SHARED_TRANSPOSE_TYPES:
+        return TiledTranspose(x, result, target).build(operation)
+    kernel = MovementKernel([x], result, target)
+    return kernel.build(operation, lambda k, arguments, tile, offset: _transpose_gather(
+        op, k, arguments, tile, offset))
+
+
+class TiledTranspose:
+    """A swap of the last two dims, [..., M, N] -> [..., N, M], a tile of
+    `side x side` elements at a time (`nvidia.transpose_tile`): the blocks
+    stride over the tiles (the batch's, then the rows', then the columns');
+    each copies its tile of the source into shared memory (`hw.copy`: rows
+    of the source read by consecutive threads), gathers it across its rows
+    into registers (`hw.gather_elements`: the result's rows) and stores
+    those as a box of the result at the tile's place (`hw.store_elements`
+    with an origin: rows of the result written by consecutive threads);
+    barriers keep the shared tile from being read before it is written and
+    written again before it is read. Past the ends of M and N, the copy
+    reads zeros and the store skips."""
+
+    def __init__(self, x: ir.Value, result: ir.Value, target: HWLowering):
+        self.x, self.result, self.target = x, result, target
+        self.shape = type_view(x.type).shape
+        self.dtype = type_view(x.type).dtype
+        self.side, self.threads, self.row = nvidia.transpose_tile()
+        *self.batch, rows, cols = self.shape
+        self.row_tiles, self.col_tiles = -(-rows // self.side), -(-cols // self.side)
+        self.tiles = math.prod(self.batch) * self.row_tiles * self.col_tiles
+        arch = nvidia.architecture(target.chip)
+        self.grid = min(self.tiles, 8 * arch.sms)
+
+    def build(self, op: ir.Operation) -> list[ir.Operation]:
+        if is_empty(op):
+            launch(op, [], self.target.name, ())
+            return [op]
+        types = [MemRefType(type_view(v.type).shape, self.dtype).to_mlir()
+                 for v in (self.x, self.result)]
+        kernel = new_kernel(self.target.kernels, self.target.name, types, op.location)
+        entry = kernel.add_entry_block()
+        x, y = entry.arguments
+        side = self.side
+        with op.location, ir.InsertionPoint(entry):
+            shared = hw.AllocOp.build(result_type=MemRefType((side, self.row), self.dtype,
+                                                             "workgroup"))
+            tile = hw.AllocOp.build(result_type=MemRefType((side * side,), self.dtype,
+                                                           "private"))
+            loop = scf.ForOp(hw.BlockIdOp.build(dim=0), index(self.tiles), index(self.grid))
+            with ir.InsertionPoint(loop.body):
+                number = loop.induction_variable
+                col = arith.muli(arith.remui(number, index(self.col_tiles)), index(side))
+                rest = arith.divui(number, index(self.col_tiles))
+                row = arith.muli(arith.remui(rest, index(self.row_tiles)), index(side))
+                rest = arith.divui(rest, index(self.row_tiles))
+                batch = []
+                for extent in reversed(self.batch[1:]):
+                    batch.insert(0, arith.remui(rest, index(extent)))
+                    rest = arith.divui(rest, index(extent))
+                batch = [rest] + batch if self.batch else []
+                hw.CopyOp.build(x, shared, batch + [row, col])
+                hw.BarrierOp.build()
+                hw.GatherElementsOp.build(shared, tile, index(0), None, shape=[side, side],
+                                          count=side * side, dims=[1, 0])
+                hw.BarrierOp.build()
+                hw.StoreElementsOp.build(tile, y, index(0), batch + [col, row],
+                                         shape=[1] * len(self.batch) + [side, side],
+                                         count=side * side)
+                scf.YieldOp([])
+            func.ReturnOp([])
+        launch(op, [self.x], self.target.name, (self.grid,), (self.threads,))
+        return [op]
 
 
 @_movement(nn.BroadcastToOp)

@@ -7,8 +7,8 @@
 // (hw.index_elements) or folded along an axis (hw.fold_axis), and the run
 // stored (hw.store_elements); a reshape is a view.
 
-// A transpose is a gather over the result's space: source dim d follows
-// result dim perm.index(d).
+// A transpose other than a swap of the last two dims is a gather over the
+// result's space: source dim d follows result dim perm.index(d).
 // CHECK-LABEL: func.func @transpose(
 // CHECK: "hw.launch"(%{{.+}}, %{{.+}}) {block = array<i64: 256>, grid = array<i64: 1>, kernel = @transpose_transpose_0} : (memref<5x7x3xf32>, memref<3x5x7xf32>) -> ()
 // CHECK-LABEL: func.func private @transpose_transpose_0(
@@ -18,6 +18,39 @@
 func.func @transpose(%x: tensor<5x7x3xf32>) -> tensor<3x5x7xf32> {
   %0 = "nn.transpose"(%x) {perm = array<i64: 2, 0, 1>} : (tensor<5x7x3xf32>) -> tensor<3x5x7xf32>
   return %0 : tensor<3x5x7xf32>
+}
+
+// -----
+
+// A swap of the last two dims goes through shared memory, a 32x32 tile per
+// block (one column of padding): the tile copied in, gathered across its
+// rows between barriers, stored as a box of the result at the tile's place.
+// CHECK-LABEL: func.func @swap_last_two(
+// CHECK: "hw.launch"(%{{.+}}, %{{.+}}) {block = array<i64: 256>, grid = array<i64: 12>, kernel = @swap_last_two_transpose_0}
+// CHECK-LABEL: func.func private @swap_last_two_transpose_0(
+// CHECK: %[[SHARED:.+]] = "hw.alloc"() : () -> memref<32x33xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[TILE:.+]] = "hw.alloc"() : () -> memref<1024xf16, #gpu.address_space<private>>
+// CHECK: scf.for
+// CHECK: "hw.copy"(%arg0, %[[SHARED]], %[[BATCH:.+]], %[[ROW:.+]], %[[COL:.+]]) : (memref<2x40x70xf16>
+// CHECK-NEXT: "hw.barrier"
+// CHECK: "hw.gather_elements"(%[[SHARED]], %[[TILE]], %{{.+}}) {count = 1024 : i64, dims = array<i64: 1, 0>, shape = array<i64: 32, 32>}
+// CHECK-NEXT: "hw.barrier"
+// CHECK: "hw.store_elements"(%[[TILE]], %arg1, %{{.+}}, %[[BATCH]], %[[COL]], %[[ROW]]) {count = 1024 : i64, shape = array<i64: 1, 32, 32>}
+func.func @swap_last_two(%x: tensor<2x40x70xf16>) -> tensor<2x70x40xf16> {
+  %0 = "nn.transpose"(%x) {perm = array<i64: 0, 2, 1>} : (tensor<2x40x70xf16>) -> tensor<2x70x40xf16>
+  return %0 : tensor<2x70x40xf16>
+}
+
+// -----
+
+// A transpose that moves only dims of 1 keeps the elements' order: a view.
+// CHECK-LABEL: func.func @moves_ones(
+// CHECK: tensor.collapse_shape
+// CHECK: tensor.expand_shape
+// CHECK-NOT: "hw.launch"
+func.func @moves_ones(%x: tensor<5x1x7xf32>) -> tensor<1x5x7xf32> {
+  %0 = "nn.transpose"(%x) {perm = array<i64: 1, 0, 2>} : (tensor<5x1x7xf32>) -> tensor<1x5x7xf32>
+  return %0 : tensor<1x5x7xf32>
 }
 
 // -----

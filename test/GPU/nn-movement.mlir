@@ -6,13 +6,18 @@
 // RUN: lamina-run %S/Inputs/movement-booleans.mlir --target=cuda:sm_90a --emulate --random --seed 7 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/movement-integers.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %S/Inputs/movement-integers.mlir --target=cuda:sm_90a --emulate --random --seed 9 --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %S/Inputs/movement-transpose.mlir --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %S/Inputs/movement-transpose.mlir --target=cuda:sm_90a --emulate --random --seed 11 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-compile %S/Inputs/movement-booleans.mlir --target=cuda:sm_80 --emit=ptx | FileCheck %s --check-prefix=BOOLEANS
+// RUN: lamina-compile %S/Inputs/movement-transpose.mlir --target=cuda:sm_90a --emit=ptx | FileCheck %s --check-prefix=TILED
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-pooling.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-pooling.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-booleans.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-integers.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-transpose.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: %if ptxas %{ lamina-compile %S/Inputs/movement-transpose.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 
 // Data movement on the GPU, emulated against the nn program's NumPy
 // reference (integers and booleans exactly): transposes (any permutation),
@@ -32,6 +37,18 @@
 // BOOLEANS: st.global.b8
 // BOOLEANS-LABEL: .entry main_select_0(
 // BOOLEANS: ld.global.b8
+
+// A swap of the last two dims: the tile's rows read from global memory and
+// written to shared memory, a barrier, the tile read across its rows, a
+// barrier, the result's rows written.
+// TILED: .target sm_90a
+// TILED-LABEL: .entry main_transpose_0(
+// TILED: ld.global.b32
+// TILED: st.shared.b32
+// TILED: bar.sync
+// TILED: ld.shared.b32
+// TILED: bar.sync
+// TILED: st.global.b32
 
 // CONTRACT-NOT: BROKEN
 // CONTRACT: registers <= 255, no spills, no stack frame
