@@ -28,15 +28,15 @@ launch, and so does each nn op outside a group that a kernel covers:
   (`hw.gather_elements`), a swap of the last two dims through shared
   memory; a reshape is a view of its operand's buffer.
 
-Elementwise and row kernels are written the same way (`GroupKernel`): each value of the group is
-a 1-d register tile, a row's (or a tile's) elements or a row's statistic
-(one element every thread holds); inputs are loaded per thread, broadcast
-into the group's index space (`hw.load_elements`: an operand that
-broadcasts is read from global memory per element rather than held by
-other threads), each nn op is the `hw.elementwise` of its scalar form
-(`hw.cast` for casts), each reduction a `hw.block_reduce` (warp shuffles,
-then a shared scratch of one f32 per warp between barriers) in f32 with
-its finish (a mean's division), and outputs are stored as runs
+Elementwise and row kernels are written the same way (`GroupKernel`): each
+value of the group is a 1-d register tile, a row's (or a tile's) elements
+or a row's statistic (one element every thread holds); inputs are loaded
+per thread, broadcast into the group's index space (`hw.load_elements`: an
+operand that broadcasts is read from global memory per element rather than
+held by other threads), each nn op is the `hw.elementwise` of its scalar
+form (`hw.cast` for casts), each reduction a `hw.block_reduce` (warp
+shuffles, then a shared scratch of one f32 per warp between barriers) in
+f32 with its finish (a mean's division), and outputs are stored as runs
 (`hw.store_elements`). Why hw kernels rather than linalg -> gpu through
 the transform dialect: the row kernels keep a row in registers across
 several reductions and their consumers (softmax's two passes over one
