@@ -1202,6 +1202,15 @@ class GatherElementsOp(ElementsOp, name="gather_elements"):
         if indices is not None and not 0 <= self.axis < src.rank:
             raise VerifyError(f"'axis' {self.axis} is not a dim of {src}")
 
+    def inside_dim(self, d: int, size: int) -> bool:
+        """Whether source dim `d` (of `size`) is inside the source at every
+        position of the space (a transpose's, a broadcast's)."""
+        start = self.source_starts(len(self.dims))[d]
+        if self.dims[d] == -1:
+            return 0 <= start < size
+        last = (self.shape[self.dims[d]] - 1) * self.source_strides(len(self.dims))[d] + start
+        return start >= 0 and last < size
+
     def source(self, coordinates, src_shape, read_index=None, ops=None):
         """The source coordinates of the space coordinates `coordinates`
         (integers, or IR values with `ops` = (add, mul, clamp))."""

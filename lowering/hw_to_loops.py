@@ -371,12 +371,9 @@ def gather_element(view, position: ir.Value, write: Callable[[ir.Value], None]) 
             return arith.index_cast(ir.IndexType.get(), found)
     found = [index(c) if isinstance(c, int) else c for c in view.source(
         coordinates, shape(src), read_index, (_add, _mul, _clamp))]
-    starts = view.source_starts(len(shape(src)))
     inside = None
     for d, (c, size) in enumerate(zip(found, shape(src))):
-        if indices is not None and d == view.axis:
-            continue
-        if view.dims[d] == -1 and 0 <= starts[d] < size:
+        if indices is not None and d == view.axis or view.inside_dim(d, size):
             continue
         ok = arith.cmpi(arith.CmpIPredicate.ult, c, index(size))
         inside = ok if inside is None else arith.andi(inside, ok)
