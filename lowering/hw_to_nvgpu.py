@@ -616,7 +616,7 @@ class ElementRun:
         (length,) = self.tile.type.shape
         self.count = view.count
         layout = self.tile.layout
-        # Booleans move one by one (as bytes: see hw-widen-bool-memrefs).
+        # Booleans move one by one (bytes in global memory: cpu-widen-bool-memrefs).
         width = layout.width if isinstance(layout, VectorLayout) \
             and self.tile.type.dtype != "i1" else 1
         in_order = view.walk() == tuple(range(len(self.space)))

@@ -86,12 +86,12 @@ class GroupKernel:
         reductions = [v for v in self.views.values() if isinstance(v, nn.ReductionOp)]
         for value in group.results:
             if type_view(value.type).dtype not in hw.MAP_TYPES:
-                raise GroupNotLowered(f"its result {value.type} is not of f32, f16, bf16 or "
-                                      "i1; kernels write f32, f16, bf16 and i1")
+                raise GroupNotLowered(f"its result {value.type} is not of an element type "
+                                      "kernels write (f32, f16, bf16, i1, i32, i64)")
         for value in group.arguments:
             if type_view(value.type).dtype not in hw.MAP_TYPES:
-                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16, bf16 "
-                                      "and i1")
+                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16, bf16, "
+                                      "i1, i32 and i64")
         for op, view in self.views.items():
             if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
                 raise GroupNotLowered(f"it holds '{op.name}'")
