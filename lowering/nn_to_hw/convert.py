@@ -184,8 +184,8 @@ class ConvertNNToHW(Pass):
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
                 "the cuda targets compile every nn op but nn.attention, nn.conv2d, f32 "
-                "nn.matmul, batched nn.matmul whose batch dims differ and reductions of "
-                "integers")
+                "nn.matmul, nn.matmul of more than one batch dim or of batch dims that "
+                "broadcast, and reductions of integers")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)
