@@ -49,10 +49,11 @@ from lamina.types import MemRefType, TensorType, type_view
 class MovementKernel:
     """A grid-stride kernel over the index space of `result`: the blocks
     stride over its tiles of `threads * per_thread` consecutive elements;
-    `fill(arguments, tile, offset)` writes the ops that compute a tile's
-    elements (the run starting at flat position `offset`) into a register
-    tile of the result's element type from the kernel's `arguments` (the
-    buffers of `inputs`, in order), and the kernel stores the tile."""
+    `fill(kernel, arguments, tile, offset)` writes the ops that compute a
+    tile's elements (the run starting at flat position `offset`) into
+    `tile`, a register tile of the result's element type, from the
+    kernel's `arguments` (the buffers of `inputs`, in order), and the
+    kernel stores the tile."""
 
     def __init__(self, inputs: list[ir.Value], result: ir.Value, target: HWLowering):
         self.inputs, self.result, self.target = inputs, result, target
@@ -105,8 +106,9 @@ class MovementKernel:
 
 
 def _movement(op_class):
-    """Registers a fill, `fill(view, kernel, arguments, tile, offset)`, as
-    the lowering of `op_class`: a kernel over its result's space."""
+    """Registers `fill(view, kernel, arguments, tile, offset)` (the op's
+    view, then a `MovementKernel.build` fill) as the lowering of
+    `op_class`: a kernel over its result's space."""
     def register(fill):
         @lowering(op_class, to="hw")
         def lower(op, target: HWLowering) -> list[ir.Operation]:
