@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 from mlir import ir
@@ -106,9 +106,11 @@ TILE_TYPES = ("f32", "f16", "bf16")
 # of hardware instructions (lamina.dialects.hw_instructions).
 DATA_TYPES = TILE_TYPES + ("i8", "i16", "i32")
 
-# Element types of the tiles of `hw.elementwise`: floats, and the booleans
-# of comparisons (nn.compare) and conditions (nn.select).
-MAP_TYPES = TILE_TYPES + ("i1",)
+# Element types of the tiles of `hw.elementwise` and `hw.cast`, and of the
+# runs of elements (`hw.load_elements`, `hw.store_elements`) and the
+# data-movement ops (`hw.gather_elements`, ...): every element type of nn
+# tensors (floats, the booleans of comparisons and conditions, integers).
+MAP_TYPES = TILE_TYPES + ("i1", "i32", "i64")
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
@@ -433,7 +435,7 @@ class AllocOp(KernelOp, name="alloc"):
     Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
     """
 
-    result: Result[MemRefOf(*DATA_TYPES, "i1")]
+    result: Result[MemRefOf(*DATA_TYPES, "i1", "i64")]
 
     def verify_place(self):
         super().verify_place()
@@ -722,7 +724,9 @@ class ElementwiseTileOp(RegisterTileOp):
         self.compute_into(inputs, out)
 
     def compute_into(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        result = scalar.evaluate(self.scalar_tree(), [a.astype(np.float32) for a in inputs])
+        # Floats are computed on in f32; booleans and integers in their type.
+        result = scalar.evaluate(self.scalar_tree(), [
+            a if a.dtype.kind in "biu" else a.astype(np.float32) for a in inputs])
         out[...] = np.broadcast_to(result, out.shape).astype(out.dtype)
 
 
@@ -784,14 +788,23 @@ class GeluOp(UnaryOp, name="gelu"):
 
 
 class CastOp(UnaryOp, name="cast"):
-    """Converts a register tile to another element type (f32, f16, bf16;
-    rounding to nearest even).
+    """Converts a register tile to another element type as nn.cast does:
+    floats round to nearest even, floats to integers toward zero, integers
+    narrow by truncation and widen by sign extension, a number to i1 is
+    `x != 0` and i1 to a number 0 or 1.
 
     Example: "hw.cast"(%acc, %h) : (memref<128x128xf32, #gpu.address_space<private>>, memref<128x128xf16, #gpu.address_space<private>>) -> ()
     """
 
+    x: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    out: Operand[MemRefOf(*MAP_TYPES, space="private")]
+
     def verify_dtypes(self, x, out):
         pass
+
+    def compute_into(self, inputs, out):
+        (x,) = inputs
+        out[...] = (x != 0) if out.dtype == np.bool_ else x.astype(out.dtype)
 
     def scalar(self, x):
         return x
@@ -1052,8 +1065,8 @@ class LoadElementsOp(ElementsOp, name="load_elements"):
     Example: "hw.load_elements"(%x, %tile, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<7x33xf32>, memref<64xf32, #gpu.address_space<private>>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*TILE_TYPES, space="global")]
-    dst: Operand[MemRefOf(*TILE_TYPES, space="private")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
     offset: Operand[Index]
     shape: I64ArrayAttr
     count: IntAttr
@@ -1071,27 +1084,254 @@ class LoadElementsOp(ElementsOp, name="load_elements"):
 class StoreElementsOp(ElementsOp, name="store_elements"):
     """Stores a 1-d register tile into a run of elements of the index space
     `shape`, which is `dst`'s: element `i` of `src` goes to flat position
-    `offset + i` of `dst`; elements outside the run are not stored.
+    `offset + i` of `dst`; elements outside the run are not stored. With
+    `origin` (an index per dim of `dst`), the space is a box of `dst` placed
+    there (a tile of a transpose's result): the element at coordinates `c`
+    of the box goes to `dst[origin + c]`, and elements past the end of `dst`
+    are not stored.
 
     Example: "hw.store_elements"(%tile, %y, %offset) {shape = array<i64: 7, 33>, count = 33 : i64} : (memref<64xf32, #gpu.address_space<private>>, memref<7x33xf32>, index) -> ()
     """
 
-    src: Operand[MemRefOf(*TILE_TYPES, space="private")]
-    dst: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    src: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="global")]
     offset: Operand[Index]
+    origin: Variadic[Operand[Index]]
     shape: I64ArrayAttr
     count: IntAttr
     order: I64ArrayAttr = ()
 
-    def verify_operands(self, src, dst, offset):
-        if dst.shape != tuple(self.shape):
+    def verify_operands(self, src, dst, offset, origin):
+        if origin:
+            if len(origin) != dst.rank or len(self.shape) != dst.rank:
+                raise VerifyError(f"a box of {dst} has {dst.rank} dims and an origin of as "
+                                  f"many indices; got a {dims(self.shape)} box at "
+                                  f"{len(origin)} indices")
+        elif dst.shape != tuple(self.shape):
             raise VerifyError(f"stores into {dst}, whose shape is not the space "
                               f"{dims(self.shape)}")
-        super().verify_operands(src, dst, offset)
+        ElementsOp.verify_operands(self, src, MemRefType(tuple(self.shape), dst.dtype), offset)
+
+    def reference(self, src, dst, offset, origin):
+        for i, coordinates in self.positions(src.shape[0], int(offset)):
+            placed = tuple(c + int(o) for c, o in zip(coordinates, origin)) if origin \
+                else coordinates
+            if all(c < size for c, size in zip(placed, dst.shape)):
+                dst[placed] = src[i]
+
+
+# ---------------------------------------------------------------------------
+# Data movement: runs of elements read through an index map.
+
+
+def _fill_value(value: float, dtype: str):
+    """`value` as an element of `dtype` (a boolean is `value != 0`)."""
+    if dtype == "i1":
+        return bool(value)
+    if dtype in ("i32", "i64"):
+        return int(value)
+    return value
+
+
+class GatherElementsOp(ElementsOp, name="gather_elements"):
+    """Loads a run of elements of the index space `shape` into a 1-d
+    register tile, each from the element of `src` that an index map picks:
+    source dim `d` is at `c[dims[d]] * strides[d] + starts[d]` for the
+    space coordinates `c` of the element's position (`dims[d] = -1`: at
+    `starts[d]`). With `indices` (a global memref of i32 or i64), source
+    dim `axis` is at the index `indices` holds at the space coordinates
+    `c[dims[axis]]`, `c[dims[axis] + 1]`, ... (one per dim of `indices`),
+    clamped into the dim (as nn.gather does). A position whose source
+    coordinates fall outside `src` takes `value` where the op has one
+    (padding; `value != 0` for booleans) and is left as it is where it has
+    none, so that several gathers fill one tile (a concatenation); elements
+    outside the run are left as they are. A transpose, a strided slice, a
+    pad, a broadcast, a concatenation's part, a pooling window's tap and a
+    table lookup are such maps. `src` is in global memory, or a shared tile
+    (a transpose's, read across its rows; past its end is outside it too).
+    Each thread reads its own elements, one by one.
+
+    Example: "hw.gather_elements"(%x, %tile, %offset) {shape = array<i64: 33, 7>, count = 256 : i64, dims = array<i64: 1, 0>} : (memref<7x33xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*MAP_TYPES)]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    offset: Operand[Index]
+    indices: Optional[Operand[MemRefOf("i32", "i64", space="global")]]
+    shape: I64ArrayAttr
+    count: IntAttr
+    dims: I64ArrayAttr
+    starts: I64ArrayAttr = ()
+    strides: I64ArrayAttr = ()
+    axis: IntAttr = 0
+    value: F64Attr = None
+    order: I64ArrayAttr = ()
+
+    def source_starts(self, rank: int) -> tuple[int, ...]:
+        return tuple(self.starts) or (0,) * rank
+
+    def source_strides(self, rank: int) -> tuple[int, ...]:
+        return tuple(self.strides) or (1,) * rank
+
+    def verify_operands(self, src, dst, offset, indices):
+        if dst.rank != 1:
+            raise VerifyError(f"moves a 1-d register tile; got {dst}")
+        if src.space == "private":
+            raise VerifyError(f"reads {src} in registers; it gathers from global or shared "
+                              "memory")
+        _same_dtype(src, dst)
+        space = len(self.shape)
+        if any(s < 0 for s in self.shape):
+            raise VerifyError(f"'shape' has a negative size: {list(self.shape)}")
+        if not 0 <= self.count <= dst.shape[0]:
+            raise VerifyError(f"'count' must be in [0, {dst.shape[0]}], got {self.count}")
+        if sorted(self.walk()) != list(range(space)):
+            raise VerifyError(f"'order' must be a permutation of the {space} dims of the "
+                              f"space, got {list(self.order)}")
+        for name, values in (("dims", self.dims), ("starts", self.starts),
+                             ("strides", self.strides)):
+            if name == "dims" or values:
+                if len(values) != src.rank:
+                    raise VerifyError(f"'{name}' must have {src.rank} elements (one per dim "
+                                      f"of {src}), got {len(values)}")
+        for d, dim in enumerate(self.dims):
+            width = indices.rank if indices is not None and d == self.axis else 1
+            if dim != -1 and not 0 <= dim <= space - width:
+                raise VerifyError(f"'dims' maps source dim {d} to dim {dim} of a space of "
+                                  f"rank {space}")
+        if indices is not None and not 0 <= self.axis < src.rank:
+            raise VerifyError(f"'axis' {self.axis} is not a dim of {src}")
+
+    def inside_dim(self, d: int, size: int) -> bool:
+        """Whether source dim `d` (of `size`) is inside the source at every
+        position of the space (a transpose's, a broadcast's)."""
+        start = self.source_starts(len(self.dims))[d]
+        if self.dims[d] == -1:
+            return 0 <= start < size
+        last = (self.shape[self.dims[d]] - 1) * self.source_strides(len(self.dims))[d] + start
+        return start >= 0 and last < size
+
+    def source(self, coordinates, src_shape, read_index=None, ops=None):
+        """The source coordinates of the space coordinates `coordinates`
+        (integers, or IR values with `ops` = (add, mul, clamp))."""
+        add, mul, clamp = ops or ((lambda a, b: a + b), (lambda a, b: a * b),
+                                  (lambda a, size: min(max(int(a), 0), size - 1)))
+        rank = len(src_shape)
+        found = []
+        for d, (dim, start, stride) in enumerate(zip(self.dims, self.source_starts(rank),
+                                                     self.source_strides(rank))):
+            if read_index is not None and d == self.axis:
+                found.append(clamp(read_index(coordinates[dim:] if dim >= 0 else []),
+                                   src_shape[d]))
+            elif dim == -1:
+                found.append(start)
+            else:
+                found.append(add(mul(coordinates[dim], stride), start))
+        return found
+
+    def reference(self, src, dst, offset, indices):
+        read_index = None
+        if indices is not None:
+            def read_index(coordinates):
+                return indices[tuple(coordinates[:indices.ndim])]
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            found = self.source(coordinates, src.shape, read_index)
+            if all(0 <= c < size for c, size in zip(found, src.shape)):
+                dst[i] = src[tuple(found)]
+            elif self.value is not None:
+                dst[i] = _fill_value(self.value, self.operand_types[1].dtype)
+
+
+class IndexElementsOp(ElementsOp, name="index_elements"):
+    """A run of elements of the index space `shape` as a 1-d register
+    tile of each position's coordinate along `axis` (nn.iota), in the
+    tile's element type; elements outside the run are left as they are.
+
+    Example: "hw.index_elements"(%tile, %offset) {shape = array<i64: 4, 8>, count = 256 : i64, axis = 1 : i64} : (memref<256xi64, #gpu.address_space<private>>, index) -> ()
+    """
+
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+    axis: IntAttr
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, dst, offset):
+        super().verify_operands(dst, MemRefType((), dst.dtype), offset)
+        if not 0 <= self.axis < len(self.shape):
+            raise VerifyError(f"'axis' {self.axis} is not a dim of the space {dims(self.shape)}")
+
+    def reference(self, dst, offset):
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            dst[i] = coordinates[self.axis]
+
+
+# The folds of `hw.fold_axis`.
+AXIS_FOLDS = ("prefix_sum", "argmax")
+
+
+class FoldAxisOp(ElementsOp, name="fold_axis"):
+    """A run of elements of the index space `shape` as a 1-d register
+    tile, each a fold of `src` along its dim `axis` at the position's
+    other coordinates (the space is `src`'s shape, or it without `axis`,
+    or with `axis` of size 1): `prefix_sum` is the sum of the elements up
+    to the position's own coordinate along `axis` (nn.cumsum: floats in
+    f32, rounded once, integers in their type, wrapping); `argmax` the
+    index of the first greatest element of the whole axis, the first NaN
+    where there is one (nn.argmax), in the tile's integer type. Each
+    thread walks the axis for each of its elements. Elements outside the
+    run are left as they are.
+
+    Example: "hw.fold_axis"(%x, %tile, %offset) {shape = array<i64: 4>, count = 256 : i64, axis = 1 : i64, kind = "argmax"} : (memref<4x10xf32>, memref<256xi64, #gpu.address_space<private>>, index) -> ()
+    """
+
+    src: Operand[MemRefOf(*MAP_TYPES, space="global")]
+    dst: Operand[MemRefOf(*MAP_TYPES, space="private")]
+    offset: Operand[Index]
+    shape: I64ArrayAttr
+    count: IntAttr
+    axis: IntAttr
+    kind: EnumAttr(*AXIS_FOLDS)
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, src, dst, offset):
+        super().verify_operands(dst, MemRefType((), dst.dtype), offset)
+        if not 0 <= self.axis < src.rank:
+            raise VerifyError(f"'axis' {self.axis} is not a dim of {src}")
+        others = tuple(s for d, s in enumerate(src.shape) if d != self.axis)
+        space = tuple(self.shape)
+        if self.kind == "prefix_sum":
+            fits = space == src.shape
+        else:
+            fits = space == others or (len(space) == src.rank and space[self.axis] == 1
+                                       and space[:self.axis] + space[self.axis + 1:] == others)
+        if not fits:
+            raise VerifyError(f"the space {dims(space)} is not that of a {self.kind} of {src} "
+                              f"along dim {self.axis}")
+        if self.kind == "prefix_sum":
+            _same_dtype(src, dst)
+        elif dst.dtype not in ("i32", "i64"):
+            raise VerifyError(f"argmax gives indices: its tile is of i32 or i64, not {dst.dtype}")
+
+    def along(self, coordinates, rank: int, k):
+        """The source coordinates at `k` along the axis."""
+        coordinates = list(coordinates)
+        if len(coordinates) == rank:
+            coordinates[self.axis] = k
+        else:
+            coordinates.insert(self.axis, k)
+        return coordinates
 
     def reference(self, src, dst, offset):
-        for i, coordinates in self.positions(src.shape[0], int(offset)):
-            dst[coordinates] = src[i]
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            line = src[tuple(self.along(coordinates, src.ndim, slice(None)))]
+            if self.kind == "argmax":
+                dst[i] = np.argmax(line.astype(np.float32) if line.dtype.kind == "f" else line)
+            elif src.dtype.kind in "iu":
+                dst[i] = np.sum(line[:coordinates[self.axis] + 1], dtype=src.dtype)
+            else:
+                dst[i] = np.sum(line[:coordinates[self.axis] + 1].astype(np.float32))
 
 
 # The steps of a block reduction and their identities.

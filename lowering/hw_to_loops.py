@@ -80,7 +80,35 @@ def to_f32(value: ir.Value) -> ir.Value:
 
 
 def from_f32(value: ir.Value, element_type: ir.Type) -> ir.Value:
-    return cast_float(value, element_type)
+    """A computed element (f32, i1 or an integer) as `element_type`, as
+    nn.cast converts: see `convert`."""
+    if isinstance(value.type, ir.FloatType) and isinstance(element_type, ir.FloatType):
+        return cast_float(value, element_type)
+    return convert(value, element_type)
+
+
+def convert(value: ir.Value, target: ir.Type) -> ir.Value:
+    """A scalar as `target` with nn.cast's rules: to i1 is `x != 0`, i1 to
+    a number 0 or 1, floats to integers toward zero, integers to floats to
+    nearest, integers narrowed by truncation and widened by sign
+    extension."""
+    if value.type == target:
+        return value
+    if isinstance(value.type, ir.FloatType):
+        if not isinstance(target, ir.IntegerType):
+            return cast_float(value, target)
+        if ir.IntegerType(target).width == 1:
+            return arith.cmpf(arith.CmpFPredicate.UNE, value, constant_of(value.type, 0.0))
+        return arith.fptosi(target, value)
+    width = ir.IntegerType(value.type).width
+    if not isinstance(target, ir.IntegerType):
+        return (arith.uitofp if width == 1 else arith.sitofp)(target, value)
+    target_width = ir.IntegerType(target).width
+    if target_width == 1:
+        return arith.cmpi(arith.CmpIPredicate.ne, value, constant_of(value.type, 0))
+    if width == 1:
+        return arith.extui(target, value)
+    return (arith.trunci if target_width < width else arith.extsi)(target, value)
 
 
 def to_tf32(value: ir.Value) -> ir.Value:
@@ -273,7 +301,7 @@ def _load_elements(view):
     def body(ivs):
         (i,) = ivs
         position, inside = run_position(view, length, i)
-        zero = arith.constant(element_type(dst), 0.0)
+        zero = constant_of(element_type(dst), 0.0)
         branch = scf.IfOp(inside, [element_type(dst)], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             coordinates = hw.broadcast_coordinates(space_coordinates(view, position),
@@ -296,9 +324,157 @@ def _store_elements(view):
         position, inside = run_position(view, length, i)
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            memref.store(memref.load(src, [i]), dst, space_coordinates(view, position))
+            value = memref.load(src, [i])
+            coordinates = space_coordinates(view, position)
+            origin = list(view.operand("origin"))
+            if origin:
+                guarded_store(value, dst, [arith.addi(c, o) for c, o in zip(coordinates, origin)])
+            else:
+                memref.store(value, dst, coordinates)
             scf.YieldOp([])
     loop_nest((length,), body)
+
+
+# -- data movement: elements through an index map ---------------------------
+# Shared with the GPU lowering: each builds the element at one flat position
+# of the space and hands it to `write`.
+
+
+def constant_of(element: ir.Type, value: float) -> ir.Value:
+    """`value` as a constant of `element` (a boolean is `value != 0`)."""
+    if isinstance(element, ir.IntegerType):
+        width = ir.IntegerType(element).width
+        return arith.constant(element, int(bool(value)) if width == 1 else int(value))
+    return arith.constant(element, float(value))
+
+
+def _add(a: ir.Value, b: int) -> ir.Value:
+    return a if b == 0 else arith.addi(a, index(b))
+
+
+def _mul(a: ir.Value, b: int) -> ir.Value:
+    return a if b == 1 else arith.muli(a, index(b))
+
+
+def _clamp(value: ir.Value, size: int) -> ir.Value:
+    return arith.minsi(arith.maxsi(value, index(0)), index(size - 1))
+
+
+def gather_element(view, position: ir.Value, write: Callable[[ir.Value], None]) -> None:
+    """`hw.gather_elements` at flat position `position` of its space."""
+    src, indices = view.operand("src"), view.operand("indices")
+    coordinates = space_coordinates(view, position)
+    read_index = None
+    if indices is not None:
+        def read_index(at):
+            found = memref.load(indices, list(at[:len(shape(indices))]))
+            return arith.index_cast(ir.IndexType.get(), found)
+    found = [index(c) if isinstance(c, int) else c for c in view.source(
+        coordinates, shape(src), read_index, (_add, _mul, _clamp))]
+    inside = None
+    for d, (c, size) in enumerate(zip(found, shape(src))):
+        if indices is not None and d == view.axis or view.inside_dim(d, size):
+            continue
+        ok = arith.cmpi(arith.CmpIPredicate.ult, c, index(size))
+        inside = ok if inside is None else arith.andi(inside, ok)
+    if inside is None:
+        write(memref.load(src, found))
+        return
+    if view.value is None:
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            write(memref.load(src, found))
+            scf.YieldOp([])
+        return
+    element = element_type(src)
+    branch = scf.IfOp(inside, [element], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([memref.load(src, found)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([constant_of(element, view.value)])
+    write(branch.results[0])
+
+
+def index_cast_to(value: ir.Value, element: ir.Type) -> ir.Value:
+    """An index as an element of `element` (an integer or a float)."""
+    if isinstance(element, ir.IntegerType):
+        return arith.index_cast(element, value)
+    return arith.sitofp(element, arith.index_cast(ir.IntegerType.get_signless(64), value))
+
+
+def index_element(view, position: ir.Value, write: Callable[[ir.Value], None],
+                  element: ir.Type) -> None:
+    """`hw.index_elements` at flat position `position` of its space."""
+    write(index_cast_to(space_coordinates(view, position)[view.axis], element))
+
+
+def fold_axis_element(view, position: ir.Value, write: Callable[[ir.Value], None],
+                      element: ir.Type) -> None:
+    """`hw.fold_axis` at flat position `position` of its space: a loop
+    along the axis."""
+    src = view.operand("src")
+    rank, size = len(shape(src)), shape(src)[view.axis]
+    coordinates = space_coordinates(view, position)
+    source = element_type(src)
+    integer = isinstance(source, ir.IntegerType)
+
+    def load(k):
+        value = memref.load(src, view.along(coordinates, rank, k))
+        return value if integer else to_f32(value)
+    if view.kind == "prefix_sum":
+        upper = arith.addi(coordinates[view.axis], index(1))
+        start = arith.constant(source, 0) if integer else f32(0.0)
+        loop = scf.ForOp(index(0), upper, index(1), [start])
+        with ir.InsertionPoint(loop.body):
+            add = arith.addi if integer else arith.addf
+            scf.YieldOp([add(loop.inner_iter_args[0], load(loop.induction_variable))])
+        write(loop.results[0] if integer else from_f32(loop.results[0], element))
+        return
+    loop = scf.ForOp(index(1), index(size), index(1), [load(index(0)), index(0)])
+    with ir.InsertionPoint(loop.body):
+        best, at = loop.inner_iter_args
+        value = load(loop.induction_variable)
+        if integer:
+            take = arith.cmpi(arith.CmpIPredicate.sgt, value, best)
+        else:
+            # The first NaN wins, and nothing after it.
+            take = arith.ori(arith.cmpf(arith.CmpFPredicate.OGT, value, best), arith.andi(
+                arith.cmpf(arith.CmpFPredicate.UNO, value, value),
+                arith.cmpf(arith.CmpFPredicate.ORD, best, best)))
+        scf.YieldOp([arith.select(take, value, best),
+                     arith.select(take, loop.induction_variable, at)])
+    write(arith.index_cast(element, loop.results[1]))
+
+
+def _run_of(view, tile: ir.Value, element_of) -> None:
+    """Each element of a movement op's run, written into its tile."""
+    (length,) = shape(tile)
+
+    def body(ivs):
+        (i,) = ivs
+        position, inside = run_position(view, length, i)
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            element_of(position, lambda value: memref.store(value, tile, [i]))
+            scf.YieldOp([])
+    loop_nest((length,), body)
+
+
+@lowers(hw.GatherElementsOp)
+def _gather_elements(view):
+    _run_of(view, view.operand("dst"), lambda p, write: gather_element(view, p, write))
+
+
+@lowers(hw.IndexElementsOp)
+def _index_elements(view):
+    dst = view.operand("dst")
+    _run_of(view, dst, lambda p, write: index_element(view, p, write, element_type(dst)))
+
+
+@lowers(hw.FoldAxisOp)
+def _fold_axis(view):
+    dst = view.operand("dst")
+    _run_of(view, dst, lambda p, write: fold_axis_element(view, p, write, element_type(dst)))
 
 
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,

@@ -86,8 +86,9 @@ from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (from_f32, guarded_load, guarded_store, index, placed,
-                                         shape, to_f32)
+from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
+                                         guarded_load, guarded_store, index, index_element,
+                                         placed, shape, to_f32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
@@ -615,9 +616,16 @@ class ElementRun:
         (length,) = self.tile.type.shape
         self.count = view.count
         layout = self.tile.layout
-        width = layout.width if isinstance(layout, VectorLayout) else 1
+        # Booleans move one by one (bytes in global memory: cpu-widen-bool-memrefs).
+        width = layout.width if isinstance(layout, VectorLayout) \
+            and self.tile.type.dtype != "i1" else 1
         in_order = view.walk() == tuple(range(len(self.space)))
-        whole = (shape(buffer) == self.space and in_order and self.size % width == 0
+        # A box of the memref (a store at an origin) is stored element by
+        # element, each skipped past the memref's end.
+        self.origin = list(view.operand("origin")) if view.op_name() == "hw.store_elements" \
+            else []
+        whole = (not self.origin and shape(buffer) == self.space and in_order
+                 and self.size % width == 0
                  and self.count % width == 0 and _multiple_of(self.offset, width))
         row = tuple(shape(buffer))
         while row and row[0] == 1:
@@ -650,12 +658,14 @@ class ElementRun:
     def coordinates(self, element) -> list[ir.Value]:
         found = hw.walked_coordinates(add(self.offset, element), self.space, self.view.walk(),
                                       (div, rem))
+        if self.origin:
+            return [add(o, c) for c, o in zip(found, self.origin)]
         return [index(0) if isinstance(c, int) else c
                 for c in hw.broadcast_coordinates(found, shape(self.buffer))]
 
     def load(self) -> None:
         element_type = ir.MemRefType(self.buffer.type).element_type
-        zero = arith.constant(element_type, 0.0)
+        zero = constant_of(element_type, 0.0)
         if isinstance(self.tile.layout, ReplicatedLayout):
             self.load_element(0, index(0), zero)
             return
@@ -691,7 +701,8 @@ class ElementRun:
         element_type = ir.MemRefType(self.buffer.type).element_type
         for slot, element in self.vectors():
             if self.width == 1:
-                when(self.inside(element), lambda slot=slot, element=element: memref.store(
+                write = guarded_store if self.origin else memref.store
+                when(self.inside(element), lambda slot=slot, element=element, write=write: write(
                     self.tile.load(slot), self.buffer, self.coordinates(element)))
                 continue
 
@@ -712,6 +723,43 @@ def _load_elements(kernel: KernelLowering, view):
 @lowers("hw.store_elements")
 def _store_elements(kernel: KernelLowering, view):
     ElementRun(kernel, view, view.operand("src"), view.operand("dst")).store()
+
+
+# -- data movement: elements through an index map ---------------------------
+
+
+def _movement_run(kernel: KernelLowering, view, element_of) -> None:
+    """Each element of a data-movement op's run that this thread holds,
+    built by `element_of(position, write)` (shared with the emulation)."""
+    tile = kernel.register(view.operand("dst"), view.operation)
+    (length,) = tile.type.shape
+    size = math.prod(view.shape)
+    offset = view.operand("offset")
+    for slot, (coordinates, valid) in enumerate(tile.layout.positions(kernel, INDEX)):
+        element = coordinates[0]
+        position = add(offset, element)
+        inside = _both(valid, less(position, size))
+        if view.count < length:
+            inside = _both(inside, less(element, view.count))
+        when(inside, lambda slot=slot, position=position: element_of(
+            as_value(position), lambda value: tile.store(value, slot)))
+
+
+@lowers("hw.gather_elements")
+def _gather_elements(kernel: KernelLowering, view):
+    _movement_run(kernel, view, lambda p, write: gather_element(view, p, write))
+
+
+@lowers("hw.index_elements")
+def _index_elements(kernel: KernelLowering, view):
+    element = ir.MemRefType(view.operand("dst").type).element_type
+    _movement_run(kernel, view, lambda p, write: index_element(view, p, write, element))
+
+
+@lowers("hw.fold_axis")
+def _fold_axis(kernel: KernelLowering, view):
+    element = ir.MemRefType(view.operand("dst").type).element_type
+    _movement_run(kernel, view, lambda p, write: fold_axis_element(view, p, write, element))
 
 
 _COMBINE = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,

@@ -1,12 +1,15 @@
 """--cpu-widen-bool-memrefs: i1 buffers are stored as bytes.
 
-Every `memref<...xi1>` in the module (function signatures, block arguments,
-op results, `memref.global`s and their initial values) becomes
+Every `memref<...xi1>` in the module (function signatures, GPU kernels'
+included, block arguments, op results, `memref.global`s and their initial
+values) becomes
 `memref<...xi8>`; a `memref.load` of such a buffer is followed by an
 `arith.trunci` to i1, and a `memref.store` into one stores the `arith.extui`
 of its i1 value. LLVM 22's memref-to-LLVM lowering aborts on loads of i1
 elements, and bytes are what NumPy's bool arrays are, so the C ABI passes
-bool arrays as bytes.
+bool arrays as bytes. The cuda targets run it on the kernels and their
+host code after `convert-hw-to-nvgpu`, for the same abort in upstream's
+NVVM lowering: kernel arguments of booleans are bytes in global memory.
 
 Expects memrefs whose i1 elements are accessed by `memref.load` and
 `memref.store` only (run after loops are formed): any other op taking an i1
@@ -77,7 +80,7 @@ class CPUWidenBoolMemrefs(Pass):
                     for argument in block.arguments:
                         if widened(argument.type):
                             argument.set_type(widened(argument.type))
-            if name == "func.func":
+            if name in ("func.func", "gpu.func"):
                 function_type = ir.FunctionType(ir.TypeAttr(operation.attributes["function_type"]).value)
                 if any(widened(t) for t in list(function_type.inputs) + list(function_type.results)):
                     operation.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(

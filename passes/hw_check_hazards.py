@@ -13,6 +13,8 @@ runs one op after the other). Each is a located error at the offending op:
   that another op wrote, with no barrier (`hw.barrier`, `hw.wait`) in
   between; a read of a shared tile written with no barrier in between; a
   write to a tile whose async copy or TMA load is still in flight;
+* a read of a shared tile by a gather (`hw.gather_elements`, which may
+  read any of its elements) with no barrier after the tile's write;
 * a block reduction's scratch tile written or read by another op with no
   barrier in between (the reduction synchronises the block after writing
   it and after reading it);
@@ -264,6 +266,11 @@ class KernelCheck:
             out = view.operand("out")
             if out in self.tiles:
                 self.write(op, self.tiles[out], tuple((0, d) for d in type_view(out.type).shape))
+        elif name == "hw.gather_elements":
+            # A gather from a shared tile may read any of its elements.
+            src = view.operand("src")
+            if src in self.tiles:
+                self.read(op, self.tiles[src], tuple((0, d) for d in type_view(src.type).shape))
         elif name == "hw.commit":
             self.commit(op, view)
         elif name == "hw.wait":

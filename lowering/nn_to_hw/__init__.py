@@ -22,15 +22,21 @@ launch, and so does each nn op outside a group that a kernel covers:
   folds folded) and once for the results, its values computed again in
   each pass.
 
-Both are written the same way (`GroupKernel`): each value of the group is
-a 1-d register tile, a row's (or a tile's) elements or a row's statistic
-(one element every thread holds); inputs are loaded per thread, broadcast
-into the group's index space (`hw.load_elements`: an operand that
-broadcasts is read from global memory per element rather than held by
-other threads), each nn op is the `hw.elementwise` of its scalar form
-(`hw.cast` for casts), each reduction a `hw.block_reduce` (warp shuffles,
-then a shared scratch of one f32 per warp between barriers) in f32 with
-its finish (a mean's division), and outputs are stored as runs
+* data movement (transpose, broadcast_to, slice, pad, concat, gather,
+  iota, cumsum, argmax) and pooling: a grid-stride kernel over the
+  result's index space, each element read through the op's index map
+  (`hw.gather_elements`), a swap of the last two dims through shared
+  memory; a reshape is a view of its operand's buffer.
+
+Elementwise and row kernels are written the same way (`GroupKernel`): each
+value of the group is a 1-d register tile, a row's (or a tile's) elements
+or a row's statistic (one element every thread holds); inputs are loaded
+per thread, broadcast into the group's index space (`hw.load_elements`: an
+operand that broadcasts is read from global memory per element rather than
+held by other threads), each nn op is the `hw.elementwise` of its scalar
+form (`hw.cast` for casts), each reduction a `hw.block_reduce` (warp
+shuffles, then a shared scratch of one f32 per warp between barriers) in
+f32 with its finish (a mean's division), and outputs are stored as runs
 (`hw.store_elements`). Why hw kernels rather than linalg -> gpu through
 the transform dialect: the row kernels keep a row in registers across
 several reductions and their consumers (softmax's two passes over one
@@ -38,8 +44,9 @@ read), which tiling each linalg op on its own does not, and the emulation
 and the hazard checker see the block-collective ops.
 
 The kernel kinds are modules of this package: `matmul` (contraction
-groups), `groups` (elementwise and row kernels); `kernels` holds what they
-share, `convert` the pass.
+groups), `groups` (elementwise and row kernels), `movement` (data
+movement), `pooling`; `kernels` holds what they share, `convert` the
+pass.
 
 The lowerings are class-keyed, in the registry of this conversion
 (`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
@@ -61,16 +68,18 @@ launch's output buffer.
 
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
-way to the GPU yet), unless `keep-unconverted` is set: data movement,
-attention, convolutions, f32 matmuls, groups reading or writing
-booleans. Guarantees: the groups and ops it converts are gone, and so are
+way to the GPU yet), unless `keep-unconverted` is set: attention,
+convolutions, f32 matmuls, reductions of integers. Booleans in global
+memory are i1 memrefs here (bytes after convert-hw-to-nvgpu, through
+cpu-widen-bool-memrefs). Guarantees: the groups and ops it converts are gone, and so are
 the bodies of the groups;
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, each elementwise
 op rounded to its type, as the nn references do.
 """
 
-from lamina.lowering.nn_to_hw import groups, matmul  # noqa: F401  (registers the lowerings)
+# The kernel kinds register their lowerings when imported.
+from lamina.lowering.nn_to_hw import groups, matmul, movement, pooling  # noqa: F401
 from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
 from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
                                               launch, new_kernel, reshaped)

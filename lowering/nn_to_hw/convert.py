@@ -183,9 +183,9 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
-                "the cuda targets compile 2-d and batched f16 and bf16 nn.matmul (with an "
-                "elementwise epilogue), elementwise ops and groups, and reductions with "
-                "their groups (softmax, layer_norm, rms_norm)")
+                "the cuda targets compile every nn op but nn.attention, nn.conv2d, f32 "
+                "nn.matmul, nn.matmul of more than one batch dim or of batch dims that "
+                "broadcast, and reductions of integers")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

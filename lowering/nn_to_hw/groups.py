@@ -85,21 +85,22 @@ class GroupKernel:
                 self.views[op] = lookup_op(op.name).from_operation(op)
         reductions = [v for v in self.views.values() if isinstance(v, nn.ReductionOp)]
         for value in group.results:
-            if type_view(value.type).dtype not in hw.TILE_TYPES:
-                raise GroupNotLowered(f"its result {value.type} is not of f32, f16 or bf16; "
-                                      "kernels write f32, f16 and bf16")
+            if type_view(value.type).dtype not in hw.MAP_TYPES:
+                raise GroupNotLowered(f"its result {value.type} is not of an element type "
+                                      "kernels write (f32, f16, bf16, i1, i32, i64)")
         for value in group.arguments:
-            if type_view(value.type).dtype not in hw.TILE_TYPES:
-                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16 and bf16")
+            if type_view(value.type).dtype not in hw.MAP_TYPES:
+                raise GroupNotLowered(f"it reads {value.type}; kernels read f32, f16, bf16, "
+                                      "i1, i32 and i64")
         for op, view in self.views.items():
             if not isinstance(view, (nn.ElementwiseOp, nn.ReductionOp)):
                 raise GroupNotLowered(f"it holds '{op.name}'")
             types = {type_view(v.type).dtype for v in list(op.operands) + list(op.results)}
-            if not types <= set(hw.MAP_TYPES) or isinstance(view, nn.CastOp) and "i1" in types \
-                    or isinstance(view, nn.ReductionOp) and "i1" in types:
+            if not types <= set(hw.MAP_TYPES) \
+                    or isinstance(view, nn.ReductionOp) and not types <= set(hw.TILE_TYPES):
                 raise GroupNotLowered(f"'{op.name}' has {', '.join(sorted(types))} operands "
-                                      "and results; its register tiles hold f32, f16, bf16 "
-                                      "(and i1 between comparisons and selects)")
+                                      "and results; its register tiles hold f32, f16, bf16, "
+                                      "i1, i32 and i64, and reductions fold floats")
         if reductions:
             self.row_space(reductions)
         else:

@@ -163,17 +163,14 @@ func.func @long_rows(%x: tensor<2x20000xf32>) -> tensor<2xf32> {
 
 // -----
 
-// Not lowered: a select of a boolean argument (kernels read and write
-// floats), and data movement; without keep-unconverted each is an error at
-// the op.
-// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.select' is not lowered to hw kernels: it reads tensor<8xi1>; kernels read f32, f16 and bf16
-// ERROR: nn-to-hw-groups.mlir:[[@LINE+7]]:8: error: 'nn.transpose' is not lowered to hw kernels
+// Not lowered: a reduction of integers (block reductions fold floats in
+// f32; an integer sum wraps in its own type); without keep-unconverted it
+// is an error at the op.
+// ERROR: nn-to-hw-groups.mlir:[[@LINE+5]]:8: error: 'nn.reduce_sum' is not lowered to hw kernels: 'nn.reduce_sum' has i32 operands and results; its register tiles hold f32, f16, bf16, i1, i32 and i64, and reductions fold floats
 // CHECK-LABEL: func.func @not_lowered
-// CHECK: "nn.select"
-// CHECK: "nn.transpose"
+// CHECK: "nn.reduce_sum"
 // CHECK-NOT: "hw.launch"
-func.func @not_lowered(%c: tensor<8xi1>, %x: tensor<8xf32>, %y: tensor<2x4xf32>) -> (tensor<8xf32>, tensor<4x2xf32>) {
-  %0 = "nn.select"(%c, %x, %x) : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  %1 = "nn.transpose"(%y) {perm = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<4x2xf32>
-  return %0, %1 : tensor<8xf32>, tensor<4x2xf32>
+func.func @not_lowered(%x: tensor<8x4xi32>) -> tensor<8xi32> {
+  %0 = "nn.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<8x4xi32>) -> tensor<8xi32>
+  return %0 : tensor<8xi32>
 }

@@ -118,7 +118,7 @@ func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tens
 // matmuls whose batch dims differ (broadcasting); and a matmul whose result
 // has two users keeps them outside, where each is an elementwise kernel.
 // Without keep-unconverted each matmul left is an error.
-// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile 2-d and batched f16 and bf16 nn.matmul
+// ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile every nn op but nn.attention, nn.conv2d, f32 nn.matmul
 // ERROR: nn-to-hw.mlir:[[@LINE+12]]:8: error: 'nn.matmul' is not lowered to hw kernels
 // ERROR-NOT: error:
 // CHECK-LABEL: func.func @left_alone

@@ -355,6 +355,7 @@ class CUDATarget(Target):
         return Pipeline(self.hw_stages() + [
             Stage("gpu", [
                 ConvertHWToNVGPU(chip=chip),
+                "cpu-widen-bool-memrefs",
                 "canonicalize",
                 "cse",
             ], description="kernels distributed over threads: gpu, nvgpu, nvvm"),

@@ -507,6 +507,16 @@ def register_layout(shape: Sequence[int], threads: int, wgmma: bool = False):
 # move 16-byte chunks.
 BANK_LINE_BYTES = 128
 CHUNK_BYTES = 16
+BANKS = 32
+
+
+def transpose_tile() -> tuple[int, int, int]:
+    """(side, threads, shared row length) of a transpose of the last two
+    dims through shared memory: a block moves a BANKS x BANKS tile, read
+    and written a row at a time by consecutive threads, the tile held in
+    shared memory with one column of padding so that the elements of a
+    column (4-byte ones) fall into distinct banks."""
+    return BANKS, 256, BANKS + 1
 
 
 @dataclass(frozen=True)

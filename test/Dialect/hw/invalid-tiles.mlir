@@ -24,9 +24,9 @@ func.func @alloc_in_loop() attributes {hw.kernel} {
 
 // -----
 
-func.func @alloc_i64() attributes {hw.kernel} {
-  // expected-error @+1 {{'hw.alloc' op result has element type i64; expected f32 or f16 or bf16 or i8 or i16 or i32}}
-  %t = "hw.alloc"() : () -> memref<64xi64, #gpu.address_space<private>>
+func.func @alloc_f64() attributes {hw.kernel} {
+  // expected-error @+1 {{'hw.alloc' op result has element type f64; expected f32 or f16 or bf16 or i8 or i16 or i32 or i1 or i64}}
+  %t = "hw.alloc"() : () -> memref<64xf64, #gpu.address_space<private>>
   return
 }
 

@@ -125,3 +125,25 @@ func.func private @scale(%acc: f32, %bias: f16) -> f16 {
   %r = arith.truncf %s : f32 to f16
   return %r : f16
 }
+
+// Data movement: gathers through an index map (with a table's indices and
+// a padding value), coordinates, folds along an axis, a store into a box.
+// CHECK-LABEL: func.func @movement
+// CHECK: "hw.gather_elements"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {axis = 0 : i64, count = 256 : i64, dims = array<i64: 0, 1>, shape = array<i64: 2, 8>}
+// CHECK: "hw.gather_elements"(%{{.+}}, %{{.+}}, %{{.+}}) {count = 256 : i64, dims = array<i64: 0, 1>, shape = array<i64: 4, 9>, starts = array<i64: 0, -1>, strides = array<i64: 1, 1>, value = -1.000000e+00 : f64}
+// CHECK: "hw.index_elements"(%{{.+}}, %{{.+}}) {axis = 1 : i64, count = 256 : i64, shape = array<i64: 2, 8>}
+// CHECK: "hw.fold_axis"(%{{.+}}, %{{.+}}, %{{.+}}) {axis = 1 : i64, count = 4 : i64, kind = "argmax", shape = array<i64: 4>}
+// CHECK: "hw.fold_axis"(%{{.+}}, %{{.+}}, %{{.+}}) {axis = 0 : i64, count = 256 : i64, kind = "prefix_sum", shape = array<i64: 4, 8>}
+// CHECK: "hw.store_elements"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {count = 256 : i64, shape = array<i64: 2, 8>}
+func.func @movement(%x: memref<4x8xf32>, %ids: memref<2xi64>, %y: memref<5x9xf32>, %i: memref<4x8xi64>) attributes {hw.kernel} {
+  %t = "hw.alloc"() : () -> memref<256xf32, #gpu.address_space<private>>
+  %n = "hw.alloc"() : () -> memref<256xi64, #gpu.address_space<private>>
+  %o = arith.constant 0 : index
+  "hw.gather_elements"(%x, %t, %o, %ids) {shape = array<i64: 2, 8>, count = 256 : i64, dims = array<i64: 0, 1>, axis = 0 : i64} : (memref<4x8xf32>, memref<256xf32, #gpu.address_space<private>>, index, memref<2xi64>) -> ()
+  "hw.gather_elements"(%x, %t, %o) {shape = array<i64: 4, 9>, count = 256 : i64, dims = array<i64: 0, 1>, starts = array<i64: 0, -1>, strides = array<i64: 1, 1>, value = -1.0 : f64} : (memref<4x8xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
+  "hw.index_elements"(%n, %o) {shape = array<i64: 2, 8>, count = 256 : i64, axis = 1 : i64} : (memref<256xi64, #gpu.address_space<private>>, index) -> ()
+  "hw.fold_axis"(%x, %n, %o) {shape = array<i64: 4>, count = 4 : i64, axis = 1 : i64, kind = "argmax"} : (memref<4x8xf32>, memref<256xi64, #gpu.address_space<private>>, index) -> ()
+  "hw.fold_axis"(%i, %n, %o) {shape = array<i64: 4, 8>, count = 256 : i64, axis = 0 : i64, kind = "prefix_sum"} : (memref<4x8xi64>, memref<256xi64, #gpu.address_space<private>>, index) -> ()
+  "hw.store_elements"(%t, %y, %o, %o, %o) {shape = array<i64: 2, 8>, count = 256 : i64} : (memref<256xf32, #gpu.address_space<private>>, memref<5x9xf32>, index, index, index) -> ()
+  return
+}

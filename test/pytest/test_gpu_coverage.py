@@ -1,0 +1,97 @@
+"""Every nn op reaches the GPU: each op class of the nn dialect has a
+lowering to hw kernels (in the registry `TO_HW`, its own or a base
+class's) or a decomposition the cuda pipeline applies, and its docstring's
+example, in f32, f16 and bf16, compiles through the cuda pipeline's `hw`
+stage (convert-nn-to-hw, hw-check, hw-check-hazards) with no op left.
+
+`NOT_YET` lists what other work on the GPU lowers (attention, convolutions,
+f32 contractions); it shrinks as that lands, and an entry whose op compiles
+is an error, so that the list stays true.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from mlir import ir
+
+from lamina.dialects import nn
+from lamina.lowering.nn_to_hw import TO_HW
+from lamina.parsing import parse
+from lamina.targets.cuda import CUDATarget
+
+# (op, element type) pairs with no GPU lowering yet.
+NOT_YET = {
+    ("attention", "f32"), ("attention", "f16"), ("attention", "bf16"),
+    ("conv2d", "f32"), ("conv2d", "f16"), ("conv2d", "bf16"),
+    ("matmul", "f32"),
+}
+
+# Containers, not computations: a fusion group's body is lowered op by op.
+CONTAINERS = {"fused"}
+
+OPS = sorted((name, op_class) for name, op_class in nn.NN.ops.items()
+             if op_class.__module__ == nn.__name__ and name not in CONTAINERS)
+
+
+def decomposed_by_cuda_pipeline(op_class: type) -> bool:
+    """What nn-decompose rebuilds from primitive ops in the cuda pipeline
+    (composites with a decomposition; attention stays whole)."""
+    return (issubclass(op_class, nn.CompositeOp) and not issubclass(op_class, nn.AttentionOp)
+            and op_class.decompose is not nn.CompositeOp.decompose)
+
+
+def example(op_class: type) -> str:
+    """The op's docstring example: `%r = "nn.op"(%a, ...) {...} : (...) -> T`."""
+    lines = [line.strip() for line in (op_class.__doc__ or "").splitlines()]
+    found = [line[len("Example:"):].strip() for line in lines if line.startswith("Example:")]
+    assert found, f"{op_class.__name__} has no Example: in its docstring"
+    return found[0]
+
+
+def program(op_class: type, dtype: str) -> str:
+    """A function applying the op of its example to arguments, its float
+    tensors of `dtype`."""
+    text = re.sub(r"(tensor<(?:[0-9x]*x)?)f32>", rf"\g<1>{dtype}>", example(op_class))
+    match = re.match(r"%\w+ = (\"nn\.\w+\")\(([^)]*)\)(.*): \(([^)]*)\) -> (.+)$", text)
+    assert match, text
+    name, operands, attributes, operand_types, result_type = match.groups()
+    types = [t.strip() for t in re.findall(r"tensor<[^>]*>", operand_types)]
+    arguments = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    uses = ", ".join(f"%a{i}" for i in range(len(types)))
+    return (f"func.func @main({arguments}) -> {result_type} {{\n"
+            f"  %r = {name}({uses}){attributes}: ({operand_types}) -> {result_type}\n"
+            f"  return %r : {result_type}\n}}\n")
+
+
+def compiles_to_hw(text: str) -> None:
+    module = parse(text)
+    CUDATarget("sm_80").pipeline().run(module, until="hw")
+    left = []
+
+    def visit(op):
+        if op.name.startswith("nn."):
+            left.append(op.name)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    assert not left, f"left after the hw stage: {left}"
+
+
+@pytest.mark.parametrize("name,op_class", OPS, ids=[name for name, _ in OPS])
+def test_every_op_has_a_gpu_lowering(name, op_class):
+    lowered = op_class in TO_HW or decomposed_by_cuda_pipeline(op_class)
+    assert lowered or {(name, t) for t in ("f32", "f16", "bf16")} <= NOT_YET, (
+        f"nn.{name} has no lowering to hw kernels (register one with "
+        f"@lowering(nn.{op_class.__name__}, to='hw')) and no decomposition")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("name,op_class", OPS, ids=[name for name, _ in OPS])
+def test_every_op_example_compiles_for_the_gpu(name, op_class, dtype):
+    text = program(op_class, dtype)
+    if (name, dtype) in NOT_YET:
+        with pytest.raises(Exception, match=f"'nn.{name}' is not lowered to hw kernels"):
+            compiles_to_hw(text)
+        return
+    compiles_to_hw(text)
