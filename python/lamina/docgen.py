@@ -59,12 +59,25 @@ def dialect_reference(dialect) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _pass_doc(argument: str, cls: type) -> str:
+    """The documentation of a pass: its module's docstring, or that of the
+    package the module belongs to where the package's starts with the pass's
+    flag (a conversion written as a package of modules, one per kernel kind)."""
+    name = cls.__module__
+    while "." in name:
+        doc = inspect.getdoc(sys.modules[name]) or ""
+        if doc.startswith(f"--{argument}"):
+            return doc
+        name = name.rsplit(".", 1)[0]
+    return inspect.getdoc(sys.modules[cls.__module__]) or ""
+
+
 def pass_reference() -> str:
     lines = ["# Lamina passes", "",
              "Every pass runs from `lamina-opt` as `--NAME` or inside `-p 'builtin.module(...)'`,",
              "and from Python through `lamina.pass_registry.get_pass(NAME, OPTIONS)`.", ""]
     for argument, cls in all_passes().items():
-        lines += [f"## `--{argument}`", "", inspect.getdoc(sys.modules[cls.__module__]) or "", ""]
+        lines += [f"## `--{argument}`", "", _pass_doc(argument, cls), ""]
         lines.append(f"Runs on: `{cls.anchor}`.")
         if cls.options():
             lines += ["", "Options:", ""]
