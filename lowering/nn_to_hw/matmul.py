@@ -60,12 +60,6 @@ from lamina.targets import nvidia
 from lamina.targets.nvidia import RESERVED_SHARED_BYTES, shared_alignment
 from lamina.types import MemRefType, VerifyError, type_view
 
-# f32 accumulator registers a thread may hold, leaving room for the
-# fragments, addresses and loop state below the limit of
-# nvidia.REGISTERS_PER_THREAD (255).
-ACCUMULATOR_REGISTERS = 128
-
-
 @dataclass(frozen=True)
 class TileConfig:
     """How a matmul is tiled: BM x BN result tiles per block, BK-wide
@@ -81,17 +75,20 @@ class TileConfig:
 
 
 def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
-                 batch: int = 1) -> TileConfig:
-    """The tiling of an M x N x K f16/bf16 matmul (`batch` of them) with the
-    least estimated time on `chip`.
+                 batch: int = 1, dtype: str = "f16", precision: str = "3xtf32") -> TileConfig:
+    """The tiling of an M x N x K matmul (`batch` of them) of `dtype`
+    operands (f16, bf16, or f32 multiplied as `precision` says, one of
+    hw.MMA_PRECISIONS) with the least estimated time on `chip`.
 
     The model: a block's time is its tile's work (BM * BN * K, K rounded up
     to BK) divided by how well the tile feeds the tensor cores (its
     arithmetic intensity BM * BN / (BM + BN), the loads each MMA step
     amortises); blocks run in waves of one per SM, so the estimate is
-    waves x block time. Tiles must fit the register budget (the f32
-    accumulator spread over 128 threads) and their stages the shared
-    memory. More stages hide more latency, up to the number of K steps,
+    waves x block time (three times the work for 3xTF32's products).
+    Tiles must fit the register budget (`nvidia.mma_sync_registers`: the
+    f32 accumulator spread over 128 threads and a k-step's operand
+    fragments, which 3xTF32 holds twice; wgmma's accumulator alone) and
+    their stages the shared memory (4 bytes an f32 element). More stages hide more latency, up to the number of K steps,
     but not so many that two blocks no longer fit in an SM's shared
     memory: a second resident block hides the loads' latency and the
     epilogue better than a deeper pipeline (measured on an H200, f16
@@ -100,28 +97,33 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads them
     swizzled) and BN a multiple of 64."""
     arch = nvidia.architecture(chip)
+    element_bytes = nvidia.dtype_bytes(dtype)
+    products = nvidia.TF32_PRODUCTS[precision] if dtype == "f32" else 1
     block_k = 64 if tma else 32
     k_steps = -(-k // block_k)
     best, best_time = None, None
     for block_m in (128, 64):
         for block_n in (128, 64):
-            if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
+            registers = (block_m * block_n // THREADS if tma else
+                         nvidia.mma_sync_registers(block_m, block_n, THREADS, products))
+            if registers > nvidia.MMA_TILE_REGISTERS:
                 continue
             blocks = -(-m // block_m) * -(-n // block_n) * batch
             waves = -(-blocks // arch.sms)
             intensity = block_m * block_n / (block_m + block_n)
             # K = 0 still stores its tile (the epilogue of zeros).
-            time = waves * block_m * block_n * max(k_steps, 1) * block_k / intensity
+            time = waves * block_m * block_n * max(k_steps, 1) * block_k * products / intensity
             if best_time is None or time < best_time:
                 best, best_time = (block_m, block_n), time
     block_m, block_n = best
     fitting = [candidate for candidate in (4, 3, 2) if candidate <= k_steps and TileConfig(
-        block_m, block_n, block_k, candidate).shared_bytes() <= arch.shared_memory_bytes]
+        block_m, block_n, block_k, candidate).shared_bytes(element_bytes)
+        <= arch.shared_memory_bytes]
     # A block's shared memory as an SM counts it: its tiles, the alignment
     # of the dynamic shared memory and what the system reserves.
 
     def per_block(stages: int) -> int:
-        return (TileConfig(block_m, block_n, block_k, stages).shared_bytes()
+        return (TileConfig(block_m, block_n, block_k, stages).shared_bytes(element_bytes)
                 + shared_alignment(chip) + RESERVED_SHARED_BYTES)
 
     two_blocks = [c for c in fitting if 2 * per_block(c) <= arch.shared_memory_per_sm]
@@ -164,6 +166,11 @@ class MatmulChain:
     group_extras: list | None = None
     group_inputs: dict | None = None
     group_result: ir.Value | None = None
+    # The host's values the kernel reads for A and B, and whether each is
+    # stored transposed (the input of an nn.transpose of its last two
+    # dims, read in place: `read_in_place`).
+    operands: list | None = None
+    transposed: tuple[bool, bool] = (False, False)
 
     @property
     def last(self) -> ir.Operation:
@@ -180,11 +187,45 @@ class MatmulChain:
         """The host's value for a value of the chain (a body's argument)."""
         return self.group_inputs.get(value, value) if self.group_inputs else value
 
+    def read_in_place(self) -> "MatmulChain":
+        """Finds the operands the kernel reads (`operands`, `transposed`): a
+        matmul operand that an nn.transpose of the last two dims makes is
+        read from the transpose's input, its box loaded transposed; the
+        transpose joins the chain's ops (it is lowered with them) where
+        the chain is its only user."""
+        operands, transposed = [], []
+        for value in self.matmul.operands:
+            host = self.host_value(value)
+            source = transposed_source(host)
+            operands.append(host if source is None else source)
+            transposed.append(source is not None)
+            if source is not None and _single_user(host) is not None and host.owner not in self.ops:
+                self.ops.insert(0, host.owner)
+        self.operands, self.transposed = operands, tuple(transposed)
+        return self
+
+
+def transposed_source(value: ir.Value) -> ir.Value | None:
+    """The input of the nn.transpose that makes `value` by swapping its
+    last two dims (what a matmul kernel reads in place), or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "nn.transpose":
+        return None
+    perm = tuple(nn.TransposeOp.from_operation(owner.operation).perm)
+    rank = len(perm)
+    if rank < 2 or perm != tuple(range(rank - 2)) + (rank - 1, rank - 2):
+        return None
+    return owner.operation.operands[0]
+
 
 def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
     a, b = (type_view(v.type) for v in matmul.operands)
-    return a.dtype in ("f16", "bf16") and a.rank == b.rank and a.rank in (2, 3) \
+    return a.dtype in MATMUL_TYPES and a.rank == b.rank and a.rank in (2, 3) \
         and a.shape[:-2] == b.shape[:-2]
+
+
+# The operand types of the matmul kernels.
+MATMUL_TYPES = ("f16", "bf16", "f32")
 
 
 def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
@@ -231,7 +272,7 @@ def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
     if any(value not in inputs for value in matmul.operands):
         return None
     return MatmulChain(matmul, ops=[fused], group_ops=epilogue, group_extras=extras,
-                       group_inputs=inputs, group_result=returned.operands[0])
+                       group_inputs=inputs, group_result=returned.operands[0]).read_in_place()
 
 
 def _single_user(value: ir.Value) -> ir.Operation | None:
@@ -265,7 +306,7 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
     if user is not None and user.name == "nn.cast" \
             and type_view(user.results[0].type).dtype in ("f16", "bf16", "f32"):
         chain.ops.append(user)
-    return chain
+    return chain.read_in_place()
 
 
 # ---------------------------------------------------------------------------
@@ -336,13 +377,37 @@ class KernelBuilder:
         self.element = ir.Type.parse(self.dtype)
         self.out = type_view(chain.last.results[0].type)
         self.extras = [type_view(v.type) for v in chain.extras]
-        row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        # TMA loads where wgmma reads them (sm_90a) and the rows allow.
-        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None and all(
-            b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
+        self.transpose_a, self.transpose_b = chain.transposed
+        # f32 products: accurate to f32 (3xTF32), or one rounded tf32
+        # product where the matmul allows it.
+        self.precision = "tf32"
+        if self.dtype == "f32":
+            allowed = nn.MatmulOp.from_operation(chain.matmul).precision == "tf32"
+            self.precision = "tf32_rounded" if allowed else "3xtf32"
+        element_bytes = nvidia.dtype_bytes(self.dtype)
+        row_bytes = {shape[-1] * element_bytes for shape in self.operand_shapes()}
+        # TMA loads where wgmma reads them (sm_90a: f16 and bf16 operands
+        # not transposed) and the rows allow.
+        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None \
+            and self.dtype in ("f16", "bf16") and chain.transposed == (False, False) \
+            and all(b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
         self.tiles = tiles or choose_tiles(self.m, self.n, self.k, chip, self.tma,
-                                           self.batch or 1)
+                                           self.batch or 1, self.dtype, self.precision)
+
+    def operand_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The (rows, cols) of A and B as the kernel reads them from global
+        memory: K x M and N x K where they are stored transposed."""
+        a = (self.k, self.m) if self.transpose_a else (self.m, self.k)
+        b = (self.n, self.k) if self.transpose_b else (self.k, self.n)
+        return a, b
+
+    def tile_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The shared tiles of A and B, transposed as the operands are."""
+        t = self.tiles
+        a = (t.block_k, t.block_m) if self.transpose_a else (t.block_m, t.block_k)
+        b = (t.block_n, t.block_k) if self.transpose_b else (t.block_k, t.block_n)
+        return a, b
 
     @property
     def grid(self) -> tuple[int, ...]:
@@ -357,8 +422,7 @@ class KernelBuilder:
 
     def argument_types(self) -> list[ir.Type]:
         batch = (self.batch,) if self.batch else ()
-        types = [MemRefType(batch + (self.m, self.k), self.dtype),
-                 MemRefType(batch + (self.k, self.n), self.dtype)]
+        types = [MemRefType(batch + shape, self.dtype) for shape in self.operand_shapes()]
         types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
@@ -375,18 +439,16 @@ class KernelBuilder:
                 if self.chain.group_ops is not None:
                     value = self.group_epilogue(list(function.arguments))
                 elif self.extras:
-                    value = arith.addf(value, arith.extf(ir.F32Type.get(),
-                                                         function.arguments[1]))
+                    value = arith.addf(value, scalar.cast_float(function.arguments[1],
+                                                                ir.F32Type.get()))
                 if self.chain.activation is not None:
                     value = scalar.to_mlir(self.chain.activation, [value], arith_only=True)
                 # Rounded to the matmul's type once, as the nn ops' results
                 # are, then cast (nn.cast) to the output's.
                 if self.chain.group_ops is None:
-                    value = arith.truncf(self.element, value)
+                    value = scalar.cast_float(value, self.element)
                 if self.chain.group_ops is None and self.out.dtype != self.dtype:
-                    value = arith.extf(ir.F32Type.get(), value)
-                    if self.out.dtype != "f32":
-                        value = arith.truncf(output, value)
+                    value = scalar.cast_float(scalar.cast_float(value, ir.F32Type.get()), output)
                 func.ReturnOp([value])
         relax_epilogue_arithmetic(function)
         return name
@@ -398,7 +460,7 @@ class KernelBuilder:
         references compute them."""
         chain = self.chain
         f32 = ir.F32Type.get()
-        values = {chain.matmul.results[0]: arith.truncf(self.element, arguments[0])}
+        values = {chain.matmul.results[0]: scalar.cast_float(arguments[0], self.element)}
         values.update(zip(chain.group_extras, arguments[1:]))
 
         def operand(value: ir.Value) -> ir.Value:
@@ -435,10 +497,8 @@ class KernelBuilder:
                 # epilogue of zeros (the nn reference's empty sum).
                 if self.k:
                     barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
-                    a_tile = hw.AllocOp.build(result_type=MemRefType(
-                        (t.block_m, t.block_k), self.dtype, "workgroup"))
-                    b_tile = hw.AllocOp.build(result_type=MemRefType(
-                        (t.block_k, t.block_n), self.dtype, "workgroup"))
+                    a_tile, b_tile = (hw.AllocOp.build(result_type=MemRefType(
+                        shape, self.dtype, "workgroup")) for shape in self.tile_shapes())
                 acc = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_n), "f32",
                                                               "private"))
                 hw.FillOp.build(acc)
@@ -455,25 +515,29 @@ class KernelBuilder:
         loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
+            # The boxes' origins in A and B, as they are stored.
+            at_a = batch + ([k, row] if self.transpose_a else [row, k])
+            at_b = batch + ([col, k] if self.transpose_b else [k, col])
             if self.asynchronous and t.stages > 1:
                 hw.PipelineOp.build(stages=t.stages)
             if self.tma:
                 zero = index(0)
-                hw.TmaLoadOp.build(a, a_tile, barrier, zero, batch + [row, k])
-                hw.TmaLoadOp.build(b, b_tile, barrier, zero, batch + [k, col])
+                hw.TmaLoadOp.build(a, a_tile, barrier, zero, at_a)
+                hw.TmaLoadOp.build(b, b_tile, barrier, zero, at_b)
                 step = arith.divui(k, index(t.block_k))
                 parity = arith.remui(step, index(2))
                 hw.MBarrierWaitOp.build(barrier, zero, parity)
             elif self.asynchronous:
-                tokens = [hw.AsyncCopyOp.build(a, a_tile, batch + [row, k]),
-                          hw.AsyncCopyOp.build(b, b_tile, batch + [k, col])]
+                tokens = [hw.AsyncCopyOp.build(a, a_tile, at_a),
+                          hw.AsyncCopyOp.build(b, b_tile, at_b)]
                 hw.CommitOp.build(tokens)
                 hw.WaitOp.build(pending=0)
             else:
-                hw.CopyOp.build(a, a_tile, batch + [row, k])
-                hw.CopyOp.build(b, b_tile, batch + [k, col])
+                hw.CopyOp.build(a, a_tile, at_a)
+                hw.CopyOp.build(b, b_tile, at_b)
                 hw.BarrierOp.build()
-            hw.MmaOp.build(a_tile, b_tile, acc, [])
+            hw.MmaOp.build(a_tile, b_tile, acc, [], precision=self.precision,
+                           transpose_a=self.transpose_a, transpose_b=self.transpose_b)
             hw.BarrierOp.build()
             scf.YieldOp([])
 
@@ -498,7 +562,7 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
 
 def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
     """The launch of a chain's kernel in place of its last op."""
-    inputs = [chain.host_value(v) for v in chain.matmul.operands]
+    inputs = list(chain.operands)
     with ir.InsertionPoint(chain.last), chain.last.location:
         for value, extra in zip(chain.extras, builder.extras):
             inputs.append(reshaped(chain.host_value(value), builder.extra_shape(extra)))
