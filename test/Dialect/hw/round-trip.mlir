@@ -125,3 +125,17 @@ func.func private @scale(%acc: f32, %bias: f16) -> f16 {
   %r = arith.truncf %s : f32 to f16
   return %r : f16
 }
+
+// An f32 MMA accurate to f32 (3xTF32) with B stored transposed (N x K).
+// CHECK-LABEL: func.func private @split_transposed
+// CHECK: "hw.mma"(%{{.+}}, %{{.+}}, %{{.+}}) {precision = "3xtf32", transpose_b = true} : (memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+// CHECK: "hw.mma"(%{{.+}}, %{{.+}}, %{{.+}}) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+func.func private @split_transposed() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<64x32xf32, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<64x32xf32, #gpu.address_space<workgroup>>
+  %at = "hw.alloc"() : () -> memref<32x64xf32, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  "hw.mma"(%a, %b, %acc) {precision = "3xtf32", transpose_b = true} : (memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.mma"(%at, %at, %acc) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
