@@ -1,8 +1,8 @@
-"""Matmul kernels: f16/bf16 contractions with their epilogues on tensor cores.
+"""Matmul kernels: f16, bf16 and f32 contractions with their epilogues on tensor cores.
 
-Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
-batch dim of the same size in both; the batch runs along the grid's third
-dim), with the chain of ops
+Each `nn.matmul` of two f16, bf16 or f32 tensors, 2-d or batched (3-d,
+one batch dim of the same size in both; the batch runs along the grid's
+third dim), with the chain of ops
 that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then a unary elementwise op (`nn.relu`,
 `nn.gelu`, or any op defined in the scalar form of `lamina.scalar`, a
@@ -17,13 +17,39 @@ plugin's included, whose expression has an arith-only body), then an
   only (erf, tanh and sigmoid as rational approximations, error 3.2e-7),
   so that the GPU code needs no libdevice, with fast-math flags that let
   it contract into FMAs and divide approximately (`EPILOGUE_FASTMATH`:
-  errors far under the f16/bf16 rounding of its result). The K loop carries an
+  errors far under the f16/bf16 rounding of its result, and under f32's
+  tolerance of 1e-5 for an f32 result). The K loop carries an
   `hw.pipeline` annotation of S stages, which `hw-pipeline` realises;
-* loads are TMA loads on an mbarrier on sm_90a (global rows of a
-  multiple of 16 bytes), cp.async otherwise (rows of a multiple of 4
-  bytes), else synchronous copies (no pipelining); tiles past the ends of
-  M, N and K read zeros and store nothing, so shapes that tiles do not
-  divide need no padding;
+* f32 operands are multiplied on tensor cores too, accurate to f32 by
+  default: 3xTF32 (`hw.mma` with precision = "3xtf32", as CUTLASS's
+  3xTF32 does: each operand split into its tf32 rounding and the tf32
+  rounding of the residual, three m16n8k8 products accumulated in f32;
+  within about 1e-6 relative of f32 sums, where one tf32 product is off
+  by 1e-3). Why tensor cores rather than a CUDA-core (SIMT) kernel: three
+  tf32 products run at a third of the dense tf32 rate, 52 TFLOP/s on an
+  A100 (156 / 3) against 19.5 for f32 FMAs, 165 on an H100 against 67
+  (mma.sync reaches less of the rate than wgmma, but keeps the lead), with
+  the same kernel, tiles, pipeline and epilogues as f16's; the price is
+  registers (3xTF32 holds each k-step's fragments
+  twice, so the cost model's largest tile is 128x64) and four bytes an
+  element of shared memory. Where nn.matmul allows tf32 (precision =
+  "tf32", PyTorch's allow_tf32) the kernel multiplies once, its operands
+  rounded to the nearest tf32 (precision = "tf32_rounded"), as the nn
+  reference rounds them;
+* an operand that an `nn.transpose` of its last two dims makes (a linear
+  layer's weight W [N, K] in x times W^T, or a transposed A) is read in
+  place: the kernel takes the transpose's input, its shared tiles hold
+  the box as stored (B as BN x BK, A as BK x BM) and `hw.mma` reads them
+  transposed (`transpose_a`, `transpose_b`: ldmatrix transposing A and not
+  B for f16 and bf16, element loads at swapped indices for tf32); no
+  transpose kernel runs, and the transpose goes with the chain where the
+  chain is its only user (`MatmulChain.read_in_place`);
+* loads are TMA loads on an mbarrier on sm_90a (f16 and bf16 operands not
+  transposed, which wgmma reads; global rows of a multiple of 16 bytes),
+  cp.async otherwise (rows of a multiple of 4 bytes; f32 and transposed
+  operands, which mma.sync reads, on sm_90a too), else synchronous copies
+  (no pipelining); tiles past the ends of M, N and K read zeros and store
+  nothing, so shapes that tiles do not divide need no padding;
 * the tile sizes and stages come from `choose_tiles`, a cost model of
   the architecture (shared memory and register budgets, the number of
   blocks against the number of SMs, the work wasted on partial tiles);
@@ -38,9 +64,7 @@ plugin's included, whose expression has an arith-only body), then an
   empty buffer and no kernel (a grid has no size 0); with K = 0 the
   kernel loads nothing and stores the epilogue of a zero accumulator (the
   nn reference's empty sum: the bias, its activation, cast).
-
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
