@@ -75,8 +75,8 @@ from lamina.types import MemRefType, TensorType
 
 from . import nn
 from .opdef import (AnyType, BoolAttr, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index,
-                    IntAttr, MemRefOf, Operand, Result, StrAttr, SymbolRefAttr, Variadic, VerifyError,
-                    lookup_op)
+                    IntAttr, MemRefOf, Operand, Result, StrAttr, SymbolRefAttr, Variadic,
+                    VerifyError, lookup_op)
 
 
 class HW(Dialect, name="hw"):

@@ -67,10 +67,11 @@ plugin's included, whose expression has an arith-only body), then an
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, scf, tensor
 
 from lamina import scalar
 from lamina.dialects import hw, nn
@@ -112,9 +113,9 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     Tiles must fit the register budget (`nvidia.mma_sync_registers`: the
     f32 accumulator spread over 128 threads and a k-step's operand
     fragments, which 3xTF32 holds twice; wgmma's accumulator alone) and
-    their stages the shared memory (4 bytes an f32 element). More stages hide more latency, up to the number of K steps,
-    but not so many that two blocks no longer fit in an SM's shared
-    memory: a second resident block hides the loads' latency and the
+    their stages the shared memory (4 bytes an f32 element). More stages
+    hide more latency, up to the number of K steps, but not so many that
+    two blocks no longer fit in an SM's shared memory: a second resident block hides the loads' latency and the
     epilogue better than a deeper pipeline (measured on an H200, f16
     4096^3 with 128x128x64 tiles: 4 stages, one block per SM, 410
     TFLOP/s; 3 stages, two blocks, 554; bench/results-gpu.md). With TMA
@@ -218,13 +219,16 @@ class MatmulChain:
         transpose joins the chain's ops (it is lowered with them) where
         the chain is its only user."""
         operands, transposed = [], []
-        for value in self.matmul.operands:
+        for position, value in enumerate(self.matmul.operands):
             host = self.host_value(value)
-            source = transposed_source(host)
+            # A's batch folded into its rows reads A's rows as they are.
+            folded = position == 0 and folds_batch(self.matmul)
+            source = None if folded else transposed_source(host)
             operands.append(host if source is None else source)
             transposed.append(source is not None)
-            if source is not None and _single_user(host) is not None and host.owner not in self.ops:
-                self.ops.insert(0, host.owner)
+            absorbed = source is not None and _single_user(host) is not None
+            if absorbed and host.owner.operation not in self.ops:
+                self.ops.insert(0, host.owner.operation)
         self.operands, self.transposed = operands, tuple(transposed)
         return self
 
@@ -244,8 +248,16 @@ def transposed_source(value: ir.Value) -> ir.Value | None:
 
 def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
     a, b = (type_view(v.type) for v in matmul.operands)
-    return a.dtype in MATMUL_TYPES and a.rank == b.rank and a.rank in (2, 3) \
-        and a.shape[:-2] == b.shape[:-2]
+    batched = a.rank == b.rank and a.rank in (2, 3) and a.shape[:-2] == b.shape[:-2]
+    return a.dtype in MATMUL_TYPES and (batched or folds_batch(matmul))
+
+
+def folds_batch(matmul: ir.Operation) -> bool:
+    """Whether a matmul multiplies a batch of A by one B (x [..., M, K]
+    times W [K, N], a linear layer on batched activations): one matmul of
+    all of A's rows, [B * M, K] x [K, N]."""
+    a, b = (type_view(v.type) for v in matmul.operands)
+    return a.rank > 2 and b.rank == 2
 
 
 # The operand types of the matmul kernels.
@@ -393,13 +405,19 @@ class KernelBuilder:
         self.name = name
         self.chip = chip
         a, b = (type_view(v.type) for v in chain.matmul.operands)
-        # A batched matmul runs its batch along the grid's third dim.
-        self.batch = a.shape[0] if a.rank == 3 else None
-        self.m, self.k = a.shape[-2:]
+        result = type_view(chain.last.results[0].type)
+        self.result_shape = result.shape
+        # A batched matmul runs its batch along the grid's third dim; a
+        # batch of A over one B is one matmul of A's rows (`folds_batch`).
+        self.folded = folds_batch(chain.matmul)
+        self.batch = a.shape[0] if a.rank == 3 and not self.folded else None
+        self.m = math.prod(a.shape[:-1]) if self.folded else a.shape[-2]
+        self.k = a.shape[-1]
         self.n = b.shape[-1]
         self.dtype = a.dtype
         self.element = ir.Type.parse(self.dtype)
-        self.out = type_view(chain.last.results[0].type)
+        # The result as the kernel writes it: its rows, where A's are folded.
+        self.out = result.with_shape((self.m, self.n)) if self.folded else result
         self.extras = [type_view(v.type) for v in chain.extras]
         self.transpose_a, self.transpose_b = chain.transposed
         # f32 products: accurate to f32 (3xTF32), or one rounded tf32
@@ -440,9 +458,10 @@ class KernelBuilder:
 
     def extra_shape(self, extra) -> tuple[int, ...]:
         """The shape the kernel reads a bias or residual in: the result's
-        (a residual, or a [1, N] bias of a one-row result, which is the
-        same), else a vector of the N columns (a bias row)."""
-        return extra.shape if extra.shape == self.out.shape else (self.n,)
+        as the kernel writes it (a residual, or a [1, N] bias of a one-row
+        result, which is the same), else a vector of the N columns (a bias
+        row)."""
+        return self.out.shape if extra.shape == self.result_shape else (self.n,)
 
     def argument_types(self) -> list[ir.Type]:
         batch = (self.batch,) if self.batch else ()
@@ -585,11 +604,44 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
 
 
 def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
-    """The launch of a chain's kernel in place of its last op."""
+    """The launch of a chain's kernel in place of its last op. Where A's
+    batch is folded into its rows, the kernel reads A and the residuals
+    as rows (`tensor.collapse_shape`) and writes the result's rows, which
+    `tensor.expand_shape` gives its users in the result's shape."""
     inputs = list(chain.operands)
     with ir.InsertionPoint(chain.last), chain.last.location:
+        if builder.folded:
+            inputs[0] = _rows(inputs[0])
         for value, extra in zip(chain.extras, builder.extras):
-            inputs.append(reshaped(chain.host_value(value), builder.extra_shape(extra)))
-    launch(chain.last, inputs, builder.name, builder.grid)
+            host, shape = chain.host_value(value), builder.extra_shape(extra)
+            inputs.append(_rows(host) if len(shape) == 2 and builder.folded
+                          else reshaped(host, shape))
+    if not builder.folded:
+        launch(chain.last, inputs, builder.name, builder.grid)
+        return
+    result = chain.last.results[0]
+    with ir.InsertionPoint.after(chain.last), chain.last.location:
+        rows = _rows(result)
+        shaped = tensor.expand_shape(result.type, rows, _row_groups(type_view(result.type).rank),
+                                     [], list(builder.result_shape))
+    result.replace_all_uses_except(shaped, rows.owner.operation)
+    launch(rows.owner.operation, inputs, builder.name, builder.grid)
+    rows.owner.operation.erase()
+
+
+def _row_groups(rank: int) -> list[list[int]]:
+    """The reassociation that folds a tensor's leading dims into its rows."""
+    return [list(range(rank - 1)), [rank - 1]]
+
+
+def _rows(value: ir.Value) -> ir.Value:
+    """A tensor of rank >= 2 as a matrix of its rows ([..., M, K] as
+    [prod(...) * M, K]), at the current insertion point."""
+    view = type_view(value.type)
+    if view.rank == 2:
+        return value
+    shape = (math.prod(view.shape[:-1]), view.shape[-1])
+    return tensor.collapse_shape(view.with_shape(shape).to_mlir(), value,
+                                 _row_groups(view.rank))
 
 

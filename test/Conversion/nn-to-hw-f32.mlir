@@ -5,7 +5,8 @@
 // rounded tf32 product where precision = "tf32" allows it; operands that
 // an nn.transpose of the last two dims makes are read in place (the
 // transpose's input is the kernel's argument and its tiles are loaded
-// transposed), for f32, f16 and bf16. On sm_90a, f32 and transposed
+// transposed), for f32, f16 and bf16; a batch of A over one B is one
+// matmul of A's rows. On sm_90a, f32 and transposed
 // operands take cp.async and mma.sync (wgmma and its TMA loads read f16
 // and bf16 tiles that are not transposed).
 
@@ -137,4 +138,27 @@ func.func @transposes_kept(%x: tensor<33x40xf32>, %w: tensor<24x40xf32>, %a: ten
   %p = "nn.transpose"(%b) {perm = array<i64: 1, 0, 2>} : (tensor<24x3x16xf32>) -> tensor<3x24x16xf32>
   %1 = "nn.matmul"(%a, %p) : (tensor<3x16x24xf32>, tensor<3x24x16xf32>) -> tensor<3x16x16xf32>
   return %0, %t, %1 : tensor<33x24xf32>, tensor<40x24xf32>, tensor<3x16x16xf32>
+}
+
+// -----
+
+// A linear layer on batched activations (x [2, 17, 40] times W^T): one
+// matmul of x's 34 rows, the kernel's [34, 24] result expanded to the
+// result's shape for its users.
+// CHECK-LABEL: func.func @batched_linear
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x17x40xf32>, %[[W:[^:]+]]: tensor<24x40xf32>, %{{.+}}: tensor<24xf32>)
+// CHECK-NOT: "nn.
+// CHECK: %[[XR:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x17x40xf32> into tensor<34x40xf32>
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @batched_linear_matmul_0} : (memref<34x40xf32>, memref<24x40xf32>, memref<24xf32>, memref<34x24xf32>) -> ()
+// CHECK: %[[OUT:.+]] = bufferization.to_tensor %{{.+}} : memref<34x24xf32> to tensor<34x24xf32>
+// CHECK: %[[SHAPED:.+]] = tensor.expand_shape %[[OUT]] {{\[\[}}0, 1], [2]] output_shape [2, 17, 24] : tensor<34x24xf32> into tensor<2x17x24xf32>
+// CHECK: return %[[SHAPED]]
+// CHECK-LABEL: func.func private @batched_linear_matmul_0(
+// CHECK: "hw.mma"({{.+}}) {precision = "3xtf32", transpose_b = true}
+func.func @batched_linear(%x: tensor<2x17x40xf32>, %w: tensor<24x40xf32>, %bias: tensor<24xf32>) -> tensor<2x17x24xf32> {
+  %t = "nn.transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<24x40xf32>) -> tensor<40x24xf32>
+  %0 = "nn.matmul"(%x, %t) : (tensor<2x17x40xf32>, tensor<40x24xf32>) -> tensor<2x17x24xf32>
+  %1 = "nn.add"(%0, %bias) : (tensor<2x17x24xf32>, tensor<24xf32>) -> tensor<2x17x24xf32>
+  %2 = "nn.relu"(%1) : (tensor<2x17x24xf32>) -> tensor<2x17x24xf32>
+  return %2 : tensor<2x17x24xf32>
 }
