@@ -1063,9 +1063,8 @@ def _tf32_fragment(view, tile: ir.Value, stage: list, positions: list,
 
 def _fragment_products(view, a: list, b: list) -> list[tuple[list, list]]:
     """The mma.sync operands of one fragment product, in order: 3xTF32's
-    three (its small products first, so that they are not lost to the
-    larger partial sums), else one."""
-    if view.precision != "3xtf32" or type_view(view.operand("a").type).dtype != "f32":
+    three in CUTLASS's order (the small products first), else one."""
+    if view.precision != "3xtf32":
         return [(a, b)]
     (big_a, small_a), (big_b, small_b) = a, b
     return [(big_a, small_b), (small_a, big_b), (big_a, big_b)]

@@ -115,10 +115,11 @@ def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
     fragments, which 3xTF32 holds twice; wgmma's accumulator alone) and
     their stages the shared memory (4 bytes an f32 element). More stages
     hide more latency, up to the number of K steps, but not so many that
-    two blocks no longer fit in an SM's shared memory: a second resident block hides the loads' latency and the
-    epilogue better than a deeper pipeline (measured on an H200, f16
-    4096^3 with 128x128x64 tiles: 4 stages, one block per SM, 410
-    TFLOP/s; 3 stages, two blocks, 554; bench/results-gpu.md). With TMA
+    two blocks no longer fit in an SM's shared memory: a second resident
+    block hides the loads' latency and the epilogue better than a deeper
+    pipeline (measured on an H200, f16 4096^3 with 128x128x64 tiles: 4
+    stages, one block per SM, 410 TFLOP/s; 3 stages, two blocks, 554;
+    bench/results-gpu.md). With TMA
     and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads them
     swizzled) and BN a multiple of 64."""
     arch = nvidia.architecture(chip)
@@ -246,6 +247,10 @@ def transposed_source(value: ir.Value) -> ir.Value | None:
     return owner.operation.operands[0]
 
 
+# The operand types of the matmul kernels.
+MATMUL_TYPES = ("f16", "bf16", "f32")
+
+
 def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
     a, b = (type_view(v.type) for v in matmul.operands)
     batched = a.rank == b.rank and a.rank in (2, 3) and a.shape[:-2] == b.shape[:-2]
@@ -258,10 +263,6 @@ def folds_batch(matmul: ir.Operation) -> bool:
     all of A's rows, [B * M, K] x [K, N]."""
     a, b = (type_view(v.type) for v in matmul.operands)
     return a.rank > 2 and b.rank == 2
-
-
-# The operand types of the matmul kernels.
-MATMUL_TYPES = ("f16", "bf16", "f32")
 
 
 def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
