@@ -798,10 +798,10 @@ class MatmulOp(ContractionOp, name="matmul"):
                 IndexingMap.of_loops(loops, range(len(result))))
 
     def reference(self, lhs, rhs):
-        lhs, rhs = _compute(lhs), _compute(rhs)
+        a, b = _compute(lhs), _compute(rhs)
         if self.precision == "tf32":
-            lhs, rhs = round_tf32(lhs), round_tf32(rhs)
-        return np.matmul(lhs, rhs).astype(lhs.dtype)
+            a, b = round_tf32(a), round_tf32(b)
+        return np.matmul(a, b).astype(lhs.dtype)
 
 
 def _window_out(size: int, kernel: int, stride: int, dilation: int, pad: int) -> int:
