@@ -3,9 +3,8 @@
 Each `nn.matmul` of two f16, bf16 or f32 tensors, 2-d or batched (3-d,
 one batch dim of the same size in both; the batch runs along the grid's
 third dim; a batch of A over a 2-d B, a linear layer on batched
-activations, is one matmul of A's rows: `folds_batch`), with the chain of
-ops
-that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
+activations, is one matmul of A's rows: `folds_batch`), with the chain
+of ops that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then a unary elementwise op (`nn.relu`,
 `nn.gelu`, or any op defined in the scalar form of `lamina.scalar`, a
 plugin's included, whose expression has an arith-only body), then an
