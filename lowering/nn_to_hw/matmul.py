@@ -195,7 +195,7 @@ class MatmulChain:
     group_result: ir.Value | None = None
     # The host's values the kernel reads for A and B, and whether each is
     # stored transposed (the input of an nn.transpose of its last two
-    # dims, read in place: `read_in_place`).
+    # dims, read in place: `read_in_place`); None: the matmul's operands.
     operands: list | None = None
     transposed: tuple[bool, bool] = (False, False)
 
@@ -426,7 +426,8 @@ class KernelBuilder:
         # product where the matmul allows it.
         self.precision = "tf32"
         if self.dtype == "f32":
-            allowed = nn.MatmulOp.from_operation(chain.matmul).precision == "tf32"
+            allowed = chain.matmul.name == "nn.matmul" \
+                and nn.MatmulOp.from_operation(chain.matmul).precision == "tf32"
             self.precision = "tf32_rounded" if allowed else "3xtf32"
         element_bytes = nvidia.dtype_bytes(self.dtype)
         row_bytes = {shape[-1] * element_bytes for shape in self.operand_shapes()}
@@ -610,7 +611,7 @@ def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
     batch is folded into its rows, the kernel reads A and the residuals
     as rows (`tensor.collapse_shape`) and writes the result's rows, which
     `tensor.expand_shape` gives its users in the result's shape."""
-    inputs = list(chain.operands)
+    inputs = list(chain.operands or (chain.host_value(v) for v in chain.matmul.operands))
     with ir.InsertionPoint(chain.last), chain.last.location:
         if builder.folded:
             inputs[0] = _rows(inputs[0])
