@@ -74,9 +74,9 @@ from lamina import scalar
 from lamina.types import MemRefType, TensorType
 
 from . import nn
-from .opdef import (AnyType, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index, IntAttr,
-                    MemRefOf, Operand, Result, StrAttr, SymbolRefAttr, Variadic, VerifyError,
-                    lookup_op)
+from .opdef import (AnyType, BoolAttr, Dialect, EnumAttr, F64Attr, I64ArrayAttr, Index,
+                    IntAttr, MemRefOf, Operand, Result, StrAttr, SymbolRefAttr, Variadic,
+                    VerifyError, lookup_op)
 
 
 class HW(Dialect, name="hw"):
@@ -114,6 +114,9 @@ MAP_TYPES = TILE_TYPES + ("i1", "i32", "i64")
 
 # (A, B, C) element types of the tensor-core MMA; f32 operands are tf32.
 MMA_TYPES = (("f16", "f16", "f32"), ("bf16", "bf16", "f32"), ("f32", "f32", "f32"))
+
+# How hw.mma multiplies f32 operands on tensor cores (see MmaOp).
+MMA_PRECISIONS = ("tf32", "tf32_rounded", "3xtf32")
 
 MAX_THREADS_PER_BLOCK = 1024
 
@@ -606,11 +609,20 @@ class MmaOp(KernelOp, name="mma"):
     """`C += A x B` on tensor cores: A (M x K) and B (K x N) are boxes of
     shared tiles (leading dims indexed by `indices`, A's first), C an
     M x N register tile. f16 x f16 and bf16 x bf16 accumulate in f32;
-    f32 x f32 multiplies in tf32 (the low 13 bits of the mantissas are
-    dropped) and accumulates in f32. `instruction` chooses the tensor-core
-    instructions: `mma_sync` (ldmatrix + mma.sync, sm_80 and later),
-    `wgmma` (sm_90a: operands that TMA loads with 128-byte rows, one
-    warpgroup) or `auto` (wgmma where it applies, else mma.sync).
+    f32 x f32 multiplies in tf32 and accumulates in f32, its operands as
+    `precision` says: `tf32` (the low 13 bits of the mantissas dropped, as
+    the tensor cores read f32), `tf32_rounded` (rounded to the nearest
+    tf32, ties away from zero: cvt.rna.tf32.f32) or `3xtf32` (accurate to
+    f32: each operand split into a rounded tf32 `big` part and the tf32
+    rounding of its residual `small`, and `big x small + small x big +
+    big x big` accumulated, as CUTLASS's 3xTF32 does; the dropped `small x
+    small` is under 2^-22 of the product). `transpose_a` and
+    `transpose_b` read A from a K x M box and B from an N x K box, stored
+    transposed (a linear layer's weight, read in place). `instruction`
+    chooses the tensor-core instructions: `mma_sync` (ldmatrix +
+    mma.sync, sm_80 and later), `wgmma` (sm_90a: operands that TMA loads
+    with 128-byte rows, one warpgroup, not transposed) or `auto` (wgmma
+    where it applies, else mma.sync).
 
     Example: "hw.mma"(%a, %b, %acc, %stage, %stage) : (memref<3x128x32xf16, #gpu.address_space<workgroup>>, memref<3x32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #gpu.address_space<private>>, index, index) -> ()
     """
@@ -620,37 +632,72 @@ class MmaOp(KernelOp, name="mma"):
     c: Operand[MemRefOf("f32", space="private")]
     indices: Variadic[Operand[Index]]
     instruction: EnumAttr("auto", "mma_sync", "wgmma") = "auto"
+    precision: EnumAttr(*MMA_PRECISIONS) = "tf32"
+    transpose_a: BoolAttr = False
+    transpose_b: BoolAttr = False
 
     def verify_operands(self, a, b, c, indices):
         if a.rank < 2 or b.rank < 2 or c.rank != 2:
             raise VerifyError(f"mma takes matrices: A and B of rank >= 2, C of rank 2; got "
                               f"{a}, {b}, {c}")
-        (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+        (m, k), (k2, n) = self.matrix_shape(a, "a"), self.matrix_shape(b, "b")
         if k != k2 or c.shape != (m, n):
+            expected = (f"A {'KxM' if self.transpose_a else 'MxK'}, "
+                        f"B {'NxK' if self.transpose_b else 'KxN'}, C MxN")
             raise VerifyError(f"mma shapes do not match: A {dims(a.shape[-2:])}, B "
-                              f"{dims(b.shape[-2:])}, C {dims(c.shape)} (expected A MxK, "
-                              "B KxN, C MxN)")
+                              f"{dims(b.shape[-2:])}, C {dims(c.shape)} (expected {expected})")
         if (a.dtype, b.dtype, c.dtype) not in MMA_TYPES:
             raise VerifyError(f"mma takes f16 x f16 -> f32, bf16 x bf16 -> f32 or f32 x f32 -> "
                               f"f32 (tf32); got {a.dtype} x {b.dtype} -> {c.dtype}")
+        if self.precision != "tf32" and a.dtype != "f32":
+            raise VerifyError(f"precision = \"{self.precision}\" is for f32 operands, not "
+                              f"{a.dtype}")
+        if self.instruction == "wgmma" and (self.transpose_a or self.transpose_b):
+            raise VerifyError("wgmma here reads A as MxK and B as KxN; transposed operands "
+                              "are read by mma.sync")
         expected = a.rank - 2 + b.rank - 2
         _check_index_count("hw.mma", expected, len(indices),
                            f"{a.rank - 2} for A's and {b.rank - 2} for B's leading dims")
+
+    def matrix_shape(self, operand: MemRefType, name: str) -> tuple[int, int]:
+        """The (rows, cols) of `operand`'s matrix (A: M x K, B: K x N) as
+        the product reads it, its box transposed where it is stored so."""
+        rows, cols = operand.shape[-2:]
+        transposed = self.transpose_a if name == "a" else self.transpose_b
+        return (cols, rows) if transposed else (rows, cols)
 
     def reference(self, a, b, c, indices):
         lead_a = a.ndim - 2
         ia, ib = [int(i) for i in indices[:lead_a]], [int(i) for i in indices[lead_a:]]
         lhs, rhs = a[tuple(ia)].astype(np.float32), b[tuple(ib)].astype(np.float32)
-        if a.dtype == np.float32:
-            lhs, rhs = to_tf32(lhs), to_tf32(rhs)
-        c += np.matmul(lhs.astype(np.float64), rhs.astype(np.float64)).astype(np.float32)
+        if self.transpose_a:
+            lhs = lhs.T
+        if self.transpose_b:
+            rhs = rhs.T
+        if a.dtype != np.float32:
+            products = [(lhs, rhs)]
+        elif self.precision == "3xtf32":
+            (big_a, small_a), (big_b, small_b) = split_tf32(lhs), split_tf32(rhs)
+            products = [(big_a, small_b), (small_a, big_b), (big_a, big_b)]
+        else:
+            rounding = to_tf32 if self.precision == "tf32" else nn.round_tf32
+            products = [(rounding(lhs), rounding(rhs))]
+        for x, y in products:
+            c += np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
 
 
 def to_tf32(x: np.ndarray) -> np.ndarray:
     """f32 values as the tensor cores read them in tf32: the low 13 bits of
     the mantissa dropped."""
-    bits = np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(nn.TF32_MASK)
     return bits.view(np.float32)
+
+
+def split_tf32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An f32 array as 3xTF32 splits it: the tf32 `big` part (rounded) and
+    the tf32 rounding of the residual `x - big` (exact in f32)."""
+    big = nn.round_tf32(x)
+    return big, nn.round_tf32((np.asarray(x, np.float32) - big).astype(np.float32))
 
 
 # ---------------------------------------------------------------------------

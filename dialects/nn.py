@@ -727,9 +727,33 @@ class ConvolutionOp(NN.Operation):
         return np.transpose(compute(np.transpose(x, inverse), *others), permutation)
 
 
+# tf32, the tensor cores' format for f32 operands: f32's sign, exponent
+# and top 10 of its 23 mantissa bits (TF32_MASK keeps them); TF32_HALF is
+# half the weight of the 13 bits it drops.
+TF32_MASK = 0xFFFFE000
+TF32_HALF = 0x1000
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to the nearest tf32, ties away from zero (as
+    cvt.rna.tf32.f32 rounds): half the dropped bits' weight added to the
+    magnitude, then the dropped bits cleared."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32) + np.uint32(TF32_HALF)
+    return (bits & np.uint32(TF32_MASK)).view(np.float32)
+
+
 class MatmulOp(ContractionOp, name="matmul"):
     """Matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`; batch dims
     broadcast.
+
+    `precision` is what the product may trade for speed: "f32" (the
+    default) computes products and sums in f32 (f16 and bf16 operands are
+    exact in it); "tf32", for f32 operands, lets them be rounded to tf32
+    (10 mantissa bits, to nearest) first, as PyTorch's `allow_tf32` does:
+    the reference rounds them so, and so do the cuda targets' tensor
+    cores (one tf32 product instead of the three that f32 accuracy
+    takes); the cpu target ignores it and computes in f32, within about
+    1e-3 relative of the reference.
 
     Example: %c = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     """
@@ -737,9 +761,12 @@ class MatmulOp(ContractionOp, name="matmul"):
     lhs: Operand
     rhs: Operand
     result: Result
+    precision: EnumAttr("f32", "tf32") = "f32"
 
     def infer_type(self, lhs, rhs):
         dtype = _same_dtype(lhs, rhs)
+        if self.precision == "tf32" and dtype != "f32":
+            raise VerifyError(f"precision = \"tf32\" rounds f32 operands; these are {dtype}")
         if lhs.rank < 2 or rhs.rank < 2:
             raise VerifyError(f"matmul operands must have rank >= 2, got {lhs} and {rhs}")
         if lhs.shape[-1] != rhs.shape[-2]:
@@ -771,7 +798,10 @@ class MatmulOp(ContractionOp, name="matmul"):
                 IndexingMap.of_loops(loops, range(len(result))))
 
     def reference(self, lhs, rhs):
-        return np.matmul(_compute(lhs), _compute(rhs)).astype(lhs.dtype)
+        a, b = _compute(lhs), _compute(rhs)
+        if self.precision == "tf32":
+            a, b = round_tf32(a), round_tf32(b)
+        return np.matmul(a, b).astype(lhs.dtype)
 
 
 def _window_out(size: int, kernel: int, stride: int, dilation: int, pad: int) -> int:

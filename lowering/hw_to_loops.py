@@ -22,7 +22,9 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
   kernel, and no memref keeps a GPU memory space;
 * loads past the end of a global memref read zeros and stores past it are
   skipped, as the hw ops define; f16 and bf16 are computed on in f32 (MMA
-  accumulates in f32; f32 MMA operands are truncated to tf32 first);
+  accumulates in f32; f32 MMA operands are truncated or rounded to tf32
+  first, or split into two tf32 parts whose three products it adds, as
+  the op's `precision` says);
 * stores with an epilogue call the epilogue function on each element;
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   element of the tile inside the run and the space, reading operands
@@ -43,7 +45,7 @@ from typing import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
-from lamina.dialects import hw
+from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
@@ -111,12 +113,34 @@ def convert(value: ir.Value, target: ir.Type) -> ir.Value:
     return (arith.trunci if target_width < width else arith.extsi)(target, value)
 
 
-def to_tf32(value: ir.Value) -> ir.Value:
-    """An f32 as the tensor cores read it in tf32 (low 13 mantissa bits dropped)."""
+def to_tf32(value: ir.Value, rounded: bool = False) -> ir.Value:
+    """An f32 as the tensor cores read it in tf32 (low 13 mantissa bits
+    dropped), or `rounded` to the nearest tf32 (`nn.round_tf32`)."""
     i32 = ir.IntegerType.get_signless(32)
     bits = arith.bitcast(i32, value)
-    masked = arith.andi(bits, arith.constant(i32, 0xFFFFE000 - (1 << 32)))
+    if rounded:
+        bits = arith.addi(bits, arith.constant(i32, nn.TF32_HALF))
+    masked = arith.andi(bits, arith.constant(i32, nn.TF32_MASK - (1 << 32)))
     return arith.bitcast(ir.F32Type.get(), masked)
+
+
+def split_tf32(value: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """An f32 as 3xTF32 splits it (`hw.split_tf32`): its rounded tf32 part
+    and the rounded tf32 residual."""
+    big = to_tf32(value, rounded=True)
+    return big, to_tf32(arith.subf(value, big), rounded=True)
+
+
+def mma_products(view, a: ir.Value, b: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
+    """The products of an A and a B element (in f32) that `view`, an
+    hw.mma, accumulates (f32 operands as its `precision` says), in order."""
+    if element_type(view.operand("a")) != ir.F32Type.get():
+        return [(a, b)]
+    if view.precision == "3xtf32":
+        (big_a, small_a), (big_b, small_b) = split_tf32(a), split_tf32(b)
+        return [(big_a, small_b), (small_a, big_b), (big_a, big_b)]
+    rounded = view.precision == "tf32_rounded"
+    return [(to_tf32(a, rounded), to_tf32(b, rounded))]
 
 
 def element_type(value: ir.Value) -> ir.Type:
@@ -207,22 +231,20 @@ def _mma(view):
     indices = view.operand("indices")
     lead_a = len(shape(a)) - 2
     stage_a, stage_b = list(indices[:lead_a]), list(indices[lead_a:])
-    m, k = shape(a)[-2:]
-    n = shape(c)[1]
-    tf32 = element_type(a) == ir.F32Type.get()
-
-    def operand(value: ir.Value) -> ir.Value:
-        value = to_f32(value)
-        return to_tf32(value) if tf32 else value
+    m, n = shape(c)
+    k = view.matrix_shape(type_view(a.type), "a")[1]
 
     def body(ivs):
         i, j = ivs
         loop = scf.ForOp(index(0), index(k), index(1), [memref.load(c, [i, j])])
         with ir.InsertionPoint(loop.body):
             kk = loop.induction_variable
-            product = arith.mulf(operand(memref.load(a, stage_a + [i, kk])),
-                                 operand(memref.load(b, stage_b + [kk, j])))
-            scf.YieldOp([arith.addf(loop.inner_iter_args[0], product)])
+            x = to_f32(memref.load(a, stage_a + ([kk, i] if view.transpose_a else [i, kk])))
+            y = to_f32(memref.load(b, stage_b + ([j, kk] if view.transpose_b else [kk, j])))
+            total = loop.inner_iter_args[0]
+            for lhs, rhs in mma_products(view, x, y):
+                total = arith.addf(total, arith.mulf(lhs, rhs))
+            scf.YieldOp([total])
         memref.store(loop.results[0], c, [i, j])
     loop_nest((m, n), body)
 

@@ -28,7 +28,11 @@ Each block-collective hw op is distributed over the threads of its block:
 * `hw.mma` becomes, per warp and per k-step, ldmatrix loads of A
   (x4) and B (x4 or x2, transposed) fragments and `nvvm.mma.sync`
   m16n8k16 (f16, bf16) or m16n8k8 (tf32, fragments loaded element by
-  element) on the accumulator's fragments;
+  element, rounded or split into big and small parts as `precision`
+  says, 3xTF32 then three mma.sync per fragment) on the accumulator's
+  fragments; an operand stored transposed (`transpose_a`, `transpose_b`)
+  is read in place, ldmatrix transposing it (or not, for B) and tf32
+  elements loaded at swapped indices;
 * on sm_90a, `hw.tma_load` becomes, in the block's first thread, an
   mbarrier arrive.expect_tx of its bytes and TMA loads
   (`nvgpu.tma.async.load`) of its boxes: the host makes one descriptor
@@ -88,7 +92,7 @@ from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
 from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
                                          guarded_load, guarded_store, index, index_element,
-                                         placed, shape, to_f32)
+                                         placed, shape, split_tf32, to_f32, to_tf32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
@@ -1035,25 +1039,41 @@ def _mma(kernel: KernelLowering, view):
     g, t = div(kernel.lane, 4), rem(kernel.lane, 4)
     lane16 = rem(kernel.lane, 16)
     half = mul(div(kernel.lane, 16), 8)
-    for k0 in range(0, a_type.shape[-1], k_step):
+    # Where this lane's row of an ldmatrix x4 of a transposed operand
+    # starts: matrix lane / 8, its row lane % 8, the matrices ordered as
+    # the fragment's registers.
+    lane8 = rem(kernel.lane, 8)
+    across = mul(rem(div(kernel.lane, 8), 2), 8)
+    down = add(lane8, half)
+    for k0 in range(0, view.matrix_shape(a_type, "a")[1], k_step):
         a_frags, b_frags = [], []
         for fi in range(layout.frag_rows):
             row = add(row0, fi * nvidia.MMA_M)
             if tf32:
-                a_frags.append([_i32(memref.load(a, stage_a + [add(row, add(g, dr)),
-                                                               add(t, k0 + dk)]))
-                                for dk, dr in ((0, 0), (0, 8), (4, 0), (4, 8))])
+                a_frags.append(_tf32_fragment(view, a, stage_a, [
+                    (add(row, add(g, dr)), add(t, k0 + dk))
+                    for dk, dr in ((0, 0), (0, 8), (4, 0), (4, 8))], view.transpose_a))
+            elif view.transpose_a:
+                a_frags.append(_ldmatrix(kernel, a, stage_a + [add(down, k0), add(row, across)],
+                                         4, True))
             else:
                 a_frags.append(_ldmatrix(kernel, a, stage_a + [add(row, lane16),
                                                                add(half, k0)], 4, False))
         fj = 0
         while fj < layout.frag_cols:
             col = add(col0, fj * nvidia.MMA_N)
+            pair = fj + 1 < layout.frag_cols
             if tf32:
-                b_frags.append([_i32(memref.load(b, stage_b + [add(t, k0 + dk), add(col, g)]))
-                                for dk in (0, 4)])
+                b_frags.append(_tf32_fragment(view, b, stage_b, [
+                    (add(t, k0 + dk), add(col, g)) for dk in (0, 4)], view.transpose_b))
                 fj += 1
-            elif fj + 1 < layout.frag_cols:
+            elif view.transpose_b:
+                start = add(down if pair else lane8, col)
+                registers = _ldmatrix(kernel, b, stage_b + [start, add(across, k0)],
+                                      4 if pair else 2, False)
+                b_frags += [registers[:2], registers[2:]] if pair else [registers]
+                fj += 2 if pair else 1
+            elif pair:
                 registers = _ldmatrix(kernel, b, stage_b + [add(lane16, k0), add(col, half)], 4,
                                       True)
                 b_frags += [registers[:2], registers[2:]]
@@ -1065,9 +1085,37 @@ def _mma(kernel: KernelLowering, view):
             for fj in range(layout.frag_cols):
                 slots = [AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)
                          for h in range(2) for v in range(2)]
-                d = _mma_sync(a_frags[fi], b_frags[fj], [acc.load(s) for s in slots], shape)
+                d = [acc.load(s) for s in slots]
+                for x, y in _fragment_products(view, a_frags[fi], b_frags[fj]):
+                    d = _mma_sync(x, y, d, shape)
                 for value, s in zip(d, slots):
                     acc.store(value, s)
+
+
+def _tf32_fragment(view, tile: ir.Value, stage: list, positions: list,
+                   transposed: bool) -> list:
+    """A tf32 fragment loaded element by element at `positions` (row, col)
+    of the operand's matrix (its box transposed where it is stored so): for
+    `precision` tf32 the raw f32 values (the tensor cores drop their low
+    bits), for tf32_rounded the rounded values, for 3xtf32 the pair of
+    fragments (big, small)."""
+    values = [memref.load(tile, stage + ([col, row] if transposed else [row, col]))
+              for row, col in positions]
+    if view.precision == "3xtf32":
+        parts = [split_tf32(v) for v in values]
+        return [[_i32(big) for big, _ in parts], [_i32(small) for _, small in parts]]
+    if view.precision == "tf32_rounded":
+        values = [to_tf32(v, rounded=True) for v in values]
+    return [_i32(v) for v in values]
+
+
+def _fragment_products(view, a: list, b: list) -> list[tuple[list, list]]:
+    """The mma.sync operands of one fragment product, in order: 3xTF32's
+    three in CUTLASS's order (the small products first), else one."""
+    if view.precision != "3xtf32":
+        return [(a, b)]
+    (big_a, small_a), (big_b, small_b) = a, b
+    return [(big_a, small_b), (small_a, big_b), (big_a, big_b)]
 
 
 # ---------------------------------------------------------------------------
@@ -1178,7 +1226,8 @@ def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
         view = hw.MmaOp.from_operation(op)
         a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
         da, db = plan.tiles.get(a), plan.tiles.get(b)
-        problem = nvidia.wgmma_problem(type_view(a.type), type_view(c.type), da, db, threads)
+        problem = nvidia.wgmma_problem(type_view(a.type), type_view(c.type), da, db, threads,
+                                       view.transpose_a or view.transpose_b)
         if view.instruction == "wgmma" and problem:
             raise PassFailure(f"this MMA cannot be a wgmma: {problem}", op.location)
         if view.instruction != "mma_sync" and not problem:

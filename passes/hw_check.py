@@ -225,14 +225,14 @@ class KernelChecker:
                 return
             if self.threads is not None:
                 problem = wgmma_problem(a_type, c_type, tiles.get(a), tiles.get(b),
-                                        self.threads)
+                                        self.threads, view.transpose_a or view.transpose_b)
                 if problem:
                     self.error(op, f"this MMA cannot be a wgmma: {problem}")
             return
         if not self.feature(op, "mma.sync", "'hw.mma'"):
             return
         shape = nvidia.mma_sync_shape(a_type.dtype)
-        m, k = a_type.shape[-2:]
+        m, k = view.matrix_shape(a_type, "a")
         n = c_type.shape[1]
         if m % shape.m or n % shape.n or k % shape.k:
             self.error(op, f"tensor cores multiply {shape.m}x{shape.k} by {shape.k}x{shape.n} "
@@ -242,7 +242,8 @@ class KernelChecker:
         if self.threads is None:
             return
         wgmma = (self.arch.specific and view.instruction == "auto" and not wgmma_problem(
-            a_type, c_type, tiles.get(a), tiles.get(b), self.threads))
+            a_type, c_type, tiles.get(a), tiles.get(b), self.threads,
+            view.transpose_a or view.transpose_b))
         if not wgmma and not isinstance(register_layout(c_type.shape, self.threads),
                                         AccumulatorLayout):
             self.error(op, f"the {self.threads // WARP} warps of the block cannot divide the "

@@ -201,7 +201,7 @@ class LoopPipeliner:
         elif any(v in self.staged for v in op.operands):
             raise PassFailure(f"hw-pipeline cannot give '{name}' a stage of its tile (hw.mma "
                               "and hw.copy can)", op.location)
-        attributes = {a.name: a.attr for a in op.attributes}
+        attributes = {name: op.attributes[name] for name in op.attributes}
         return ir.Operation.create(name, results=[r.type for r in op.results],
                                    operands=operands, attributes=attributes, loc=op.location)
 

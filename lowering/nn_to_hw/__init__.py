@@ -3,7 +3,9 @@
 Each fusion group (`nn.fused`, from `nn-fuse`) becomes one kernel and its
 launch, and so does each nn op outside a group that a kernel covers:
 
-* contraction groups: the matmul's kernel below, the group's other ops its
+* contraction groups: the matmul's kernel (f16, bf16 and f32 on tensor
+  cores, an operand made by a transpose of its last two dims read in
+  place), the group's other ops its
   epilogue (`group_chain`: elementwise ops of the result's shape with an
   arith-only scalar form, casts, splat constants, arguments shaped like
   the result or like a row of it; each op computed in f32 and rounded to
@@ -69,13 +71,15 @@ launch's output buffer.
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
 way to the GPU yet), unless `keep-unconverted` is set: attention,
-convolutions, f32 matmuls, reductions of integers. Booleans in global
-memory are i1 memrefs here (bytes after convert-hw-to-nvgpu, through
-cpu-widen-bool-memrefs). Guarantees: the groups and ops it converts are gone, and so are
-the bodies of the groups;
+convolutions, reductions of integers. Booleans in global memory are i1
+memrefs here (bytes after convert-hw-to-nvgpu, through
+cpu-widen-bool-memrefs). Guarantees: the groups and ops it converts are
+gone, and so are the bodies of the groups (and the transposes a matmul
+kernel reads in place, where it was their only user);
 each kernel verifies and computes the values of its ops, f16 and bf16
-products and sums accumulated in f32 and rounded once, each elementwise
-op rounded to its type, as the nn references do.
+products and sums accumulated in f32 and rounded once, f32 products
+accurate to f32 (3xTF32, or rounded to tf32 where nn.matmul allows it),
+each elementwise op rounded to its type, as the nn references do.
 """
 
 # The kernel kinds register their lowerings when imported.

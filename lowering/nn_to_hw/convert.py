@@ -66,7 +66,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, and row kernels for reductions and their groups (softmax, layer_norm, rms_norm)."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, and row kernels for reductions and their groups (softmax, layer_norm, rms_norm)."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -183,9 +183,9 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
-                "the cuda targets compile every nn op but nn.attention, nn.conv2d, f32 "
-                "nn.matmul, nn.matmul of more than one batch dim or of batch dims that "
-                "broadcast, and reductions of integers")
+                "the cuda targets compile every nn op but nn.attention, nn.conv2d, "
+                "nn.matmul of a batched B with an unbatched A or of more than one batch "
+                "dim, and reductions of integers")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

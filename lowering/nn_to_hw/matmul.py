@@ -1,9 +1,10 @@
-"""Matmul kernels: f16/bf16 contractions with their epilogues on tensor cores.
+"""Matmul kernels: f16, bf16 and f32 contractions with their epilogues on tensor cores.
 
-Each `nn.matmul` of two f16 or bf16 tensors, 2-d or batched (3-d, one
-batch dim of the same size in both; the batch runs along the grid's third
-dim), with the chain of ops
-that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
+Each `nn.matmul` of two f16, bf16 or f32 tensors, 2-d or batched (3-d,
+one batch dim of the same size in both; the batch runs along the grid's
+third dim; a batch of A over a 2-d B, a linear layer on batched
+activations, is one matmul of A's rows: `folds_batch`), with the chain
+of ops that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then a unary elementwise op (`nn.relu`,
 `nn.gelu`, or any op defined in the scalar form of `lamina.scalar`, a
 plugin's included, whose expression has an arith-only body), then an
@@ -17,13 +18,39 @@ plugin's included, whose expression has an arith-only body), then an
   only (erf, tanh and sigmoid as rational approximations, error 3.2e-7),
   so that the GPU code needs no libdevice, with fast-math flags that let
   it contract into FMAs and divide approximately (`EPILOGUE_FASTMATH`:
-  errors far under the f16/bf16 rounding of its result). The K loop carries an
+  errors far under the f16/bf16 rounding of its result, and under f32's
+  tolerance of 1e-5 for an f32 result). The K loop carries an
   `hw.pipeline` annotation of S stages, which `hw-pipeline` realises;
-* loads are TMA loads on an mbarrier on sm_90a (global rows of a
-  multiple of 16 bytes), cp.async otherwise (rows of a multiple of 4
-  bytes), else synchronous copies (no pipelining); tiles past the ends of
-  M, N and K read zeros and store nothing, so shapes that tiles do not
-  divide need no padding;
+* f32 operands are multiplied on tensor cores too, accurate to f32 by
+  default: 3xTF32 (`hw.mma` with precision = "3xtf32", as CUTLASS's
+  3xTF32 does: each operand split into its tf32 rounding and the tf32
+  rounding of the residual, three m16n8k8 products accumulated in f32;
+  within about 1e-6 relative of f32 sums, where one tf32 product is off
+  by 1e-3). Why tensor cores rather than a CUDA-core (SIMT) kernel: three
+  tf32 products run at a third of the dense tf32 rate, 52 TFLOP/s on an
+  A100 (156 / 3) against 19.5 for f32 FMAs, 165 on an H100 against 67
+  (mma.sync reaches less of the rate than wgmma, but keeps the lead), with
+  the same kernel, tiles, pipeline and epilogues as f16's; the price is
+  registers (3xTF32 holds each k-step's fragments
+  twice, so the cost model's largest tile is 128x64) and four bytes an
+  element of shared memory. Where nn.matmul allows tf32 (precision =
+  "tf32", PyTorch's allow_tf32) the kernel multiplies once, its operands
+  rounded to the nearest tf32 (precision = "tf32_rounded"), as the nn
+  reference rounds them;
+* an operand that an `nn.transpose` of its last two dims makes (a linear
+  layer's weight W [N, K] in x times W^T, or a transposed A) is read in
+  place: the kernel takes the transpose's input, its shared tiles hold
+  the box as stored (B as BN x BK, A as BK x BM) and `hw.mma` reads them
+  transposed (`transpose_a`, `transpose_b`: ldmatrix transposing A and not
+  B for f16 and bf16, element loads at swapped indices for tf32); no
+  transpose kernel runs, and the transpose goes with the chain where the
+  chain is its only user (`MatmulChain.read_in_place`);
+* loads are TMA loads on an mbarrier on sm_90a (f16 and bf16 operands not
+  transposed, which wgmma reads; global rows of a multiple of 16 bytes),
+  cp.async otherwise (rows of a multiple of 4 bytes; f32 and transposed
+  operands, which mma.sync reads, on sm_90a too), else synchronous copies
+  (no pipelining); tiles past the ends of M, N and K read zeros and store
+  nothing, so shapes that tiles do not divide need no padding;
 * the tile sizes and stages come from `choose_tiles`, a cost model of
   the architecture (shared memory and register budgets, the number of
   blocks against the number of SMs, the work wasted on partial tiles);
@@ -38,15 +65,14 @@ plugin's included, whose expression has an arith-only body), then an
   empty buffer and no kernel (a grid has no size 0); with K = 0 the
   kernel loads nothing and stores the epilogue of a zero accumulator (the
   nn reference's empty sum: the bias, its activation, cast).
-
 """
-
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, scf, tensor
 
 from lamina import scalar
 from lamina.dialects import hw, nn
@@ -59,12 +85,6 @@ from lamina.pass_registry import PassFailure
 from lamina.targets import nvidia
 from lamina.targets.nvidia import RESERVED_SHARED_BYTES, shared_alignment
 from lamina.types import MemRefType, VerifyError, type_view
-
-# f32 accumulator registers a thread may hold, leaving room for the
-# fragments, addresses and loop state below the limit of
-# nvidia.REGISTERS_PER_THREAD (255).
-ACCUMULATOR_REGISTERS = 128
-
 
 @dataclass(frozen=True)
 class TileConfig:
@@ -81,47 +101,56 @@ class TileConfig:
 
 
 def choose_tiles(m: int, n: int, k: int, chip: str, tma: bool = False,
-                 batch: int = 1) -> TileConfig:
-    """The tiling of an M x N x K f16/bf16 matmul (`batch` of them) with the
-    least estimated time on `chip`.
+                 batch: int = 1, dtype: str = "f16", precision: str = "3xtf32") -> TileConfig:
+    """The tiling of an M x N x K matmul (`batch` of them) of `dtype`
+    operands (f16, bf16, or f32 multiplied as `precision` says, one of
+    hw.MMA_PRECISIONS) with the least estimated time on `chip`.
 
     The model: a block's time is its tile's work (BM * BN * K, K rounded up
     to BK) divided by how well the tile feeds the tensor cores (its
     arithmetic intensity BM * BN / (BM + BN), the loads each MMA step
     amortises); blocks run in waves of one per SM, so the estimate is
-    waves x block time. Tiles must fit the register budget (the f32
-    accumulator spread over 128 threads) and their stages the shared
-    memory. More stages hide more latency, up to the number of K steps,
-    but not so many that two blocks no longer fit in an SM's shared
-    memory: a second resident block hides the loads' latency and the
-    epilogue better than a deeper pipeline (measured on an H200, f16
-    4096^3 with 128x128x64 tiles: 4 stages, one block per SM, 410
-    TFLOP/s; 3 stages, two blocks, 554; bench/results-gpu.md). With TMA
+    waves x block time (three times the work for 3xTF32's products).
+    Tiles must fit the register budget (`nvidia.mma_sync_registers`: the
+    f32 accumulator spread over 128 threads and a k-step's operand
+    fragments, which 3xTF32 holds twice; wgmma's accumulator alone) and
+    their stages the shared memory (4 bytes an f32 element). More stages
+    hide more latency, up to the number of K steps, but not so many that
+    two blocks no longer fit in an SM's shared memory: a second resident
+    block hides the loads' latency and the epilogue better than a deeper
+    pipeline (measured on an H200, f16 4096^3 with 128x128x64 tiles: 4
+    stages, one block per SM, 410 TFLOP/s; 3 stages, two blocks, 554;
+    bench/results-gpu.md). With TMA
     and wgmma (sm_90a), BK is 64 (128-byte rows, as wgmma reads them
     swizzled) and BN a multiple of 64."""
     arch = nvidia.architecture(chip)
+    element_bytes = nvidia.dtype_bytes(dtype)
+    products = nvidia.TF32_PRODUCTS[precision] if dtype == "f32" else 1
     block_k = 64 if tma else 32
     k_steps = -(-k // block_k)
     best, best_time = None, None
     for block_m in (128, 64):
         for block_n in (128, 64):
-            if block_m * block_n // THREADS > ACCUMULATOR_REGISTERS:
+            registers = (block_m * block_n // THREADS if tma else
+                         nvidia.mma_sync_registers(block_m, block_n, THREADS, products))
+            if registers > nvidia.MMA_TILE_REGISTERS:
                 continue
             blocks = -(-m // block_m) * -(-n // block_n) * batch
             waves = -(-blocks // arch.sms)
             intensity = block_m * block_n / (block_m + block_n)
             # K = 0 still stores its tile (the epilogue of zeros).
-            time = waves * block_m * block_n * max(k_steps, 1) * block_k / intensity
+            time = waves * block_m * block_n * max(k_steps, 1) * block_k * products / intensity
             if best_time is None or time < best_time:
                 best, best_time = (block_m, block_n), time
     block_m, block_n = best
     fitting = [candidate for candidate in (4, 3, 2) if candidate <= k_steps and TileConfig(
-        block_m, block_n, block_k, candidate).shared_bytes() <= arch.shared_memory_bytes]
+        block_m, block_n, block_k, candidate).shared_bytes(element_bytes)
+        <= arch.shared_memory_bytes]
     # A block's shared memory as an SM counts it: its tiles, the alignment
     # of the dynamic shared memory and what the system reserves.
 
     def per_block(stages: int) -> int:
-        return (TileConfig(block_m, block_n, block_k, stages).shared_bytes()
+        return (TileConfig(block_m, block_n, block_k, stages).shared_bytes(element_bytes)
                 + shared_alignment(chip) + RESERVED_SHARED_BYTES)
 
     two_blocks = [c for c in fitting if 2 * per_block(c) <= arch.shared_memory_per_sm]
@@ -164,6 +193,11 @@ class MatmulChain:
     group_extras: list | None = None
     group_inputs: dict | None = None
     group_result: ir.Value | None = None
+    # The host's values the kernel reads for A and B, and whether each is
+    # stored transposed (the input of an nn.transpose of its last two
+    # dims, read in place: `read_in_place`); None: the matmul's operands.
+    operands: list | None = None
+    transposed: tuple[bool, bool] = (False, False)
 
     @property
     def last(self) -> ir.Operation:
@@ -180,11 +214,56 @@ class MatmulChain:
         """The host's value for a value of the chain (a body's argument)."""
         return self.group_inputs.get(value, value) if self.group_inputs else value
 
+    def read_in_place(self) -> "MatmulChain":
+        """Finds the operands the kernel reads (`operands`, `transposed`): a
+        matmul operand that an nn.transpose of the last two dims makes is
+        read from the transpose's input, its box loaded transposed; the
+        transpose joins the chain's ops (it is lowered with them) where
+        the chain is its only user."""
+        operands, transposed = [], []
+        for position, value in enumerate(self.matmul.operands):
+            host = self.host_value(value)
+            # A's batch folded into its rows reads A's rows as they are.
+            folded = position == 0 and folds_batch(self.matmul)
+            source = None if folded else transposed_source(host)
+            operands.append(host if source is None else source)
+            transposed.append(source is not None)
+            absorbed = source is not None and _single_user(host) is not None
+            if absorbed and host.owner.operation not in self.ops:
+                self.ops.insert(0, host.owner.operation)
+        self.operands, self.transposed = operands, tuple(transposed)
+        return self
+
+
+def transposed_source(value: ir.Value) -> ir.Value | None:
+    """The input of the nn.transpose that makes `value` by swapping its
+    last two dims (what a matmul kernel reads in place), or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "nn.transpose":
+        return None
+    perm = tuple(nn.TransposeOp.from_operation(owner.operation).perm)
+    rank = len(perm)
+    if rank < 2 or perm != tuple(range(rank - 2)) + (rank - 1, rank - 2):
+        return None
+    return owner.operation.operands[0]
+
+
+# The operand types of the matmul kernels.
+MATMUL_TYPES = ("f16", "bf16", "f32")
+
 
 def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
     a, b = (type_view(v.type) for v in matmul.operands)
-    return a.dtype in ("f16", "bf16") and a.rank == b.rank and a.rank in (2, 3) \
-        and a.shape[:-2] == b.shape[:-2]
+    batched = a.rank == b.rank and a.rank in (2, 3) and a.shape[:-2] == b.shape[:-2]
+    return a.dtype in MATMUL_TYPES and (batched or folds_batch(matmul))
+
+
+def folds_batch(matmul: ir.Operation) -> bool:
+    """Whether a matmul multiplies a batch of A by one B (x [..., M, K]
+    times W [K, N], a linear layer on batched activations): one matmul of
+    all of A's rows, [B * M, K] x [K, N]."""
+    a, b = (type_view(v.type) for v in matmul.operands)
+    return a.rank > 2 and b.rank == 2
 
 
 def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
@@ -231,7 +310,7 @@ def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
     if any(value not in inputs for value in matmul.operands):
         return None
     return MatmulChain(matmul, ops=[fused], group_ops=epilogue, group_extras=extras,
-                       group_inputs=inputs, group_result=returned.operands[0])
+                       group_inputs=inputs, group_result=returned.operands[0]).read_in_place()
 
 
 def _single_user(value: ir.Value) -> ir.Operation | None:
@@ -265,7 +344,7 @@ def find_chain(matmul: ir.Operation) -> MatmulChain | None:
     if user is not None and user.name == "nn.cast" \
             and type_view(user.results[0].type).dtype in ("f16", "bf16", "f32"):
         chain.ops.append(user)
-    return chain
+    return chain.read_in_place()
 
 
 # ---------------------------------------------------------------------------
@@ -328,21 +407,52 @@ class KernelBuilder:
         self.name = name
         self.chip = chip
         a, b = (type_view(v.type) for v in chain.matmul.operands)
-        # A batched matmul runs its batch along the grid's third dim.
-        self.batch = a.shape[0] if a.rank == 3 else None
-        self.m, self.k = a.shape[-2:]
+        result = type_view(chain.last.results[0].type)
+        self.result_shape = result.shape
+        # A batched matmul runs its batch along the grid's third dim; a
+        # batch of A over one B is one matmul of A's rows (`folds_batch`).
+        self.folded = folds_batch(chain.matmul)
+        self.batch = a.shape[0] if a.rank == 3 and not self.folded else None
+        self.m = math.prod(a.shape[:-1]) if self.folded else a.shape[-2]
+        self.k = a.shape[-1]
         self.n = b.shape[-1]
         self.dtype = a.dtype
         self.element = ir.Type.parse(self.dtype)
-        self.out = type_view(chain.last.results[0].type)
+        # The result as the kernel writes it: its rows, where A's are folded.
+        self.out = result.with_shape((self.m, self.n)) if self.folded else result
         self.extras = [type_view(v.type) for v in chain.extras]
-        row_bytes = {dim * 2 for dim in (self.k, self.n)}
-        # TMA loads where wgmma reads them (sm_90a) and the rows allow.
-        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None and all(
-            b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
+        self.transpose_a, self.transpose_b = chain.transposed
+        # f32 products: accurate to f32 (3xTF32), or one rounded tf32
+        # product where the matmul allows it.
+        self.precision = "tf32"
+        if self.dtype == "f32":
+            allowed = chain.matmul.name == "nn.matmul" \
+                and nn.MatmulOp.from_operation(chain.matmul).precision == "tf32"
+            self.precision = "tf32_rounded" if allowed else "3xtf32"
+        element_bytes = nvidia.dtype_bytes(self.dtype)
+        row_bytes = {shape[-1] * element_bytes for shape in self.operand_shapes()}
+        # TMA loads where wgmma reads them (sm_90a: f16 and bf16 operands
+        # not transposed) and the rows allow.
+        self.tma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None \
+            and self.dtype in ("f16", "bf16") and chain.transposed == (False, False) \
+            and all(b % nvidia.TMA_ROW_ALIGNMENT == 0 for b in row_bytes)
         self.asynchronous = self.tma or all(b % 4 == 0 for b in row_bytes)
         self.tiles = tiles or choose_tiles(self.m, self.n, self.k, chip, self.tma,
-                                           self.batch or 1)
+                                           self.batch or 1, self.dtype, self.precision)
+
+    def operand_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The (rows, cols) of A and B as the kernel reads them from global
+        memory: K x M and N x K where they are stored transposed."""
+        a = (self.k, self.m) if self.transpose_a else (self.m, self.k)
+        b = (self.n, self.k) if self.transpose_b else (self.k, self.n)
+        return a, b
+
+    def tile_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The shared tiles of A and B, transposed as the operands are."""
+        t = self.tiles
+        a = (t.block_k, t.block_m) if self.transpose_a else (t.block_m, t.block_k)
+        b = (t.block_n, t.block_k) if self.transpose_b else (t.block_k, t.block_n)
+        return a, b
 
     @property
     def grid(self) -> tuple[int, ...]:
@@ -351,14 +461,14 @@ class KernelBuilder:
 
     def extra_shape(self, extra) -> tuple[int, ...]:
         """The shape the kernel reads a bias or residual in: the result's
-        (a residual, or a [1, N] bias of a one-row result, which is the
-        same), else a vector of the N columns (a bias row)."""
-        return extra.shape if extra.shape == self.out.shape else (self.n,)
+        as the kernel writes it (a residual, or a [1, N] bias of a one-row
+        result, which is the same), else a vector of the N columns (a bias
+        row)."""
+        return self.out.shape if extra.shape == self.result_shape else (self.n,)
 
     def argument_types(self) -> list[ir.Type]:
         batch = (self.batch,) if self.batch else ()
-        types = [MemRefType(batch + (self.m, self.k), self.dtype),
-                 MemRefType(batch + (self.k, self.n), self.dtype)]
+        types = [MemRefType(batch + shape, self.dtype) for shape in self.operand_shapes()]
         types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
@@ -375,18 +485,16 @@ class KernelBuilder:
                 if self.chain.group_ops is not None:
                     value = self.group_epilogue(list(function.arguments))
                 elif self.extras:
-                    value = arith.addf(value, arith.extf(ir.F32Type.get(),
-                                                         function.arguments[1]))
+                    value = arith.addf(value, scalar.cast_float(function.arguments[1],
+                                                                ir.F32Type.get()))
                 if self.chain.activation is not None:
                     value = scalar.to_mlir(self.chain.activation, [value], arith_only=True)
                 # Rounded to the matmul's type once, as the nn ops' results
                 # are, then cast (nn.cast) to the output's.
                 if self.chain.group_ops is None:
-                    value = arith.truncf(self.element, value)
+                    value = scalar.cast_float(value, self.element)
                 if self.chain.group_ops is None and self.out.dtype != self.dtype:
-                    value = arith.extf(ir.F32Type.get(), value)
-                    if self.out.dtype != "f32":
-                        value = arith.truncf(output, value)
+                    value = scalar.cast_float(scalar.cast_float(value, ir.F32Type.get()), output)
                 func.ReturnOp([value])
         relax_epilogue_arithmetic(function)
         return name
@@ -398,7 +506,7 @@ class KernelBuilder:
         references compute them."""
         chain = self.chain
         f32 = ir.F32Type.get()
-        values = {chain.matmul.results[0]: arith.truncf(self.element, arguments[0])}
+        values = {chain.matmul.results[0]: scalar.cast_float(arguments[0], self.element)}
         values.update(zip(chain.group_extras, arguments[1:]))
 
         def operand(value: ir.Value) -> ir.Value:
@@ -435,10 +543,8 @@ class KernelBuilder:
                 # epilogue of zeros (the nn reference's empty sum).
                 if self.k:
                     barrier = (hw.MBarrierInitOp.build(count=2) if self.tma else None)
-                    a_tile = hw.AllocOp.build(result_type=MemRefType(
-                        (t.block_m, t.block_k), self.dtype, "workgroup"))
-                    b_tile = hw.AllocOp.build(result_type=MemRefType(
-                        (t.block_k, t.block_n), self.dtype, "workgroup"))
+                    a_tile, b_tile = (hw.AllocOp.build(result_type=MemRefType(
+                        shape, self.dtype, "workgroup")) for shape in self.tile_shapes())
                 acc = hw.AllocOp.build(result_type=MemRefType((t.block_m, t.block_n), "f32",
                                                               "private"))
                 hw.FillOp.build(acc)
@@ -455,25 +561,29 @@ class KernelBuilder:
         loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
+            # The boxes' origins in A and B, as they are stored.
+            at_a = batch + ([k, row] if self.transpose_a else [row, k])
+            at_b = batch + ([col, k] if self.transpose_b else [k, col])
             if self.asynchronous and t.stages > 1:
                 hw.PipelineOp.build(stages=t.stages)
             if self.tma:
                 zero = index(0)
-                hw.TmaLoadOp.build(a, a_tile, barrier, zero, batch + [row, k])
-                hw.TmaLoadOp.build(b, b_tile, barrier, zero, batch + [k, col])
+                hw.TmaLoadOp.build(a, a_tile, barrier, zero, at_a)
+                hw.TmaLoadOp.build(b, b_tile, barrier, zero, at_b)
                 step = arith.divui(k, index(t.block_k))
                 parity = arith.remui(step, index(2))
                 hw.MBarrierWaitOp.build(barrier, zero, parity)
             elif self.asynchronous:
-                tokens = [hw.AsyncCopyOp.build(a, a_tile, batch + [row, k]),
-                          hw.AsyncCopyOp.build(b, b_tile, batch + [k, col])]
+                tokens = [hw.AsyncCopyOp.build(a, a_tile, at_a),
+                          hw.AsyncCopyOp.build(b, b_tile, at_b)]
                 hw.CommitOp.build(tokens)
                 hw.WaitOp.build(pending=0)
             else:
-                hw.CopyOp.build(a, a_tile, batch + [row, k])
-                hw.CopyOp.build(b, b_tile, batch + [k, col])
+                hw.CopyOp.build(a, a_tile, at_a)
+                hw.CopyOp.build(b, b_tile, at_b)
                 hw.BarrierOp.build()
-            hw.MmaOp.build(a_tile, b_tile, acc, [])
+            hw.MmaOp.build(a_tile, b_tile, acc, [], precision=self.precision,
+                           transpose_a=self.transpose_a, transpose_b=self.transpose_b)
             hw.BarrierOp.build()
             scf.YieldOp([])
 
@@ -497,11 +607,44 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
 
 
 def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
-    """The launch of a chain's kernel in place of its last op."""
-    inputs = [chain.host_value(v) for v in chain.matmul.operands]
+    """The launch of a chain's kernel in place of its last op. Where A's
+    batch is folded into its rows, the kernel reads A and the residuals
+    as rows (`tensor.collapse_shape`) and writes the result's rows, which
+    `tensor.expand_shape` gives its users in the result's shape."""
+    inputs = list(chain.operands or (chain.host_value(v) for v in chain.matmul.operands))
     with ir.InsertionPoint(chain.last), chain.last.location:
+        if builder.folded:
+            inputs[0] = _rows(inputs[0])
         for value, extra in zip(chain.extras, builder.extras):
-            inputs.append(reshaped(chain.host_value(value), builder.extra_shape(extra)))
-    launch(chain.last, inputs, builder.name, builder.grid)
+            host, shape = chain.host_value(value), builder.extra_shape(extra)
+            inputs.append(_rows(host) if len(shape) == 2 and builder.folded
+                          else reshaped(host, shape))
+    if not builder.folded:
+        launch(chain.last, inputs, builder.name, builder.grid)
+        return
+    result = chain.last.results[0]
+    with ir.InsertionPoint.after(chain.last), chain.last.location:
+        rows = _rows(result)
+        shaped = tensor.expand_shape(result.type, rows, _row_groups(type_view(result.type).rank),
+                                     [], list(builder.result_shape))
+    result.replace_all_uses_except(shaped, rows.owner.operation)
+    launch(rows.owner.operation, inputs, builder.name, builder.grid)
+    rows.owner.operation.erase()
+
+
+def _row_groups(rank: int) -> list[list[int]]:
+    """The reassociation that folds a tensor's leading dims into its rows."""
+    return [list(range(rank - 1)), [rank - 1]]
+
+
+def _rows(value: ir.Value) -> ir.Value:
+    """A tensor of rank >= 2 as a matrix of its rows ([..., M, K] as
+    [prod(...) * M, K]), at the current insertion point."""
+    view = type_view(value.type)
+    if view.rank == 2:
+        return value
+    shape = (math.prod(view.shape[:-1]), view.shape[-1])
+    return tensor.collapse_shape(view.with_shape(shape).to_mlir(), value,
+                                 _row_groups(view.rank))
 
 

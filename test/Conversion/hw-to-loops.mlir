@@ -116,3 +116,27 @@ func.func private @bias(%acc: f32, %bias: f16) -> f16 {
   %h = arith.truncf %s : f32 to f16
   return %h : f16
 }
+
+// -----
+
+// 3xTF32 on B stored transposed (N x K, read at [j, k]): each f32 operand
+// split into its rounded tf32 part and the rounded residual, three
+// products added (the small ones first).
+// CHECK-LABEL: func.func private @split_kernel
+// CHECK: scf.for %[[I:[^ ]+]] =
+// CHECK: scf.for %[[J:[^ ]+]] =
+// CHECK: scf.for %[[K:[^ ]+]] =
+// CHECK: memref.load %{{.+}}[%[[I]], %[[K]]] : memref<16x8xf32>
+// CHECK: memref.load %{{.+}}[%[[J]], %[[K]]] : memref<8x8xf32>
+// CHECK: arith.addi %{{.+}}, %c4096_i32
+// CHECK: arith.subf
+// CHECK-COUNT-3: arith.mulf
+// CHECK-NOT: arith.mulf
+// CHECK: scf.yield
+func.func @split_kernel() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<16x8xf32, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<8x8xf32, #gpu.address_space<workgroup>>
+  %c = "hw.alloc"() : () -> memref<16x8xf32, #gpu.address_space<private>>
+  "hw.mma"(%a, %b, %c) {precision = "3xtf32", transpose_b = true} : (memref<16x8xf32, #gpu.address_space<workgroup>>, memref<8x8xf32, #gpu.address_space<workgroup>>, memref<16x8xf32, #gpu.address_space<private>>) -> ()
+  return
+}

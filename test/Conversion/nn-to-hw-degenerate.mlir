@@ -125,12 +125,24 @@ func.func @batch_zero(%a: tensor<0x8x64xbf16>, %b: tensor<0x64x16xbf16>) -> tens
 
 // -----
 
-// An f32 matmul has no kernel, empty or not: it stays, an error without
-// keep-unconverted.
+// An f32 GEMV with no elements is a new empty buffer and no kernel, as
+// f16's are.
 // CHECK-LABEL: func.func @f32_gemv(
-// CHECK: "nn.matmul"
-// ERROR: nn-to-hw-degenerate.mlir:[[@LINE+2]]:8: error: 'nn.matmul' is not lowered to hw kernels
+// CHECK-NEXT: memref.alloc() : memref<1x0xf32>
+// CHECK-NOT: hw.launch
 func.func @f32_gemv(%a: tensor<1x64xf32>, %b: tensor<64x0xf32>) -> tensor<1x0xf32> {
   %0 = "nn.matmul"(%a, %b) : (tensor<1x64xf32>, tensor<64x0xf32>) -> tensor<1x0xf32>
   return %0 : tensor<1x0xf32>
+}
+
+// -----
+
+// A matmul with no kernel (B batched, A not), empty or not: it stays, an
+// error without keep-unconverted.
+// CHECK-LABEL: func.func @broadcast_b(
+// CHECK: "nn.matmul"
+// ERROR: nn-to-hw-degenerate.mlir:[[@LINE+2]]:8: error: 'nn.matmul' is not lowered to hw kernels
+func.func @broadcast_b(%a: tensor<8x64xf16>, %b: tensor<0x64x16xf16>) -> tensor<0x8x16xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<8x64xf16>, tensor<0x64x16xf16>) -> tensor<0x8x16xf16>
+  return %0 : tensor<0x8x16xf16>
 }

@@ -46,3 +46,29 @@ def sizes():
 @run
 def shared_bytes():
     print(TileConfig(128, 128, 32, 6).shared_bytes())
+
+
+# f32 on tensor cores (mma.sync, 4-byte elements): 3xTF32 holds each
+# k-step's fragments twice (big and small parts), so its largest tile is
+# 128x64 (112 registers of the 160 budget; 128x128 would take 192); one
+# tf32 product fits 128x128. Stages as for f16, at twice the bytes: two
+# blocks of 128x64x32 f32 tiles fit an sm_80 SM at 3 stages, of 128x128x32
+# at 2.
+# CHECK-LABEL: TEST: f32_tiles
+# CHECK-NEXT: 4096x4096x4096 sm_80 3xtf32: 128x64x32 stages 3, 73728 bytes
+# CHECK-NEXT: 4096x4096x4096 sm_90a 3xtf32: 128x64x32 stages 4, 98304 bytes
+# CHECK-NEXT: 4096x4096x4096 sm_80 tf32_rounded: 128x128x32 stages 2, 65536 bytes
+# CHECK-NEXT: 100x100x40 sm_80 3xtf32: 64x64x32 stages 2, 32768 bytes
+# CHECK-NEXT: registers 128x128: f16 160, 3xtf32 192
+@run
+def f32_tiles():
+    from lamina.targets.nvidia import mma_sync_registers
+    for m, n, k, chip, precision in ((4096, 4096, 4096, "sm_80", "3xtf32"),
+                                     (4096, 4096, 4096, "sm_90a", "3xtf32"),
+                                     (4096, 4096, 4096, "sm_80", "tf32_rounded"),
+                                     (100, 100, 40, "sm_80", "3xtf32")):
+        t = choose_tiles(m, n, k, chip, dtype="f32", precision=precision)
+        print(f"{m}x{n}x{k} {chip} {precision}: {t.block_m}x{t.block_n}x{t.block_k} "
+              f"stages {t.stages}, {t.shared_bytes(4)} bytes")
+    print(f"registers 128x128: f16 {mma_sync_registers(128, 128, 128)}, "
+          f"3xtf32 {mma_sync_registers(128, 128, 128, 3)}")

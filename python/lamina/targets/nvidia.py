@@ -13,7 +13,9 @@ constant of its own:
 * the features and the architecture and PTX version each needs
   (`FEATURES`: cp.async, mma.sync, TMA, mbarriers, wgmma);
 * the tensor cores: mma.sync's shapes and operand types per element type
-  (`mma_sync_shape`), what wgmma takes (`wgmma_problem`);
+  (`mma_sync_shape`), what wgmma takes (`wgmma_problem`), the tf32
+  products of an f32 product (`TF32_PRODUCTS`: three for 3xTF32) and the
+  registers an MMA tile holds (`mma_sync_registers`);
 * the register fragment layouts: where each thread holds its elements of
   a register tile (`register_layout`: mma.sync's accumulator, wgmma's,
   vectors of a 1-d tile the block's threads divide (`VectorLayout`), one
@@ -181,6 +183,31 @@ def mma_sync_shape(dtype: str) -> MmaShape:
     return MMA_SYNC_SHAPES[dtype]
 
 
+# f32 products on tensor cores: mma.sync's tf32 products each f32 product
+# takes. Accurate to f32 (3xTF32: each operand split into a tf32 part
+# and a tf32 residual, three products), or one where tf32 is allowed.
+TF32_PRODUCTS = {"3xtf32": 3, "tf32_rounded": 1, "tf32": 1}
+
+# 32-bit registers of a thread that an MMA kernel's accumulator and one
+# k-step's operand fragments may take, leaving the rest of
+# REGISTERS_PER_THREAD to addresses, loop state and the epilogue (ptxas
+# spills nothing at 128x128 f16 tiles: 128 + 32).
+MMA_TILE_REGISTERS = 160
+
+
+def mma_sync_registers(rows: int, cols: int, threads: int, products: int = 1) -> int:
+    """The 32-bit registers a thread holds for an mma.sync of a rows x cols
+    block tile: its share of the f32 accumulator (mma.sync's layout over
+    the block's warps, `register_layout`) and one k-step's fragments of A
+    (4 registers per 16-row fragment) and B (2 per 8-column fragment), of
+    f16, bf16 and tf32 alike, twice over when the products are 3xTF32's
+    (big and small parts)."""
+    layout = register_layout((rows, cols), threads)
+    fragments = 4 * layout.frag_rows + 2 * layout.frag_cols \
+        if isinstance(layout, AccumulatorLayout) else 0
+    return rows * cols // threads + fragments * (2 if products > 1 else 1)
+
+
 # The widest TMA box row wgmma reads swizzled, in bytes.
 SWIZZLE_BYTES = 128
 # A TMA box's rows: at most 256 of them, each a multiple of 16 bytes (as
@@ -189,14 +216,17 @@ TMA_MAX_ROWS = 256
 TMA_ROW_ALIGNMENT = 16
 
 
-def wgmma_problem(a, c, da, db, threads: int) -> str | None:
+def wgmma_problem(a, c, da, db, threads: int, transposed: bool = False) -> str | None:
     """Why an MMA cannot be a wgmma, or None when it can: `a` and `c` the
     A operand's and the accumulator's types (`.shape`, `.dtype`), `da` and
     `db` the TMA boxes (`TmaBox`, or anything with `.cols` and
-    `.swizzled`) that fill A and B (None: not TMA-loaded)."""
+    `.swizzled`) that fill A and B (None: not TMA-loaded), `transposed`
+    whether an operand is stored transposed."""
     rows, cols = c.shape
     if a.dtype not in ("f16", "bf16"):
         return f"wgmma here takes f16 or bf16 operands, not {a.dtype}"
+    if transposed:
+        return "wgmma here reads A as MxK and B as KxN, not transposed"
     if da is None or db is None or not (da.swizzled and db.swizzled):
         return ("its A and B tiles must be loaded by hw.tma_load with rows of at least "
                 f"{SWIZZLE_BYTES} bytes (swizzled)")

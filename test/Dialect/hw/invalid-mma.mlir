@@ -56,3 +56,37 @@ func.func @stage_indices() attributes {hw.kernel} {
   "hw.mma"(%a, %b, %c, %c0) : (memref<2x64x32xf16, #gpu.address_space<workgroup>>, memref<2x32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>, index) -> ()
   return
 }
+
+// -----
+
+// A transposed operand is stored transposed: A as KxM, B as NxK.
+func.func @transposed_shapes() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+  %c = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.mma' op mma shapes do not match: A 64x32, B 32x64, C 64x64 (expected A MxK, B NxK, C MxN)}}
+  "hw.mma"(%a, %b, %c) {transpose_b = true} : (memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @split_f16() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+  %c = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.mma' op precision = "3xtf32" is for f32 operands, not f16}}
+  "hw.mma"(%a, %b, %c) {precision = "3xtf32"} : (memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @wgmma_transposed() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
+  %c = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  // expected-error @+1 {{'hw.mma' op wgmma here reads A as MxK and B as KxN; transposed operands are read by mma.sync}}
+  "hw.mma"(%a, %b, %c) {instruction = "wgmma", transpose_a = true} : (memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}

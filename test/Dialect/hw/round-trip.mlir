@@ -147,3 +147,17 @@ func.func @movement(%x: memref<4x8xf32>, %ids: memref<2xi64>, %y: memref<5x9xf32
   "hw.store_elements"(%t, %y, %o, %o, %o) {shape = array<i64: 2, 8>, count = 256 : i64} : (memref<256xf32, #gpu.address_space<private>>, memref<5x9xf32>, index, index, index) -> ()
   return
 }
+
+// An f32 MMA accurate to f32 (3xTF32) with B stored transposed (N x K).
+// CHECK-LABEL: func.func private @split_transposed
+// CHECK: "hw.mma"(%{{.+}}, %{{.+}}, %{{.+}}) {precision = "3xtf32", transpose_b = true} : (memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+// CHECK: "hw.mma"(%{{.+}}, %{{.+}}, %{{.+}}) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+func.func private @split_transposed() attributes {hw.kernel} {
+  %a = "hw.alloc"() : () -> memref<64x32xf32, #gpu.address_space<workgroup>>
+  %b = "hw.alloc"() : () -> memref<64x32xf32, #gpu.address_space<workgroup>>
+  %at = "hw.alloc"() : () -> memref<32x64xf32, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  "hw.mma"(%a, %b, %acc) {precision = "3xtf32", transpose_b = true} : (memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  "hw.mma"(%at, %at, %acc) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  return
+}

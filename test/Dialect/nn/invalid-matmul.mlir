@@ -45,3 +45,19 @@ func.func @matmul_result_missing_batch(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf3
   %0 = "nn.matmul"(%a, %b) : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+func.func @matmul_tf32_of_f16(%a: tensor<4x8xf16>, %b: tensor<8x16xf16>) {
+  // expected-error @+1 {{'nn.matmul' op precision = "tf32" rounds f32 operands; these are f16}}
+  %0 = "nn.matmul"(%a, %b) {precision = "tf32"} : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_unknown_precision(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{'nn.matmul' op attribute 'precision': "bf16x3" is not one of "f32", "tf32"}}
+  %0 = "nn.matmul"(%a, %b) {precision = "bf16x3"} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  return
+}

@@ -187,6 +187,8 @@ class Block:
             self.values[results[0]] = operands[0][(slice(None),) + tuple(position)]
         elif name == "llvm.bitcast":
             self.values[results[0]] = operands[0]
+        elif name == "arith.bitcast":
+            self.values[results[0]] = _bitcast(operands[0], results[0].type)
         elif name == "nvvm.mma.sync":
             self.values[results[0]] = self.mma_sync(op, operands)
         elif name == "llvm.extractvalue":
@@ -350,6 +352,15 @@ class Block:
                 out[lanes[lane]] = [D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t],
                                     D[g + 8, 2 * t + 1]]
         return out
+
+
+def _bitcast(value: np.ndarray, t: ir.Type) -> np.ndarray:
+    """arith.bitcast between f32 and i32 (integers are held as int64);
+    llvm.bitcast, which hands f32 registers to mma.sync as i32, keeps the
+    floats."""
+    if isinstance(t, ir.IntegerType):
+        return np.asarray(value, np.float32).view(np.int32).astype(np.int64)
+    return (np.asarray(value, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
 
 
 def _tf32(x: np.ndarray) -> np.ndarray:
