@@ -70,7 +70,7 @@ products and sums accumulated in f32 and rounded once, each elementwise
 op rounded to its type, as the nn references do.
 """
 
-from lamina.lowering.nn_to_hw import groups, matmul  # noqa: F401  (registers the lowerings)
+from lamina.lowering.nn_to_hw import attention, groups, matmul  # noqa: F401  (registers the lowerings)
 from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
 from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
                                               launch, new_kernel, reshaped)
