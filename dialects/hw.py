@@ -659,12 +659,16 @@ class ContractOp(KernelOp, name="contract"):
     where: `tensor_cores` (f16 x f16 or bf16 x bf16 on mma.sync, products
     accumulated in f32) or `fma` (CUDA cores: f32 products of the
     operands' values summed in the order of k with fused multiply-adds,
-    accurate to f32 for f32 operands).
+    accurate to f32 for f32 operands). On tensor cores A may also be a
+    register tile (M x K, no leading dims) whose warps hold the rows that
+    C's hold (both allocated with `warps = [W, 1]`): mma.sync's
+    accumulator fragments are its A fragments (attention's P, fed from
+    the registers that computed it).
 
     Example: "hw.contract"(%q, %k, %s) {transpose_b = true} : (memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """
 
-    a: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    a: Operand[MemRefOf(*TILE_TYPES)]
     b: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
     c: Operand[MemRefOf("f32", space="private")]
     indices: Variadic[Operand[Index]]
@@ -688,6 +692,10 @@ class ContractOp(KernelOp, name="contract"):
                               f"{dims(b.shape[-2:])}, C {dims(c.shape)} (expected A MxK, "
                               f"{expected}, C MxN)")
         _same_dtype(a, b)
+        if a.space == "global" or a.space == "private" and (
+                self.unit != "tensor_cores" or a.rank != 2):
+            raise VerifyError(f"A is {a} in {_SPACE_WORDS[a.space]}; A is a shared tile, or on "
+                              "tensor cores a 2-d register tile")
         if self.unit == "tensor_cores" and a.dtype not in ("f16", "bf16"):
             raise VerifyError(f"contract on tensor cores takes f16 or bf16 operands, not "
                               f"{a.dtype} (unit = \"fma\" multiplies f32 on CUDA cores)")

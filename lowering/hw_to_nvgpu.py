@@ -67,7 +67,8 @@ Each block-collective hw op is distributed over the threads of its block:
   (`nvidia.RowLayout`), which elementwise ops broadcast over the rows;
   `hw.mask` selects -inf per element; `hw.contract` on tensor cores is
   `hw.mma`'s ldmatrix + mma.sync, B^T's fragments loaded by ldmatrix
-  untransposed, and on CUDA cores a loop over k of shared loads and
+  untransposed, A's taken from a register tile's accumulator fragments
+  where it is one, and on CUDA cores a loop over k of shared loads and
   fused multiply-adds (`math.fma`);
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
@@ -1129,26 +1130,59 @@ def _contract_fma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage_a
         scf.YieldOp([])
 
 
+def _register_fragments(kernel: KernelLowering, view, a: ir.Value,
+                        c_layout: AccumulatorLayout) -> Callable[[int, int], list]:
+    """The A fragments of mma.sync m16n8k16 from a register tile in the
+    accumulator layout whose warps hold C's rows: fragment row `fi` and
+    k-step `kk` are the accumulator's fragments (fi, 2kk) and (fi, 2kk + 1),
+    a thread's pairs of adjacent columns packed as A's registers (rows g
+    and g + 8, columns 2t and 2t + 8)."""
+    tile = kernel.register(a, view.operation)
+    layout = tile.layout
+    if not (isinstance(layout, AccumulatorLayout) and layout.warp_cols == 1
+            and c_layout.warp_cols == 1 and layout.warp_rows == c_layout.warp_rows):
+        raise PassFailure(f"A {tile.type} of hw.contract is a register tile whose warps do not "
+                          f"hold the accumulator's rows (hw.alloc both with warps = [W, 1])",
+                          view.operation.location)
+    element = ir.MemRefType(tile.storage.type).element_type
+    pair_type = ir.VectorType.get([2], element)
+
+    def register(fi: int, fj: int, h: int) -> ir.Value:
+        pair = vector.from_elements(pair_type, [
+            tile.load(AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)) for v in range(2)])
+        return pair if isinstance(element, ir.F16Type) else _i32(pair)
+
+    def fragments(fi: int, kk: int) -> list:
+        return [register(fi, 2 * kk + j, h) for j in range(2) for h in range(2)]
+    return fragments
+
+
 def _contract_mma_sync(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage_a, stage_b):
     """C += A x B (or A x B^T) on tensor cores: per warp and k-step,
     ldmatrix of the A fragments (x4) and of the B fragments (x4 for two
     n8 fragments, x2 for one; transposed where B is K x N, as stored
     where it is N x K) and mma.sync m16n8k16."""
-    kernel.row_major(a, view.operation)
     kernel.row_major(b, view.operation)
     layout = acc.layout
     a_type = type_view(a.type)
     shape = nvidia.mma_sync_shape(a_type.dtype)
     row0, col0 = layout.warp_origin(kernel, INDEX)
+    if a_type.space == "private":
+        a_fragments = _register_fragments(kernel, view, a, layout)
+    else:
+        kernel.row_major(a, view.operation)
     lane8, lane16 = rem(kernel.lane, 8), rem(kernel.lane, 16)
     half = mul(div(kernel.lane, 16), 8)
     # ldmatrix x4 of B^T (N x K): lanes 0-7 and 8-15 address the first
     # fragment's rows at k and k + 8, lanes 16-31 the second's.
     k_half = mul(rem(div(kernel.lane, 8), 2), 8)
     for k0 in range(0, a_type.shape[-1], shape.k):
-        a_frags = [_ldmatrix(kernel, a, stage_a + [add(add(row0, fi * nvidia.MMA_M), lane16),
-                                                   add(half, k0)], 4, False)
-                   for fi in range(layout.frag_rows)]
+        if a_type.space == "private":
+            a_frags = [a_fragments(fi, k0 // shape.k) for fi in range(layout.frag_rows)]
+        else:
+            a_frags = [_ldmatrix(kernel, a, stage_a + [add(add(row0, fi * nvidia.MMA_M),
+                                                           lane16), add(half, k0)], 4, False)
+                       for fi in range(layout.frag_rows)]
         b_frags, fj = [], 0
         while fj < layout.frag_cols:
             col = add(col0, fj * nvidia.MMA_N)

@@ -13,14 +13,16 @@ statistics are folded by the four threads that share it):
 * the block's Q tile (BM x D) is loaded into shared memory once; then
   the loop over the keys, BN at a time, loads the K and V tiles (async
   copies in two groups: the scores wait for K while V is still in
-  flight), computes the scores S = Q K^T (`hw.contract` with K read in
-  place, transposed) in an f32 register tile, scales them, adds the
-  mask's tile, hides the keys past the end and, when causal, the keys
+  flight; the mask's tile, if any, with K), computes the scores S = Q K^T
+  (`hw.contract` with K read in place, transposed) in an f32 register
+  tile, scales them, adds the mask's tile, hides the keys past the end and, when causal, the keys
   after their query (`hw.mask`: -inf), and folds them into the online
   softmax: the row maxima m (`hw.reduce_max`), P = exp(S - m), the
   accumulator and the row sums l rescaled by exp(m_old - m), l += the row
-  sums of P; P then goes through shared memory (in the inputs' type) to
-  `O += P V`. S and P never reach global memory; after the loop O / l is
+  sums of P; then `O += P V`, P rounded to the inputs' type and fed to the
+  tensor cores from its registers (f16, bf16; `hw.contract` with a
+  register A: the scores' accumulator fragments are the A fragments of
+  mma.sync) or read from shared memory (f32). S and P never reach global memory; after the loop O / l is
   stored, rounded once to the result's type;
 * f16 and bf16 multiply on tensor cores (mma.sync), accumulating in f32
   (P rounded to the inputs' type for the P V product, as flash attention
@@ -67,6 +69,11 @@ WARPS = (THREADS // nvidia.WARP, 1)
 # Rows of a warp's fragments; the block's query rows are a multiple of
 # WARP_ROWS.
 WARP_ROWS = WARPS[0] * nvidia.MMA_M
+# Registers of a thread besides its tiles' elements: indices, loop state,
+# fragments in flight (the estimate of AttentionShape.registers).
+KERNEL_REGISTERS = 32
+# The blocks the tiles leave room for in an SM's registers.
+RESIDENT_BLOCKS = 3
 # The f32 a row maximum starts from (see the header).
 LOWEST = float(np.finfo(np.float32).min)
 
@@ -113,23 +120,32 @@ class AttentionShape:
         return max(1, -(-self.value_depth // nvidia.MMA_N)) * nvidia.MMA_N
 
     def shared_bytes(self, tiles: AttentionTiles) -> int:
-        """Q, K, V and P tiles, in the inputs' type."""
+        """Q, K and V tiles, the mask's and (on CUDA cores) P's, in the
+        inputs' type."""
         m, n = tiles.block_m, tiles.block_n
-        elements = (m + n) * self.padded_depth + n * self.padded_value_depth + m * n
+        elements = (m + n) * self.padded_depth + n * self.padded_value_depth + m * n * (
+            int(self.mask) + int(not self.tensor_cores))
         return elements * nvidia.dtype_bytes(self.dtype)
 
-    def registers(self, tiles: AttentionTiles) -> int:
-        """32-bit registers per thread of the register tiles: S, O, P in
-        the inputs' type (f16/bf16), the mask's tile (in its type and in
-        f32) and the six row statistics."""
+    def registers(self, tiles: AttentionTiles, asynchronous: bool) -> int:
+        """An estimate of the 32-bit registers a thread needs: its elements
+        of S (and of P and its addresses, twice theirs), of O and of the
+        mask's tile, the row statistics and the kernel's indices; loops of
+        fused multiply-adds (f32) and synchronous copies (rows async copies
+        cannot move) also hold addresses and operands per element."""
         m, n = tiles.block_m, tiles.block_n
         scores = m * n // THREADS
-        tiles_held = scores + m * self.padded_value_depth // THREADS
-        if self.tensor_cores:
-            tiles_held += scores
+        values = m * self.padded_value_depth // THREADS
+        estimate = 2 * scores + values + values // 4 + KERNEL_REGISTERS
         if self.mask:
-            tiles_held += 2 * scores
-        return tiles_held + 6 * 2 * (m // WARP_ROWS)
+            estimate += scores
+        if not self.tensor_cores:
+            estimate += 3 * scores
+        if not asynchronous:
+            moved = n * (self.padded_depth + self.padded_value_depth) // THREADS + (
+                scores if self.mask else 0)
+            estimate += moved + moved // 2
+        return estimate
 
     def key_steps(self, tiles: AttentionTiles) -> float:
         """The mean number of key tiles a block visits (causal blocks stop
@@ -142,22 +158,28 @@ class AttentionShape:
                    for i in range(blocks)) / blocks
 
 
-def choose_attention_tiles(shape: AttentionShape, chip: str) -> AttentionTiles:
-    """The tiling with the least estimated time on `chip`.
+def choose_attention_tiles(shape: AttentionShape, chip: str,
+                           asynchronous: bool = True) -> AttentionTiles:
+    """The tiling with the least estimated time on `chip` (K and V loaded
+    by async copies or, not `asynchronous`, synchronous ones).
 
     The model: a block's time is its products' work (BM x the keys it
     visits, rounded up to BN, x (D + Dv), padded) divided by how well a
     step amortises its loads and its softmax (BM * BN / (BM + BN)); blocks
     run in waves of one per SM. Tiles must fit the shared memory of a
-    block (`shared_memory_bytes`) and leave half a thread's registers
-    (`REGISTERS_PER_THREAD`) to fragments, addresses and loop state."""
+    block (`shared_memory_bytes`) and their estimated registers
+    (`AttentionShape.registers`) the registers of a thread when
+    RESIDENT_BLOCKS blocks share an SM: ptxas holds kernels that need
+    more to such occupancy levels with a few spills."""
     arch = nvidia.architecture(chip)
+    budget = min(nvidia.REGISTERS_PER_THREAD,
+                 arch.registers_per_sm // (RESIDENT_BLOCKS * THREADS) // 8 * 8)
     best, best_time = None, None
     for block_m in (WARP_ROWS, 2 * WARP_ROWS):
         for block_n in (32, 64, 128):
             tiles = AttentionTiles(block_m, block_n)
             if shape.shared_bytes(tiles) > arch.shared_memory_bytes \
-                    or shape.registers(tiles) > nvidia.REGISTERS_PER_THREAD // 2:
+                    or shape.registers(tiles, asynchronous) > budget:
                 continue
             blocks = -(-shape.queries // block_m) * shape.batch
             waves = -(-blocks // arch.sms)
@@ -186,11 +208,12 @@ class AttentionKernel:
         self.scale = op.scale if op.scale is not None else 1.0 / math.sqrt(depth)
         self.shape = AttentionShape(math.prod(self.batch_dims), queries, keys, depth,
                                     value_depth, self.dtype, self.causal, self.mask is not None)
-        self.tiles = choose_attention_tiles(self.shape, chip)
         element = nvidia.dtype_bytes(self.dtype)
         # Async copies move 4 bytes or more per thread: rows of a multiple
         # of 4 bytes.
-        self.asynchronous = all(d * element % 4 == 0 for d in (depth, value_depth))
+        rows = (depth, value_depth) + ((keys,) if self.mask else ())
+        self.asynchronous = all(d * element % 4 == 0 for d in rows)
+        self.tiles = choose_attention_tiles(self.shape, chip, self.asynchronous)
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -229,14 +252,19 @@ class AttentionKernel:
         q_tile = self.tile((m, depth), self.dtype, "workgroup")
         k_tile = self.tile((n, depth), self.dtype, "workgroup")
         v_tile = self.tile((n, value_depth), self.dtype, "workgroup")
-        p_shared = self.tile((m, n), self.dtype, "workgroup")
+        # P goes from its registers into the tensor cores; the CUDA cores
+        # read it from shared memory.
+        p_shared = None if s.tensor_cores else self.tile((m, n), self.dtype, "workgroup")
         scores = self.tile((m, n), "f32", "private", warps=True)
         acc = self.tile((m, value_depth), "f32", "private", warps=True)
         p_tile = self.tile((m, n), self.dtype, "private", warps=True) if s.tensor_cores else None
         if mask is not None:
-            mask_tile = self.tile((m, n), self.dtype, "private", warps=True)
-            mask_f32 = self.tile((m, n), "f32", "private", warps=True) \
-                if self.dtype != "f32" else mask_tile
+            # The mask's tile goes through shared memory (loaded with K),
+            # then into registers: P's tile in the inputs' type, free until
+            # P, and an f32 tile.
+            mask_shared = self.tile((m, n), self.dtype, "workgroup")
+            mask_f32 = self.tile((m, n), "f32", "private", warps=True)
+            mask_tile = p_tile or mask_f32
         stats = {name: self.tile((m, 1), "f32", "private", warps=True)
                  for name in ("peak", "new_peak", "factor", "total", "row_sum")}
         scale = self.tile((1, 1), "f32", "private")
@@ -259,7 +287,14 @@ class AttentionKernel:
         loop = scf.ForOp(zero, end, index(n))
         with ir.InsertionPoint(loop.body):
             kv0 = loop.induction_variable
-            self.load(k, k_tile, batch + [kv0, zero])
+            if mask is None:
+                self.load(k, k_tile, batch + [kv0, zero])
+            else:
+                mask_batch = hw.broadcast_coordinates(batch, self.mask.shape[:-2]) \
+                    if batch else []
+                mask_batch = [zero if isinstance(c, int) else c for c in mask_batch]
+                self.load(k, k_tile, batch + [kv0, zero], mask, mask_shared,
+                          mask_batch + [row0, kv0])
             self.load(v, v_tile, batch + [kv0, zero])
             self.ready(pending=1)
             hw.FillOp.build(scores, value=0.0)
@@ -267,24 +302,19 @@ class AttentionKernel:
             hw.ContractOp.build(q_tile, k_tile, scores, [], transpose_b=True, unit=unit)
             hw.MulOp.build(scores, scale, scores)
             if mask is not None:
-                mask_batch = hw.broadcast_coordinates(batch, self.mask.shape[:-2]) \
-                    if batch else []
-                mask_batch = [zero if isinstance(c, int) else c for c in mask_batch]
-                hw.CopyOp.build(mask, mask_tile, mask_batch + [row0, kv0])
+                hw.CopyOp.build(mask_shared, mask_tile, [zero, zero])
                 if mask_f32 is not mask_tile:
                     hw.CastOp.build(mask_tile, mask_f32)
                 hw.AddOp.build(scores, mask_f32, scores)
             hw.MaskOp.build(scores, row0, kv0, keys=s.keys, causal=self.causal)
             self.online_softmax(scores, acc, stats)
-            if p_tile is not None:
+            if s.tensor_cores:
                 hw.CastOp.build(scores, p_tile)
-                hw.CopyOp.build(p_tile, p_shared, [zero, zero])
+                self.ready(pending=0)
+                hw.ContractOp.build(p_tile, v_tile, acc, [])
             else:
                 hw.CopyOp.build(scores, p_shared, [zero, zero])
-            self.ready(pending=0)
-            if s.tensor_cores:
-                hw.MmaOp.build(p_shared, v_tile, acc, [], instruction="mma_sync")
-            else:
+                self.ready(pending=0)
                 hw.ContractOp.build(p_shared, v_tile, acc, [], unit="fma")
             hw.BarrierOp.build()
             scf.YieldOp([])
@@ -310,13 +340,16 @@ class AttentionKernel:
         hw.AddOp.build(total, row_sum, total)
         hw.MulOp.build(acc, factor, acc)
 
-    def load(self, source: ir.Value, tile: ir.Value, indices: list[ir.Value]) -> None:
-        """Starts loading a tile (an async copy group of its own), or loads
-        it (a synchronous copy) where async copies cannot move its rows."""
+    def load(self, *copies) -> None:
+        """Starts loading tiles (`source, tile, indices` each; an async copy
+        group of their own), or loads them (synchronous copies) where async
+        copies cannot move their rows."""
+        copies = [copies[i:i + 3] for i in range(0, len(copies), 3)]
         if self.asynchronous:
-            hw.CommitOp.build([hw.AsyncCopyOp.build(source, tile, indices)])
+            hw.CommitOp.build([hw.AsyncCopyOp.build(*copy) for copy in copies])
         else:
-            hw.CopyOp.build(source, tile, indices)
+            for copy in copies:
+                hw.CopyOp.build(*copy)
 
     def ready(self, pending: int) -> None:
         """Waits for the loads but the last `pending` groups, and makes
