@@ -451,6 +451,10 @@ class AllocOp(KernelOp, name="alloc"):
         if self.given_result_types and self.result_type.space == "global":
             raise VerifyError(f"allocates {self.result_type} in global memory; hw.alloc makes "
                               "tiles in shared memory (workgroup) or registers (private)")
+        if self.warps and (len(self.warps) != 2 or min(self.warps) < 1 or (
+                self.given_result_types and self.result_type.space != "private")):
+            raise VerifyError(f"'warps' is the grid (rows x cols of warps, each >= 1) of a "
+                              f"register tile; got {list(self.warps)}")
 
 
 class TransferOp(KernelOp):
