@@ -22,7 +22,11 @@ launch, and so does each nn op outside a group that a kernel covers:
   folds folded) and once for the results, its values computed again in
   each pass.
 
-Both are written the same way (`GroupKernel`): each value of the group is
+* attention (`nn.attention`): a flash-attention kernel, one block per
+  query tile of each batch entry looping over key tiles with an online
+  softmax, the scores never in global memory (`attention`).
+
+The elementwise and row kernels are written the same way (`GroupKernel`): each value of the group is
 a 1-d register tile, a row's (or a tile's) elements or a row's statistic
 (one element every thread holds); inputs are loaded per thread, broadcast
 into the group's index space (`hw.load_elements`: an operand that
@@ -38,8 +42,8 @@ read), which tiling each linalg op on its own does not, and the emulation
 and the hazard checker see the block-collective ops.
 
 The kernel kinds are modules of this package: `matmul` (contraction
-groups), `groups` (elementwise and row kernels); `kernels` holds what they
-share, `convert` the pass.
+groups), `groups` (elementwise and row kernels), `attention` (flash
+attention); `kernels` holds what they share, `convert` the pass.
 
 The lowerings are class-keyed, in the registry of this conversion
 (`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
@@ -62,8 +66,8 @@ launch's output buffer.
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
 way to the GPU yet), unless `keep-unconverted` is set: data movement,
-attention, convolutions, f32 matmuls, groups reading or writing
-booleans. Guarantees: the groups and ops it converts are gone, and so are
+convolutions, f32 matmuls, groups reading or writing booleans, attention
+with a mask broadcast over queries or keys. Guarantees: the groups and ops it converts are gone, and so are
 the bodies of the groups;
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, each elementwise

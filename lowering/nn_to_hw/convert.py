@@ -66,7 +66,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, and row kernels for reductions and their groups (softmax, layer_norm, rms_norm)."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16/bf16 matmuls with their epilogues, elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), and flash-attention kernels for nn.attention."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -184,8 +184,8 @@ class ConvertNNToHW(Pass):
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
                 "the cuda targets compile 2-d and batched f16 and bf16 nn.matmul (with an "
-                "elementwise epilogue), elementwise ops and groups, and reductions with "
-                "their groups (softmax, layer_norm, rms_norm)")
+                "elementwise epilogue), elementwise ops and groups, reductions with "
+                "their groups (softmax, layer_norm, rms_norm), and nn.attention")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)
