@@ -13,7 +13,9 @@ distributes over warps and threads (`convert-hw-to-nvgpu`).
 A kernel is a `func.func` with the unit attribute `hw.kernel`, launched
 from host code by `hw.launch` with its grid and block sizes. Its arguments
 are memrefs in global memory and scalars; `hw.block_id` says which block is
-running. Shared and register tiles are allocated at the top of the kernel
+running. A kernel may also say how many of its blocks an SM must hold at
+once (`hw.min_blocks_per_sm = N`), which bounds the registers its threads
+get. Shared and register tiles are allocated at the top of the kernel
 with `hw.alloc`.
 
 Tiles and boxes. A copy moves a *box*: the last two dims (one for a
@@ -93,6 +95,10 @@ class MBarrierType(HW.Type, name="mbarrier"):
 
 # The unit attribute that makes a func.func a kernel.
 KERNEL_ATTRIBUTE = "hw.kernel"
+# A kernel's optional i64 attribute: the blocks an SM must hold at once
+# (ptxas allocates registers for that many; without it, ptxas picks an
+# occupancy level itself and may spill to reach it).
+MIN_BLOCKS_ATTRIBUTE = "hw.min_blocks_per_sm"
 
 # Memory spaces from the registers outwards: the closer operand of a copy is
 # its tile.

@@ -433,6 +433,8 @@ def _emulated_kernel(kernel: ir.Operation) -> None:
     kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         list(ftype.inputs) + [ir.IndexType.get()] * 3, list(ftype.results)))
     del kernel.attributes[hw.KERNEL_ATTRIBUTE]
+    if hw.MIN_BLOCKS_ATTRIBUTE in kernel.attributes:
+        del kernel.attributes[hw.MIN_BLOCKS_ATTRIBUTE]
     kernel.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
     ops: list[ir.Operation] = []

@@ -3,7 +3,8 @@
 Each block-collective hw op is distributed over the threads of its block:
 
 * a kernel becomes a `gpu.func` in the module's `gpu.module @hw_kernels`
-  (with the NVVM target of `chip`), each `hw.launch` a `gpu.launch_func`
+  (with the NVVM target of `chip`; `hw.min_blocks_per_sm` becomes
+  `nvvm.minctasm`, PTX's `.minnctapersm`), each `hw.launch` a `gpu.launch_func`
   with the dynamic shared memory its tiles need (the module's
   `hw.launches` attribute lists them for the kernel manifest); the
   epilogue functions of its stores are copied into the GPU module;
@@ -1554,6 +1555,8 @@ class ConvertHWToNVGPU(Pass):
             gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(hw.function_type(kernel)),
                                      sym_name=_symbol(kernel), kernel=True,
                                      known_block_size=list(block))
+        if hw.MIN_BLOCKS_ATTRIBUTE in kernel.attributes:
+            gpu_func.attributes["nvvm.minctasm"] = kernel.attributes[hw.MIN_BLOCKS_ATTRIBUTE]
         entry = kernel.regions[0].blocks[0]
         entry.append_to(gpu_func.body)
         for op in list(entry.operations):

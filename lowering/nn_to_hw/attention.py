@@ -238,6 +238,10 @@ class AttentionKernel:
 
     def build(self, body: ir.Block, location: ir.Location) -> None:
         kernel = new_kernel(body, self.name, self.argument_types(), location)
+        # Registers for one block at least, as the tiles were chosen: no
+        # spills to reach an occupancy level of ptxas's choice.
+        kernel.attributes[hw.MIN_BLOCKS_ATTRIBUTE] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), 1)
         with location, ir.InsertionPoint(kernel.add_entry_block()):
             self.body(list(kernel.arguments))
             func.ReturnOp([])

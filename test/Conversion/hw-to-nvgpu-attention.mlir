@@ -6,7 +6,9 @@
 // 16 elements of each of its two rows, then the row's four threads by
 // shuffles at distances 1 and 2 (no shuffle crosses the row's quad), into
 // the thread's two row statistics, which hw.sub broadcasts over the rows.
+// The kernel's blocks per SM (hw.min_blocks_per_sm) become nvvm.minctasm.
 // CHECK-LABEL: gpu.func @rows
+// CHECK-SAME: nvvm.minctasm = 1 : i64
 // CHECK-DAG: %[[NEG:.+]] = arith.constant 0xFF800000 : f32
 // CHECK: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvvm.mma.sync
@@ -22,7 +24,7 @@ func.func @main(%k: memref<64x32xf16>, %x: memref<64x64xf32>) {
   "hw.launch"(%k, %x) {kernel = @rows, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x32xf16>, memref<64x64xf32>) -> ()
   return
 }
-func.func @rows(%k: memref<64x32xf16>, %x: memref<64x64xf32>) attributes {hw.kernel} {
+func.func @rows(%k: memref<64x32xf16>, %x: memref<64x64xf32>) attributes {hw.kernel, hw.min_blocks_per_sm = 1 : i64} {
   %c0 = arith.constant 0 : index
   %ks = "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
   %s = "hw.alloc"() {warps = array<i64: 4, 1>} : () -> memref<64x64xf32, #gpu.address_space<private>>
