@@ -39,7 +39,14 @@ statistics are folded by the four threads that share it):
   past the result's end are not stored; an empty result is a new buffer
   and no kernel;
 * the tile sizes come from `choose_attention_tiles`, a cost model of the
-  architecture (its shared memory, the registers a thread has, the SMs).
+  architecture (its shared memory, the registers a thread has, the SMs);
+  the kernel asks for registers for one block per SM
+  (`hw.min_blocks_per_sm`), so that ptxas allocates what the tiles need
+  rather than spilling to reach an occupancy level of its own choice;
+* one stage of loads: V's copy overlaps the scores and the softmax, K's
+  the previous iteration's end; `hw-pipeline`'s multi-buffering takes
+  loops of constant bounds and one copy group, which a causal loop and
+  its two groups are not.
 
 The hw ops are block-collective, so the kernel runs in the emulation
 and the hazard checker like the others. Left (with the reason, at the
@@ -169,8 +176,8 @@ def choose_attention_tiles(shape: AttentionShape, chip: str,
     run in waves of one per SM. Tiles must fit the shared memory of a
     block (`shared_memory_bytes`) and their estimated registers
     (`AttentionShape.registers`) the registers of a thread when
-    RESIDENT_BLOCKS blocks share an SM: ptxas holds kernels that need
-    more to such occupancy levels with a few spills."""
+    RESIDENT_BLOCKS blocks share an SM, so that larger tiles do not cost
+    the occupancy that hides the loads' latency."""
     arch = nvidia.architecture(chip)
     budget = min(nvidia.REGISTERS_PER_THREAD,
                  arch.registers_per_sm // (RESIDENT_BLOCKS * THREADS) // 8 * 8)
