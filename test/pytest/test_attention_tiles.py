@@ -1,8 +1,11 @@
-"""The attention kernels' tile model and the register layout of row
-statistics (lamina.lowering.nn_to_hw.attention, lamina.targets.nvidia)."""
+"""The attention kernels' tile model, the register layout of row
+statistics (lamina.lowering.nn_to_hw.attention, lamina.targets.nvidia) and
+the NumPy references of hw.contract and hw.mask against loops."""
 
+import numpy as np
 import pytest
 
+from lamina.dialects import hw
 from lamina.lowering.nn_to_hw.attention import (AttentionShape, AttentionTiles,
                                                 choose_attention_tiles)
 from lamina.targets import nvidia
@@ -77,3 +80,25 @@ def test_register_estimate_grows_with_the_tile_and_its_extras():
     # step, whose accumulator leaves less room.
     assert choose_attention_tiles(shape(), "sm_80") == AttentionTiles(64, 64)
     assert choose_attention_tiles(shape(depth=128), "sm_80") == AttentionTiles(64, 32)
+
+
+def test_contract_reference_against_loops():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (4, 8)).astype(np.float16)
+    b = rng.uniform(-1, 1, (6, 8)).astype(np.float16)
+    c = rng.uniform(-1, 1, (4, 6)).astype(np.float32)
+    expected = c.astype(np.float64).copy()
+    for i in range(4):
+        for j in range(6):
+            expected[i, j] += sum(float(a[i, k]) * float(b[j, k]) for k in range(8))
+    hw.ContractOp.detached(transpose_b=True).reference(a, b, c, [])
+    np.testing.assert_allclose(c, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_mask_reference_against_loops():
+    x = np.zeros((4, 6), np.float32)
+    hw.MaskOp.detached(keys=5, causal=True).reference(x, 2, 1)
+    for r in range(4):
+        for c in range(6):
+            hidden = 1 + c >= 5 or 1 + c > 2 + r
+            assert (x[r, c] == -np.inf) == hidden
