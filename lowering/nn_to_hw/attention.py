@@ -15,9 +15,9 @@ statistics are folded by the four threads that share it):
   copies in two groups: the scores wait for K while V is still in
   flight; the mask's tile, if any, with K), computes the scores S = Q K^T
   (`hw.contract` with K read in place, transposed) in an f32 register
-  tile, scales them, adds the mask's tile, hides the keys past the end and, when causal, the keys
-  after their query (`hw.mask`: -inf), and folds them into the online
-  softmax: the row maxima m (`hw.reduce_max`), P = exp(S - m), the
+  tile, scales them, adds the mask's tile, hides the keys past the end
+  and, when causal, the keys after their query (`hw.mask`: -inf, in the
+  tiles that have such keys), and folds them into the online softmax: the row maxima m (`hw.reduce_max`), P = exp(S - m), the
   accumulator and the row sums l rescaled by exp(m_old - m), l += the row
   sums of P; then `O += P V`, P rounded to the inputs' type and fed to the
   tensor cores from its registers (f16, bf16; `hw.contract` with a
@@ -317,7 +317,7 @@ class AttentionKernel:
                 if mask_f32 is not mask_tile:
                     hw.CastOp.build(mask_tile, mask_f32)
                 hw.AddOp.build(scores, mask_f32, scores)
-            hw.MaskOp.build(scores, row0, kv0, keys=s.keys, causal=self.causal)
+            self.hide_keys(scores, row0, kv0)
             self.online_softmax(scores, acc, stats)
             if s.tensor_cores:
                 hw.CastOp.build(scores, p_tile)
@@ -333,6 +333,24 @@ class AttentionKernel:
         hw.MaxOp.build(total, one, total)
         hw.MapOp.build([acc, total], acc, fn="nn.div")
         hw.StoreOp.build(acc, out, [], batch + [row0, zero])
+
+    def hide_keys(self, scores: ir.Value, row0: ir.Value, kv0: ir.Value) -> None:
+        """`hw.mask` on the tiles that have keys to hide: the last one where
+        BN does not divide Sk, and (causal) those with keys after the
+        block's first query."""
+        n, keys = self.tiles.block_n, self.shape.keys
+        past_end = arith.cmpi(arith.CmpIPredicate.ugt, arith.addi(kv0, index(n)),
+                              index(keys)) if keys % n else None
+        after = arith.cmpi(arith.CmpIPredicate.ugt, arith.addi(kv0, index(n - 1)),
+                           row0) if self.causal else None
+        if past_end is None and after is None:
+            return
+        condition = past_end if after is None else after if past_end is None \
+            else arith.ori(past_end, after)
+        branch = scf.IfOp(condition)
+        with ir.InsertionPoint(branch.then_block):
+            hw.MaskOp.build(scores, row0, kv0, keys=keys, causal=self.causal)
+            scf.YieldOp([])
 
     def online_softmax(self, scores: ir.Value, acc: ir.Value, stats: dict) -> None:
         """Folds a tile of scores into the row statistics and rescales the

@@ -50,14 +50,18 @@ func.func @attention_f16(%q: tensor<2x3x37x64xf16>, %k: tensor<2x3x100x64xf16>, 
 
 // Causal: the loop over the keys stops at the block's last query (the
 // tiles past the diagonal are skipped), and the mask hides the keys after
-// each query; bf16, a rank-3 batch.
+// each query in the tiles that have such keys or keys past the end; bf16,
+// a rank-3 batch.
 // CHECK-LABEL: func.func private @causal_bf16_attention_0
 // CHECK: %[[ROW:.+]] = arith.muli %{{.+}}, %c64 : index
 // CHECK: %[[LAST:.+]] = arith.addi %[[ROW]], %c64{{.*}} : index
 // CHECK: %[[KEYS:.+]] = arith.minui %[[LAST]], %c200 : index
 // CHECK: %[[END:.+]] = arith.muli
 // CHECK: scf.for %[[KV:.+]] = %{{.+}} to %[[END]] step
-// CHECK: "hw.mask"(%{{.+}}, %[[ROW]], %[[KV]]) {causal = true, keys = 200 : i64}
+// CHECK: %[[AFTER:.+]] = arith.cmpi ugt, %{{.+}}, %[[ROW]] : index
+// CHECK: %[[HIDE:.+]] = arith.ori %{{.+}}, %[[AFTER]] : i1
+// CHECK: scf.if %[[HIDE]] {
+// CHECK-NEXT: "hw.mask"(%{{.+}}, %[[ROW]], %[[KV]]) {causal = true, keys = 200 : i64}
 func.func @causal_bf16(%q: tensor<4x200x32xbf16>, %k: tensor<4x200x32xbf16>, %v: tensor<4x200x32xbf16>) -> tensor<4x200x32xbf16> {
   %o = "nn.attention"(%q, %k, %v) {causal = true} : (tensor<4x200x32xbf16>, tensor<4x200x32xbf16>, tensor<4x200x32xbf16>) -> tensor<4x200x32xbf16>
   return %o : tensor<4x200x32xbf16>
@@ -116,6 +120,18 @@ func.func @attention_f32(%q: tensor<1x4x16x16xf32>, %k: tensor<1x4x16x16xf32>, %
 func.func @narrow_rows(%q: tensor<37x37xf16>, %k: tensor<37x37xf16>, %v: tensor<37x37xf16>) -> tensor<37x37xf16> {
   %o = "nn.attention"(%q, %k, %v) : (tensor<37x37xf16>, tensor<37x37xf16>, tensor<37x37xf16>) -> tensor<37x37xf16>
   return %o : tensor<37x37xf16>
+}
+
+// -----
+
+// Not causal, with key tiles that divide the keys: nothing to hide.
+// CHECK-LABEL: func.func private @divided_keys_attention_0
+// CHECK: "hw.contract"
+// CHECK-NOT: "hw.mask"
+// CHECK: "hw.reduce_max"
+func.func @divided_keys(%q: tensor<64x32xf16>, %k: tensor<128x32xf16>, %v: tensor<128x32xf16>) -> tensor<64x32xf16> {
+  %o = "nn.attention"(%q, %k, %v) : (tensor<64x32xf16>, tensor<128x32xf16>, tensor<128x32xf16>) -> tensor<64x32xf16>
+  return %o : tensor<64x32xf16>
 }
 
 // -----
