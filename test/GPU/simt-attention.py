@@ -66,15 +66,18 @@ def run(f):
     return f
 
 
-# f16 and bf16 on tensor cores: sizes no tile divides, causal, a mask
+# f16 and bf16 on tensor cores: sizes no tile divides, causal (a loop over
+# two key tiles, the diagonal's masked, the one past it skipped), a mask
 # with hidden keys (a query with all of them hidden), Dv != D.
 # CHECK-LABEL: TEST: tensor_cores
+# CHECK-NEXT: matches
 # CHECK-NEXT: matches
 # CHECK-NEXT: matches
 # CHECK-NEXT: matches
 @run
 def tensor_cores():
     attention((2,), 37, 37, 64, 64, "f16", causal=True)
+    attention((1, 2), 128, 128, 64, 64, "f16", causal=True)
     attention((1,), 70, 45, 32, 24, "bf16", mask=(1, 70, 45))
     attention((), 1, 1, 16, 16, "f16")
 
