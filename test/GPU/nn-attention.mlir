@@ -11,6 +11,8 @@
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/attention-heads.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/attention-hidden-keys.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %S/Inputs/attention-hidden-keys.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: %if ptxas %{ lamina-compile %S/Inputs/attention-long.mlir --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: %if ptxas %{ lamina-compile %S/Inputs/attention-long.mlir --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 
 // nn.attention as flash-attention kernels, emulated (each kernel passes
 // hw-check and the hazard checker first) against the nn program's NumPy
@@ -20,7 +22,8 @@
 // to the inputs' type for P V): f16, bf16 and f32, causal or not, with
 // masks (broadcast over the batch, hiding every key of some queries,
 // which give 0), 1, 37 and 128 queries, head dims 16, 37 (padded), 64
-// and 128, Dv != D, Sq != Sk, GPT- and Llama-sized heads. On the GPU the
+// and 128, Dv != D, Sq != Sk, GPT- and Llama-sized heads (and, compiled
+// only, sequences of 512 to 2048 tokens). On the GPU the
 // scores are mma.sync products, their rows folded by shuffles, exp is
 // ex2.approx, and ptxas accepts every kernel with no spills for sm_80 and
 // sm_90a at the default tiles.
