@@ -51,7 +51,7 @@ statistics are folded by the four threads that share it):
 The hw ops are block-collective, so the kernel runs in the emulation
 and the hazard checker like the others. Left (with the reason, at the
 op): masks whose last two dims are not [Sq, Sk] (a mask broadcast over
-queries or keys).
+queries or keys), head dims whose tiles exceed the shared memory.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class AttentionShape:
 
 
 def choose_attention_tiles(shape: AttentionShape, chip: str,
-                           asynchronous: bool = True) -> AttentionTiles:
+                           asynchronous: bool = True) -> AttentionTiles | None:
     """The tiling with the least estimated time on `chip` (K and V loaded
     by async copies or, not `asynchronous`, synchronous ones).
 
@@ -177,10 +177,15 @@ def choose_attention_tiles(shape: AttentionShape, chip: str,
     block (`shared_memory_bytes`) and their estimated registers
     (`AttentionShape.registers`) the registers of a thread when
     RESIDENT_BLOCKS blocks share an SM, so that larger tiles do not cost
-    the occupancy that hides the loads' latency."""
+    the occupancy that hides the loads' latency; where none does, the
+    smallest. None: not even the smallest tiles fit the shared memory
+    (head dims of thousands)."""
     arch = nvidia.architecture(chip)
     budget = min(nvidia.REGISTERS_PER_THREAD,
                  arch.registers_per_sm // (RESIDENT_BLOCKS * THREADS) // 8 * 8)
+    smallest = AttentionTiles(WARP_ROWS, 32)
+    if shape.shared_bytes(smallest) > arch.shared_memory_bytes:
+        return None
     best, best_time = None, None
     for block_m in (WARP_ROWS, 2 * WARP_ROWS):
         for block_n in (32, 64, 128):
@@ -195,7 +200,7 @@ def choose_attention_tiles(shape: AttentionShape, chip: str,
             time = waves * work * (block_m + block_n) / (block_m * block_n)
             if best_time is None or time < best_time:
                 best, best_time = tiles, time
-    return best or AttentionTiles(WARP_ROWS, 32)
+    return best or smallest
 
 
 class AttentionKernel:
@@ -403,7 +408,8 @@ def _mask_problem(op: nn.AttentionOp) -> str | None:
 @lowering(nn.AttentionOp, to="hw")
 def lower_attention(op: nn.AttentionOp, target: HWLowering) -> list[ir.Operation] | None:
     """An attention as a flash-attention kernel and its launch; returns the
-    op. None (with a reason): its mask is broadcast over queries or keys."""
+    op. None (with a reason): its mask is broadcast over queries or keys,
+    or its head dims need more shared memory than a block has."""
     problem = _mask_problem(op)
     if problem is not None:
         return target.leave(op.operation, problem)
@@ -411,6 +417,10 @@ def lower_attention(op: nn.AttentionOp, target: HWLowering) -> list[ir.Operation
         launch(op.operation, [], target.name, ())
         return [op.operation]
     kernel = AttentionKernel(op, target.name, target.chip)
+    if kernel.tiles is None:
+        return target.leave(op.operation, f"its head dims ({kernel.shape.depth} and "
+                            f"{kernel.shape.value_depth}) need more shared memory than a "
+                            f"block has on {target.chip}, even for the smallest tiles")
     kernel.build(target.kernels, op.operation.location)
     launch(op.operation, list(op.operation.operands), kernel.name, kernel.grid)
     return [op.operation]

@@ -158,3 +158,15 @@ func.func @mask_over_keys(%q: tensor<16x32xf16>, %k: tensor<8x32xf16>, %v: tenso
   %o = "nn.attention"(%q, %k, %v, %m) : (tensor<16x32xf16>, tensor<8x32xf16>, tensor<8x32xf16>, tensor<16x1xf16>) -> tensor<16x32xf16>
   return %o : tensor<16x32xf16>
 }
+
+// -----
+
+// Head dims of 2048 f32 need more shared memory than a block has, even in
+// the smallest tiles: left, and reported at the op.
+// CHECK-LABEL: func.func @huge_heads
+// CHECK: "nn.attention"
+// ERROR: nn-to-hw-attention.mlir:[[# @LINE + 2]]:8: error: 'nn.attention' is not lowered to hw kernels: its head dims (2048 and 2048) need more shared memory than a block has on sm_80, even for the smallest tiles
+func.func @huge_heads(%q: tensor<8x2048xf32>, %k: tensor<8x2048xf32>, %v: tensor<8x2048xf32>) -> tensor<8x2048xf32> {
+  %o = "nn.attention"(%q, %k, %v) : (tensor<8x2048xf32>, tensor<8x2048xf32>, tensor<8x2048xf32>) -> tensor<8x2048xf32>
+  return %o : tensor<8x2048xf32>
+}
