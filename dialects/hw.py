@@ -13,7 +13,9 @@ distributes over warps and threads (`convert-hw-to-nvgpu`).
 A kernel is a `func.func` with the unit attribute `hw.kernel`, launched
 from host code by `hw.launch` with its grid and block sizes. Its arguments
 are memrefs in global memory and scalars; `hw.block_id` says which block is
-running. Shared and register tiles are allocated at the top of the kernel
+running. A kernel may also say how many of its blocks an SM must hold at
+once (`hw.min_blocks_per_sm = N`), which bounds the registers its threads
+get. Shared and register tiles are allocated at the top of the kernel
 with `hw.alloc`.
 
 Tiles and boxes. A copy moves a *box*: the last two dims (one for a
@@ -93,6 +95,10 @@ class MBarrierType(HW.Type, name="mbarrier"):
 
 # The unit attribute that makes a func.func a kernel.
 KERNEL_ATTRIBUTE = "hw.kernel"
+# A kernel's optional i64 attribute: the blocks an SM must hold at once
+# (ptxas allocates registers for that many; without it, ptxas picks an
+# occupancy level itself and may spill to reach it).
+MIN_BLOCKS_ATTRIBUTE = "hw.min_blocks_per_sm"
 
 # Memory spaces from the registers outwards: the closer operand of a copy is
 # its tile.
@@ -435,10 +441,17 @@ class AllocOp(KernelOp, name="alloc"):
     contents are undefined. Allocations stand at the top level of a
     kernel, so that their sizes are known before it runs.
 
+    `warps` (rows x cols of warps, optional) chooses the warp grid of a
+    register tile in mma.sync's accumulator layout, and makes an M x 1
+    register tile hold the row statistics of such tiles (row maxima and
+    sums, `hw.reduce_max`, broadcast over their rows): the tiles of one grid
+    share their rows' threads.
+
     Example: %a = "hw.alloc"() : () -> memref<3x128x32xf16, #gpu.address_space<workgroup>>
     """
 
     result: Result[MemRefOf(*DATA_TYPES, "i1", "i64")]
+    warps: I64ArrayAttr = ()
 
     def verify_place(self):
         super().verify_place()
@@ -449,6 +462,10 @@ class AllocOp(KernelOp, name="alloc"):
         if self.given_result_types and self.result_type.space == "global":
             raise VerifyError(f"allocates {self.result_type} in global memory; hw.alloc makes "
                               "tiles in shared memory (workgroup) or registers (private)")
+        if self.warps and (len(self.warps) != 2 or min(self.warps) < 1 or (
+                self.given_result_types and self.result_type.space != "private")):
+            raise VerifyError(f"'warps' is the grid (rows x cols of warps, each >= 1) of a "
+                              f"register tile; got {list(self.warps)}")
 
 
 class TransferOp(KernelOp):
@@ -684,6 +701,96 @@ class MmaOp(KernelOp, name="mma"):
             products = [(rounding(lhs), rounding(rhs))]
         for x, y in products:
             c += np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+
+
+class ContractOp(KernelOp, name="contract"):
+    """`C += A x B`, or `C += A x B^T` with `transpose_b` (B an N x K box:
+    the keys of attention scores, rows of K read in place), where A
+    (M x K) and B are boxes of shared tiles (leading dims indexed by
+    `indices`, A's first) and C an M x N f32 register tile. `unit` says
+    where: `tensor_cores` (f16 x f16 or bf16 x bf16 on mma.sync, products
+    accumulated in f32) or `fma` (CUDA cores: f32 products of the
+    operands' values summed in the order of k with fused multiply-adds,
+    accurate to f32 for f32 operands). On tensor cores A may also be a
+    register tile (M x K, no leading dims) whose warps hold the rows that
+    C's hold (both allocated with `warps = [W, 1]`): mma.sync's
+    accumulator fragments are its A fragments (attention's P, fed from
+    the registers that computed it).
+
+    Example: "hw.contract"(%q, %k, %s) {transpose_b = true} : (memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+    """
+
+    a: Operand[MemRefOf(*TILE_TYPES)]
+    b: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    c: Operand[MemRefOf("f32", space="private")]
+    indices: Variadic[Operand[Index]]
+    transpose_b: BoolAttr = False
+    unit: EnumAttr("tensor_cores", "fma") = "tensor_cores"
+
+    def problem_shape(self, a: MemRefType, b: MemRefType) -> tuple[int, int, int]:
+        """(M, N, K) of the product of boxes `a` and `b`."""
+        (m, k), (rows, cols) = a.shape[-2:], b.shape[-2:]
+        return (m, rows, k) if self.transpose_b else (m, cols, k)
+
+    def verify_operands(self, a, b, c, indices):
+        if a.rank < 2 or b.rank < 2 or c.rank != 2:
+            raise VerifyError(f"contracts matrices: A and B of rank >= 2, C of rank 2; got "
+                              f"{a}, {b}, {c}")
+        m, n, k = self.problem_shape(a, b)
+        k2 = b.shape[-1] if self.transpose_b else b.shape[-2]
+        if k != k2 or c.shape != (m, n):
+            expected = "B NxK" if self.transpose_b else "B KxN"
+            raise VerifyError(f"contract shapes do not match: A {dims(a.shape[-2:])}, B "
+                              f"{dims(b.shape[-2:])}, C {dims(c.shape)} (expected A MxK, "
+                              f"{expected}, C MxN)")
+        _same_dtype(a, b)
+        if a.space == "global" or a.space == "private" and (
+                self.unit != "tensor_cores" or a.rank != 2):
+            raise VerifyError(f"A is {a} in {_SPACE_WORDS[a.space]}; A is a shared tile, or on "
+                              "tensor cores a 2-d register tile")
+        if self.unit == "tensor_cores" and a.dtype not in ("f16", "bf16"):
+            raise VerifyError(f"contract on tensor cores takes f16 or bf16 operands, not "
+                              f"{a.dtype} (unit = \"fma\" multiplies f32 on CUDA cores)")
+        _check_index_count("hw.contract", a.rank - 2 + b.rank - 2, len(indices),
+                           f"{a.rank - 2} for A's and {b.rank - 2} for B's leading dims")
+
+    def reference(self, a, b, c, indices):
+        lead_a = a.ndim - 2
+        ia, ib = [int(i) for i in indices[:lead_a]], [int(i) for i in indices[lead_a:]]
+        lhs, rhs = a[tuple(ia)].astype(np.float32), b[tuple(ib)].astype(np.float32)
+        rhs = rhs.T if self.transpose_b else rhs
+        c += np.matmul(lhs.astype(np.float64), rhs.astype(np.float64)).astype(np.float32)
+
+
+class MaskOp(KernelOp, name="mask"):
+    """Hides elements of a 2-d register tile of scores: element (r, c),
+    at (`row` + r, `col` + c) of the scores of queries x keys, becomes
+    -inf where its key is past the last one (`col` + c >= `keys`) or, with
+    `causal`, after its query (`col` + c > `row` + r).
+
+    Example: "hw.mask"(%s, %row, %col) {keys = 100 : i64, causal = true} : (memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
+    """
+
+    x: Operand[MemRefOf("f32", space="private")]
+    row: Operand[Index]
+    col: Operand[Index]
+    keys: IntAttr
+    causal: BoolAttr = False
+
+    def verify_operands(self, x, row, col):
+        if x.rank != 2:
+            raise VerifyError(f"masks a 2-d register tile; got {x}")
+        if self.keys < 0:
+            raise VerifyError(f"'keys' must be >= 0, got {self.keys}")
+
+    def hidden(self, rows: int, cols: int, row: int, col: int) -> np.ndarray:
+        """Which elements of a rows x cols tile at (row, col) are hidden."""
+        r = row + np.arange(rows)[:, None]
+        c = col + np.arange(cols)[None, :]
+        return (c >= self.keys) | ((c > r) if self.causal else False)
+
+    def reference(self, x, row, col):
+        x[self.hidden(*x.shape, int(row), int(col))] = -np.inf
 
 
 def to_tf32(x: np.ndarray) -> np.ndarray:

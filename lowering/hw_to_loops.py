@@ -26,6 +26,8 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
   first, or split into two tf32 parts whose three products it adds, as
   the op's `precision` says);
 * stores with an epilogue call the epilogue function on each element;
+* `hw.contract` sums f32 products in the order of k (either unit);
+  `hw.mask` sets the scores it hides to -inf;
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   element of the tile inside the run and the space, reading operands
   broadcast; block reductions fold their tile's elements in order;
@@ -247,6 +249,49 @@ def _mma(view):
             scf.YieldOp([total])
         memref.store(loop.results[0], c, [i, j])
     loop_nest((m, n), body)
+
+
+@lowers(hw.ContractOp)
+def _contract(view):
+    a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    indices = view.operand("indices")
+    lead_a = len(shape(a)) - 2
+    stage_a, stage_b = list(indices[:lead_a]), list(indices[lead_a:])
+    m, n, k = view.problem_shape(type_view(a.type), type_view(b.type))
+
+    def body(ivs):
+        i, j = ivs
+        loop = scf.ForOp(index(0), index(k), index(1), [memref.load(c, [i, j])])
+        with ir.InsertionPoint(loop.body):
+            kk = loop.induction_variable
+            rhs = stage_b + ([j, kk] if view.transpose_b else [kk, j])
+            product = arith.mulf(to_f32(memref.load(a, stage_a + [i, kk])),
+                                 to_f32(memref.load(b, rhs)))
+            scf.YieldOp([arith.addf(loop.inner_iter_args[0], product)])
+        memref.store(loop.results[0], c, [i, j])
+    loop_nest((m, n), body)
+
+
+def hidden(view, row: ir.Value, col: ir.Value) -> ir.Value:
+    """Whether the `hw.mask` hides the score of query `row`, key `col`."""
+    condition = arith.cmpi(arith.CmpIPredicate.uge, col, index(view.keys))
+    if view.causal:
+        condition = arith.ori(condition, arith.cmpi(arith.CmpIPredicate.ugt, col, row))
+    return condition
+
+
+@lowers(hw.MaskOp)
+def _mask(view):
+    x = view.operand("x")
+    row, col = view.operand("row"), view.operand("col")
+    minus_infinity = f32(float("-inf"))
+
+    def body(ivs):
+        i, j = ivs
+        value = memref.load(x, [i, j])
+        hide = hidden(view, arith.addi(row, i), arith.addi(col, j))
+        memref.store(arith.select(hide, minus_infinity, value), x, [i, j])
+    loop_nest(shape(x), body)
 
 
 @lowers(hw.FillOp)
@@ -586,6 +631,8 @@ def _emulated_kernel(kernel: ir.Operation) -> None:
     kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         list(ftype.inputs) + [ir.IndexType.get()] * 3, list(ftype.results)))
     del kernel.attributes[hw.KERNEL_ATTRIBUTE]
+    if hw.MIN_BLOCKS_ATTRIBUTE in kernel.attributes:
+        del kernel.attributes[hw.MIN_BLOCKS_ATTRIBUTE]
     kernel.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
     ops: list[ir.Operation] = []

@@ -3,7 +3,8 @@
 Each block-collective hw op is distributed over the threads of its block:
 
 * a kernel becomes a `gpu.func` in the module's `gpu.module @hw_kernels`
-  (with the NVVM target of `chip`), each `hw.launch` a `gpu.launch_func`
+  (with the NVVM target of `chip`; `hw.min_blocks_per_sm` becomes
+  `nvvm.minctasm`, PTX's `.minnctapersm`), each `hw.launch` a `gpu.launch_func`
   with the dynamic shared memory its tiles need (the module's
   `hw.launches` attribute lists them for the kernel manifest); the
   epilogue functions of its stores are copied into the GPU module;
@@ -64,6 +65,16 @@ Each block-collective hw op is distributed over the threads of its block:
   then the warps' totals through the scratch tile between barriers (each
   warp shuffles them again, lane w holding warp w's); elementwise ops read a one-element operand tile (a row's statistic) in
   every thread;
+* attention's ops: `hw.reduce_max` and `hw.reduce_sum` of an accumulator
+  tile whose warps hold whole rows (`hw.alloc {warps = [W, 1]}`) fold
+  each thread's elements of a row, then the row's four threads by
+  shuffles (xor 1, 2), into the row statistics' layout
+  (`nvidia.RowLayout`), which elementwise ops broadcast over the rows;
+  `hw.mask` selects -inf per element; `hw.contract` on tensor cores is
+  `hw.mma`'s ldmatrix + mma.sync, B^T's fragments loaded by ldmatrix
+  untransposed, A's taken from a register tile's accumulator fragments
+  where it is one, and on CUDA cores a loop over k of shared loads and
+  fused multiply-adds (`math.fma`);
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
@@ -71,8 +82,10 @@ Expects verified hw IR that `hw-check` accepted for `chip` (alignment of
 async copies, TMA boxes, MMA shapes and types, features) and whose
 kernels all launch with one block size; `hw.pipeline` annotations are
 ignored (`hw-pipeline` has realised them). Row reductions of 2-d tiles
-(`hw.reduce_sum`, `hw.reduce_max`), broadcasting operands of register-tile
-arithmetic other than one-element tiles, register tiles with leading dims
+(`hw.reduce_sum`, `hw.reduce_max`) other than those of accumulator tiles
+whose warps hold whole rows, broadcasting operands of register-tile
+arithmetic other than one-element tiles and row statistics (`RowLayout`),
+register tiles with leading dims
 and plain reads of swizzled tiles are not lowered (the error names the
 op). Leaves upstream gpu, nvgpu, nvvm, memref, vector, scf, arith and
 func ops for the NVVM lowering; no hw op is left.
@@ -85,18 +98,19 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, func, gpu, llvm, memref, nvgpu, nvvm, scf, vector
+from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgpu, nvvm, scf, vector
 
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
 from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
-                                         guarded_load, guarded_store, index, index_element,
-                                         placed, shape, split_tf32, to_f32, to_tf32)
+                                         guarded_load, guarded_store, hidden, index,
+                                         index_element, placed, shape, split_tf32, to_f32,
+                                         to_tf32)
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (SWIZZLE_BYTES, WARP, AccumulatorLayout, BankSwizzle,
-                                   ReplicatedLayout, VectorLayout, WgmmaLayout, register_layout,
+                                   ReplicatedLayout, RowLayout, VectorLayout, WgmmaLayout, register_layout,
                                    shared_alignment)
 from lamina.types import MemRefType, type_view
 
@@ -205,6 +219,9 @@ def bank_swizzle(kernel: "KernelLowering", tile: ir.Value, memref_type: MemRefTy
         elif owner.name == "hw.mma":
             view = hw.MmaOp.from_operation(owner)
             if kernel.plan.is_wgmma(owner) or view.operand("c") == tile:
+                return None
+        elif owner.name == "hw.contract":
+            if hw.ContractOp.from_operation(owner).unit != "tensor_cores":
                 return None
         else:
             return None
@@ -395,7 +412,8 @@ def _alloc(kernel: KernelLowering, view):
     if tile.rank > 2:
         raise PassFailure(f"register tile {tile} has leading dims; on the GPU register tiles "
                           "are matrices or vectors", view.operation.location)
-    layout = register_layout(tile.shape, kernel.threads, result in kernel.plan.accumulators)
+    layout = register_layout(tile.shape, kernel.threads, result in kernel.plan.accumulators,
+                             view.warps)
     private = ir.Attribute.parse("#gpu.address_space<private>")
     # Booleans are kept as bytes (the memref lowering stores no i1).
     element = (ir.IntegerType.get_signless(8) if tile.dtype == "i1"
@@ -551,6 +569,9 @@ def _operand_slots(kernel, view, inputs: Sequence[ir.Value], out: ir.Value
             slots.append(lambda slot: slot)
         elif isinstance(tile.layout, ReplicatedLayout):
             slots.append(lambda slot: 0)
+        elif isinstance(tile.layout, RowLayout) and tile.layout.accumulates(target.layout):
+            cells = target.layout.placement(kernel, INDEX).cells
+            slots.append(lambda slot, cells=cells: cells[slot][0])
         else:
             raise PassFailure(f"'{view.op_name()}' on register tiles of different shapes "
                               f"({tile.type} into {target.type}) is not lowered to the GPU: "
@@ -1118,6 +1139,169 @@ def _fragment_products(view, a: list, b: list) -> list[tuple[list, list]]:
     return [(big_a, small_b), (small_a, big_b), (big_a, big_b)]
 
 
+# -- attention: row statistics, masks, contractions ---------------------------
+
+
+_ROW_FOLDS = {"hw.reduce_max": arith.maximumf, "hw.reduce_sum": arith.addf}
+
+
+def _quad_fold(value: ir.Value, combine: Callable) -> ir.Value:
+    """The fold of `value` over the four lanes that hold one row of an
+    accumulator fragment (lanes 4g .. 4g + 3): shuffles at distances 1, 2."""
+    i32 = ir.IntegerType.get_signless(32)
+    width = arith.constant(i32, WARP)
+    for distance in (1, 2):
+        shuffled = gpu.ShuffleOp(value, arith.constant(i32, distance), width,
+                                 gpu.ShuffleMode.XOR).results[0]
+        value = combine(value, shuffled)
+    return value
+
+
+@lowers("hw.reduce_max", "hw.reduce_sum")
+def _row_reduce(kernel: KernelLowering, view):
+    """A row reduction of an accumulator tile whose warps hold whole rows
+    into the RowLayout of its statistics: each thread folds its elements
+    of each of its rows, the four threads of a row their folds by
+    shuffles."""
+    x = kernel.register(view.operand("x"), view.operation)
+    out = kernel.register(view.operand("out"), view.operation)
+    layout = x.layout
+    if not (isinstance(layout, AccumulatorLayout) and layout.warp_cols == 1
+            and isinstance(out.layout, RowLayout) and out.layout.accumulates(layout)):
+        raise PassFailure(f"'{view.op_name()}' is lowered to the GPU for accumulator tiles "
+                          "whose warps hold whole rows into their row statistics (hw.alloc "
+                          "with warps = [W, 1] for both)", view.operation.location)
+    combine = _ROW_FOLDS[view.op_name()]
+    folds: dict[int, ir.Value] = {}
+    for slot, (r, _) in enumerate(layout.placement(kernel, INDEX).cells):
+        value = to_f32(x.load(slot))
+        folds[r] = combine(folds[r], value) if r in folds else value
+    element = ir.MemRefType(out.storage.type).element_type
+    for r, value in folds.items():
+        out.store(from_f32(_quad_fold(value, combine), element), r)
+
+
+@lowers("hw.mask")
+def _mask(kernel: KernelLowering, view):
+    tile = kernel.register(view.operand("x"), view.operation)
+    row0, col0 = view.operand("row"), view.operand("col")
+    minus_infinity = arith.constant(ir.F32Type.get(), float("-inf"))
+    for slot, ((row, col), valid) in enumerate(tile.layout.positions(kernel, INDEX)):
+        def hide(slot=slot, row=row, col=col):
+            condition = hidden(view, add(row0, row), add(col0, col))
+            tile.store(arith.select(condition, minus_infinity, tile.load(slot)), slot)
+        when(valid, hide)
+
+
+@lowers("hw.contract")
+def _contract(kernel: KernelLowering, view):
+    a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+    indices = list(view.operand("indices"))
+    a_type = type_view(a.type)
+    stage_a, stage_b = indices[:a_type.rank - 2], indices[a_type.rank - 2:]
+    acc = kernel.register(c, view.operation)
+    if not isinstance(acc.layout, AccumulatorLayout):
+        raise PassFailure(f"the accumulator {acc.type} of hw.contract is not divided into 16x8 "
+                          f"fragments by the {kernel.threads // WARP} warps of the block "
+                          "(hw-check reports this)", view.operation.location)
+    if view.unit == "fma":
+        _contract_fma(kernel, view, a, b, acc, stage_a, stage_b)
+    else:
+        _contract_mma_sync(kernel, view, a, b, acc, stage_a, stage_b)
+
+
+def _contract_fma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage_a, stage_b):
+    """C += A x B on CUDA cores: a loop over k in which each thread reads
+    the A elements of its rows and the B elements of its columns from
+    shared memory and updates its elements with fused multiply-adds."""
+    _, _, k = view.problem_shape(type_view(a.type), type_view(b.type))
+    placement = acc.layout.placement(kernel, INDEX)
+    loop = scf.ForOp(index(0), index(k), index(1))
+    with ir.InsertionPoint(loop.body):
+        kk = loop.induction_variable
+        rows = [to_f32(memref.load(a, stage_a + [row, kk])) for row in placement.rows]
+        cols = [to_f32(memref.load(b, stage_b + ([col, kk] if view.transpose_b else [kk, col])))
+                for col in placement.cols]
+        for slot, (r, c) in enumerate(placement.cells):
+            acc.store(math_ops.fma(rows[r], cols[c], acc.load(slot)), slot)
+        scf.YieldOp([])
+
+
+def _register_fragments(kernel: KernelLowering, view, a: ir.Value,
+                        c_layout: AccumulatorLayout) -> Callable[[int, int], list]:
+    """The A fragments of mma.sync m16n8k16 from a register tile in the
+    accumulator layout whose warps hold C's rows: fragment row `fi` and
+    k-step `kk` are the accumulator's fragments (fi, 2kk) and (fi, 2kk + 1),
+    a thread's pairs of adjacent columns packed as A's registers (rows g
+    and g + 8, columns 2t and 2t + 8)."""
+    tile = kernel.register(a, view.operation)
+    layout = tile.layout
+    if not (isinstance(layout, AccumulatorLayout) and layout.warp_cols == 1
+            and c_layout.warp_cols == 1 and layout.warp_rows == c_layout.warp_rows):
+        raise PassFailure(f"A {tile.type} of hw.contract is a register tile whose warps do not "
+                          f"hold the accumulator's rows (hw.alloc both with warps = [W, 1])",
+                          view.operation.location)
+    element = ir.MemRefType(tile.storage.type).element_type
+    pair_type = ir.VectorType.get([2], element)
+
+    def register(fi: int, fj: int, h: int) -> ir.Value:
+        pair = vector.from_elements(pair_type, [
+            tile.load(AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)) for v in range(2)])
+        return pair if isinstance(element, ir.F16Type) else _i32(pair)
+
+    def fragments(fi: int, kk: int) -> list:
+        return [register(fi, 2 * kk + j, h) for j in range(2) for h in range(2)]
+    return fragments
+
+
+def _contract_mma_sync(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage_a, stage_b):
+    """C += A x B (or A x B^T) on tensor cores: per warp and k-step,
+    ldmatrix of the A fragments (x4) and of the B fragments (x4 for two
+    n8 fragments, x2 for one; transposed where B is K x N, as stored
+    where it is N x K) and mma.sync m16n8k16."""
+    kernel.row_major(b, view.operation)
+    layout = acc.layout
+    a_type = type_view(a.type)
+    shape = nvidia.mma_sync_shape(a_type.dtype)
+    row0, col0 = layout.warp_origin(kernel, INDEX)
+    if a_type.space == "private":
+        a_fragments = _register_fragments(kernel, view, a, layout)
+    else:
+        kernel.row_major(a, view.operation)
+    lane8, lane16 = rem(kernel.lane, 8), rem(kernel.lane, 16)
+    half = mul(div(kernel.lane, 16), 8)
+    # ldmatrix x4 of B^T (N x K): lanes 0-7 and 8-15 address the first
+    # fragment's rows at k and k + 8, lanes 16-31 the second's.
+    k_half = mul(rem(div(kernel.lane, 8), 2), 8)
+    for k0 in range(0, a_type.shape[-1], shape.k):
+        if a_type.space == "private":
+            a_frags = [a_fragments(fi, k0 // shape.k) for fi in range(layout.frag_rows)]
+        else:
+            a_frags = [_ldmatrix(kernel, a, stage_a + [add(add(row0, fi * nvidia.MMA_M),
+                                                           lane16), add(half, k0)], 4, False)
+                       for fi in range(layout.frag_rows)]
+        b_frags, fj = [], 0
+        while fj < layout.frag_cols:
+            col = add(col0, fj * nvidia.MMA_N)
+            pair = fj + 1 < layout.frag_cols
+            if view.transpose_b:
+                position = [add(col, add(lane8, half)) if pair else add(col, lane8),
+                            add(k_half, k0)]
+            else:
+                position = [add(lane16, k0), add(col, half) if pair else col]
+            registers = _ldmatrix(kernel, b, stage_b + position, 4 if pair else 2,
+                                  not view.transpose_b)
+            b_frags += [registers[:2], registers[2:]] if pair else [registers]
+            fj += 2 if pair else 1
+        for fi in range(layout.frag_rows):
+            for fj in range(layout.frag_cols):
+                slots = [AccumulatorLayout.slot(fi, fj, h, v, layout.frag_cols)
+                         for h in range(2) for v in range(2)]
+                d = _mma_sync(a_frags[fi], b_frags[fj], [acc.load(s) for s in slots], shape)
+                for value, s in zip(d, slots):
+                    acc.store(value, s)
+
+
 # ---------------------------------------------------------------------------
 # sm_90a: TMA loads on mbarriers, wgmma.
 
@@ -1468,6 +1652,8 @@ class ConvertHWToNVGPU(Pass):
             gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(hw.function_type(kernel)),
                                      sym_name=_symbol(kernel), kernel=True,
                                      known_block_size=list(block))
+        if hw.MIN_BLOCKS_ATTRIBUTE in kernel.attributes:
+            gpu_func.attributes["nvvm.minctasm"] = kernel.attributes[hw.MIN_BLOCKS_ATTRIBUTE]
         entry = kernel.regions[0].blocks[0]
         entry.append_to(gpu_func.body)
         for op in list(entry.operations):

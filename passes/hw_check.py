@@ -26,6 +26,11 @@ instead of reporting):
   PTX 8.0) must have them;
 * block reductions: a block of several warps needs a scratch tile of at
   least one element per warp;
+* contractions (`hw.contract`) on tensor cores: mma.sync's shapes and
+  accumulator, as for MMA, and a register A whose warps hold the rows of
+  the accumulator's (both allocated with `warps = [W, 1]`); row
+  reductions (`hw.reduce_max`, `hw.reduce_sum`): of such an accumulator
+  into its row statistics;
 * hardware instructions (`lamina.dialects.hw_instructions`): the architecture and
   PTX version they declare (`hw.cvt_e4m3x2`: sm_89 and PTX 7.8).
 
@@ -46,7 +51,7 @@ from lamina.dialects.hw_instructions import Instruction
 from lamina.pass_registry import Pass, PassFailure, register_pass
 from lamina.targets import nvidia
 from lamina.targets.nvidia import (FEATURES, MBARRIER_BYTES, WARP, AccumulatorLayout, Architecture,
-                                   TmaBox, register_layout, wgmma_problem)
+                                   RowLayout, TmaBox, register_layout, wgmma_problem)
 from lamina.types import type_view
 
 _element_bytes = nvidia.dtype_bytes
@@ -103,6 +108,10 @@ class KernelChecker:
                 self.feature(op, "mbarrier", f"'{op.name}'")
             elif op.name == "hw.block_reduce":
                 self.block_reduce(op)
+            elif op.name == "hw.contract":
+                self.contract(op)
+            elif op.name in ("hw.reduce_max", "hw.reduce_sum"):
+                self.row_reduce(op)
             elif isinstance(lookup_op(op.name), type) and issubclass(lookup_op(op.name),
                                                                      Instruction):
                 self.instruction(op)
@@ -110,6 +119,60 @@ class KernelChecker:
             if op.name == "hw.mma":
                 self.mma(op, tiles)
         return self.errors
+
+    def layout(self, tile: ir.Value):
+        """The register layout of a tile that an hw.alloc makes (with its
+        warp grid), or None where the block size is unknown."""
+        if self.threads is None:
+            return None
+        owner = tile.owner
+        warps = () if isinstance(owner, ir.Block) or owner.name != "hw.alloc" else \
+            hw.AllocOp.from_operation(owner.operation).warps
+        return register_layout(type_view(tile.type).shape, self.threads, warps=warps)
+
+    def contract(self, op: ir.Operation) -> None:
+        """On tensor cores: mma.sync's shapes, an accumulator the warps
+        divide into 16x8 fragments and a register A whose warps hold C's
+        rows."""
+        view = hw.ContractOp.from_operation(op)
+        if view.unit != "tensor_cores" or not self.feature(op, "mma.sync",
+                                                            "'hw.contract' on tensor cores"):
+            return
+        a, c = view.operand("a"), view.operand("c")
+        a_type = type_view(a.type)
+        m, n, k = view.problem_shape(a_type, type_view(view.operand("b").type))
+        shape = nvidia.mma_sync_shape(a_type.dtype)
+        if m % shape.m or n % shape.n or k % shape.k:
+            self.error(op, f"tensor cores multiply {shape.m}x{shape.k} by {shape.k}x{shape.n} "
+                           f"{a_type.dtype} fragments: M = {m} must be a multiple of {shape.m}, "
+                           f"N = {n} of {shape.n} and K = {k} of {shape.k}")
+            return
+        c_layout = self.layout(c)
+        if c_layout is None:
+            return
+        if not isinstance(c_layout, AccumulatorLayout):
+            self.error(op, f"the {self.threads // WARP} warps of the block cannot divide the "
+                           f"{m}x{n} accumulator into 16x8 fragments evenly (each warp takes "
+                           "whole fragments)")
+        elif a_type.space == "private":
+            a_layout = self.layout(a)
+            if not (isinstance(a_layout, AccumulatorLayout) and a_layout.warp_cols == 1
+                    and c_layout.warp_cols == 1 and a_layout.warp_rows == c_layout.warp_rows):
+                self.error(op, "A is a register tile whose warps do not hold the rows of the "
+                               "accumulator's warps: allocate both with warps = [W, 1]")
+
+    def row_reduce(self, op: ir.Operation) -> None:
+        """A row reduction of a register tile is one of an accumulator whose
+        warps hold whole rows, into the row statistics of its warps."""
+        view = lookup_op(op.name).from_operation(op)
+        x_layout, out_layout = self.layout(view.operand("x")), self.layout(view.operand("out"))
+        if x_layout is None:
+            return
+        if not (isinstance(x_layout, AccumulatorLayout) and x_layout.warp_cols == 1
+                and isinstance(out_layout, RowLayout) and out_layout.accumulates(x_layout)):
+            self.error(op, f"'{op.name}' reduces the rows of an accumulator tile whose warps "
+                           "hold whole rows into their row statistics: allocate both with "
+                           f"warps = [{self.threads // WARP}, 1]")
 
     def block_reduce(self, op: ir.Operation) -> None:
         """A block of several warps folds their totals through a scratch

@@ -260,7 +260,7 @@ class KernelCheck:
                 self.tiles[op.results[0]] = Tile(str(tile))
         elif name in ("hw.copy", "hw.async_copy", "hw.tma_load"):
             self.transfer(op, view)
-        elif name == "hw.mma":
+        elif name in ("hw.mma", "hw.contract"):
             self.mma(op, view)
         elif name == "hw.fill":
             out = view.operand("out")

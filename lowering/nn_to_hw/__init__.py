@@ -29,6 +29,9 @@ launch, and so does each nn op outside a group that a kernel covers:
   result's index space, each element read through the op's index map
   (`hw.gather_elements`), a swap of the last two dims through shared
   memory; a reshape is a view of its operand's buffer.
+* attention (`nn.attention`): a flash-attention kernel, one block per
+  query tile of each batch entry looping over key tiles with an online
+  softmax, the scores never in global memory (`attention`).
 
 Elementwise and row kernels are written the same way (`GroupKernel`): each
 value of the group is a 1-d register tile, a row's (or a tile's) elements
@@ -46,9 +49,9 @@ read), which tiling each linalg op on its own does not, and the emulation
 and the hazard checker see the block-collective ops.
 
 The kernel kinds are modules of this package: `matmul` (contraction
-groups), `groups` (elementwise and row kernels), `movement` (data
-movement), `pooling`; `kernels` holds what they share, `convert` the
-pass.
+groups), `groups` (elementwise and row kernels), `attention` (flash
+attention), `movement` (data movement), `pooling`; `kernels` holds what
+they share, `convert` the pass.
 
 The lowerings are class-keyed, in the registry of this conversion
 (`lamina.lowering.registry`, `to="hw"`), where the matmul chain's is
@@ -70,12 +73,13 @@ launch's output buffer.
 
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
-way to the GPU yet), unless `keep-unconverted` is set: attention,
-convolutions, reductions of integers. Booleans in global memory are i1
-memrefs here (bytes after convert-hw-to-nvgpu, through
-cpu-widen-bool-memrefs). Guarantees: the groups and ops it converts are
-gone, and so are the bodies of the groups (and the transposes a matmul
-kernel reads in place, where it was their only user);
+way to the GPU yet), unless `keep-unconverted` is set: convolutions,
+reductions of integers, attention with a mask broadcast over queries or
+keys. Booleans in global memory are i1 memrefs here (bytes after
+convert-hw-to-nvgpu, through cpu-widen-bool-memrefs). Guarantees: the
+groups and ops it converts are gone, and so are the bodies of the groups
+(and the transposes a matmul kernel reads in place, where it was their
+only user);
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, f32 products
 accurate to f32 (3xTF32, or rounded to tf32 where nn.matmul allows it),
@@ -83,7 +87,7 @@ each elementwise op rounded to its type, as the nn references do.
 """
 
 # The kernel kinds register their lowerings when imported.
-from lamina.lowering.nn_to_hw import groups, matmul, movement, pooling  # noqa: F401
+from lamina.lowering.nn_to_hw import attention, groups, matmul, movement, pooling  # noqa: F401
 from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
 from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
                                               launch, new_kernel, reshaped)

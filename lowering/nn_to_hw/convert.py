@@ -10,7 +10,7 @@ from mlir import ir
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.nn_to_hw.groups import KernelGroup, lower_group
-from lamina.lowering.nn_to_hw.kernels import TO_HW, GroupNotLowered, HWLowering, is_empty, launch
+from lamina.lowering.nn_to_hw.kernels import DEFER, TO_HW, GroupNotLowered, HWLowering, is_empty, launch
 from lamina.lowering.nn_to_hw.matmul import (KernelBuilder, TileConfig, group_chain, launch_chain,
                                              parse_tiles)
 from lamina.lowering.registry import lowering
@@ -66,7 +66,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, and row kernels for reductions and their groups (softmax, layer_norm, rms_norm)."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), flash-attention kernels for nn.attention, data movement and pooling."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -149,20 +149,29 @@ class ConvertNNToHW(Pass):
             kind = self.kernel_kind(op)
             pending.append((op, f"{host}_{kind}_{numbers.setdefault(kind, 0)}"))
             numbers[kind] += 1
-        while pending:
-            op, name = pending.pop(0)
+        deferred = []
+        while pending or deferred:
+            again = not pending
+            op, name = (pending or deferred).pop(0)
             op_class = lookup_op(op.name)
             try:
                 view = op_class.from_operation(op)
             except VerifyError as error:
                 raise PassFailure(f"'{op.name}' op {error}", op.location) from None
             with op.location:
-                lowered = TO_HW.lookup(op_class)(view, HWLowering(self.chip, forced, kernels,
-                                                                  name, self.reasons))
+                lowered = TO_HW.lookup(op_class)(view, HWLowering(
+                    self.chip, forced, kernels, name, self.reasons, deferred=again))
+            if lowered is DEFER:
+                if again:
+                    raise PassFailure(f"the nn->hw lowering of '{op.name}' deferred it twice",
+                                      op.location)
+                deferred.append((op, name))
+                continue
             lowered = list(lowered or [])
             # Ops the lowering took are offered to no other (compared while
             # they exist: Operations compare equal across their wrappers).
             pending = [(p, n) for p, n in pending if not any(p == done for done in lowered)]
+            deferred = [(p, n) for p, n in deferred if not any(p == done for done in lowered)]
             for done in reversed(lowered):
                 if any(len(list(result.uses)) for result in done.results):
                     raise PassFailure(f"the nn->hw lowering of '{op.name}' left a use of "
@@ -183,9 +192,9 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
-                "the cuda targets compile every nn op but nn.attention, nn.conv2d, "
-                "nn.matmul of a batched B with an unbatched A or of more than one batch "
-                "dim, and reductions of integers")
+                "the cuda targets compile every nn op but nn.conv2d, nn.matmul of a "
+                "batched B with an unbatched A or of more than one batch dim, and "
+                "reductions of integers")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

@@ -114,13 +114,17 @@ class HWLowering:
     choice), the module's body that kernels go into (`kernels`) and a
     name for the op's kernel, unique in the module (`name`). A lowering
     that leaves its op may say why (`leave`): the error that reports the
-    op says so."""
+    op says so. A lowering may instead return `DEFER` to be asked again,
+    with `deferred` set, after the function's other ops (a transpose that a
+    matmul kernel after it may read in place, taking it among its own ops);
+    asked again, it lowers the op or leaves it for good."""
 
     chip: str
     tiles: TileConfig | None
     kernels: ir.Block
     name: str
     reasons: list = field(default_factory=list)
+    deferred: bool = False
 
     def leave(self, op: ir.Operation, reason: str) -> None:
         """Leaves `op` unconverted, for `reason`; returns None (what the
@@ -129,6 +133,10 @@ class HWLowering:
 
 
 TO_HW = registry("hw")
+
+DEFER = "defer"
+"""What a lowering returns to be asked again after the other ops (see
+`HWLowering`)."""
 
 def splat_value(op: ir.Operation) -> float | None:
     """The value of a splat constant tensor, or None for other ops."""

@@ -40,7 +40,8 @@ from mlir.dialects import arith, func, scf, tensor
 
 from lamina.dialects import hw, nn
 from lamina.lowering.hw_to_loops import index
-from lamina.lowering.nn_to_hw.kernels import HWLowering, is_empty, launch, new_kernel
+from lamina.lowering.nn_to_hw.kernels import DEFER, HWLowering, is_empty, launch, new_kernel
+from lamina.lowering.nn_to_hw.matmul import transposed_source
 from lamina.lowering.registry import lowering
 from lamina.targets import nvidia
 from lamina.types import MemRefType, TensorType, type_view
@@ -128,6 +129,20 @@ def _transpose_gather(op, kernel, arguments, tile, offset):
     kernel.gather(arguments[0], tile, offset, [perm.index(d) for d in range(len(perm))])
 
 
+def _matmul_may_read_in_place(transpose: ir.Operation) -> bool:
+    """Whether a swap of the last two dims feeds a matmul or a contraction
+    group, whose kernel may read the transpose's input in place (and take
+    the transpose among its ops where it is its only user: matmul's
+    `read_in_place`): the transpose is then lowered after it, if it is
+    still there."""
+    if transposed_source(transpose.results[0]) is None:
+        return False
+    return any(use.owner.name == "nn.matmul" or (
+        use.owner.name == "nn.fused"
+        and ir.StringAttr(use.owner.attributes["kind"]).value == nn.CONTRACTION)
+        for use in transpose.results[0].uses)
+
+
 # Element types a transpose moves through shared memory (what hw.copy moves).
 SHARED_TRANSPOSE_TYPES = ("f32", "f16", "bf16", "i32")
 
@@ -140,6 +155,8 @@ def lower_transpose(op: nn.TransposeOp, target: HWLowering) -> list[ir.Operation
     coalesced; any other permutation is a gather."""
     operation = op.operation
     x, result = operation.operands[0], operation.results[0]
+    if not target.deferred and _matmul_may_read_in_place(operation):
+        return DEFER
     shape, perm = type_view(x.type).shape, list(op.perm)
     moved = [d for d in perm if shape[d] != 1]
     if moved == sorted(moved):

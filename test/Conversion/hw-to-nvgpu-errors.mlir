@@ -12,7 +12,7 @@ func.func @reduce(%a: memref<64x64xf32>) attributes {hw.kernel} {
   %x = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
   %m = "hw.alloc"() : () -> memref<64x1xf32, #gpu.address_space<private>>
   "hw.copy"(%a, %x, %c0, %c0) : (memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<private>>, index, index) -> ()
-  // expected-error @+1 {{'hw.reduce_sum' is not lowered to the GPU (the CPU emulation runs it)}}
+  // expected-error @+1 {{'hw.reduce_sum' is lowered to the GPU for accumulator tiles whose warps hold whole rows into their row statistics (hw.alloc with warps = [W, 1] for both)}}
   "hw.reduce_sum"(%x, %m) : (memref<64x64xf32, #gpu.address_space<private>>, memref<64x1xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -70,5 +70,26 @@ func.func @tma(%a: memref<64x64xf16>) attributes {hw.kernel} {
   %bar = "hw.mbarrier_init"() : () -> !hw.mbarrier
   %s = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
   "hw.tma_load"(%a, %s, %bar, %c0, %c0, %c0) : (memref<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, !hw.mbarrier, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// A register A of hw.contract whose warps (a 2x2 grid) do not hold the
+// accumulator's rows (its warps stacked 4x1).
+
+func.func @main(%k: memref<64x64xf16>) {
+  "hw.launch"(%k) {kernel = @register_a, grid = array<i64: 1>, block = array<i64: 128>} : (memref<64x64xf16>) -> ()
+  return
+}
+func.func @register_a(%k: memref<64x64xf16>) attributes {hw.kernel} {
+  %c0 = arith.constant 0 : index
+  %p = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<private>>
+  %v = "hw.alloc"() : () -> memref<64x64xf16, #gpu.address_space<workgroup>>
+  %o = "hw.alloc"() {warps = array<i64: 4, 1>} : () -> memref<64x64xf32, #gpu.address_space<private>>
+  "hw.copy"(%k, %v, %c0, %c0) : (memref<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  "hw.barrier"() : () -> ()
+  // expected-error @+1 {{A memref<64x64xf16, #gpu.address_space<private>> of hw.contract is a register tile whose warps do not hold the accumulator's rows (hw.alloc both with warps = [W, 1])}}
+  "hw.contract"(%p, %v, %o) : (memref<64x64xf16, #gpu.address_space<private>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -117,16 +117,19 @@ func.func @half_linear(%x: tensor<65x48xf16>, %w: tensor<72x48xf16>, %y: tensor<
 
 // -----
 
-// Not absorbed: a transpose whose result is also returned stays for that
-// user (the kernel still reads W in place); a transpose that does not
-// swap the last two dims is an operand like any other (the kernel reads
-// its result, not transposed).
+// Not absorbed: a transpose whose result is also returned is a transpose
+// kernel for that user, lowered after the matmul (which still reads W in
+// place); a transpose that does not swap the last two dims is an operand
+// like any other (its kernel first, the matmul reading its result, not
+// transposed).
 // CHECK-LABEL: func.func @transposes_kept
 // CHECK-SAME: (%{{.+}}: tensor<33x40xf32>, %[[W:[^:]+]]: tensor<24x40xf32>
-// CHECK: %[[T:.+]] = "nn.transpose"(%[[W]]) {perm = array<i64: 1, 0>}
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @transposes_kept_transpose_0}
+// CHECK: %[[T:.+]] = bufferization.to_tensor
 // CHECK: %[[WM:.+]] = bufferization.to_buffer %[[W]]
-// CHECK: "hw.launch"(%{{.+}}, %[[WM]], %{{.+}}) {{{.+}}kernel = @transposes_kept_matmul_0}
-// CHECK: %[[P:.+]] = "nn.transpose"(%{{.+}}) {perm = array<i64: 1, 0, 2>}
+// CHECK: "hw.launch"(%{{.+}}, %[[WM]], %{{.+}}) {{{.+}}kernel = @transposes_kept_matmul_0} : (memref<33x40xf32>, memref<24x40xf32>, memref<33x24xf32>)
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @transposes_kept_transpose_1}
+// CHECK: %[[P:.+]] = bufferization.to_tensor
 // CHECK: %[[PM:.+]] = bufferization.to_buffer %[[P]]
 // CHECK: "hw.launch"(%{{.+}}, %[[PM]], %{{.+}}) {{{.+}}kernel = @transposes_kept_matmul_1}
 // CHECK: return %{{.+}}, %[[T]], %{{.+}}

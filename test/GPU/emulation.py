@@ -180,23 +180,23 @@ def mma():
 
 
 ELEMENTWISE = """
-  %x = "hw.alloc"() : () -> !reg<32x48xf16, reg>
+  %x = "hw.alloc"() : () -> !reg<64x48xf16, reg>
   %row = "hw.alloc"() : () -> !reg<1x48xf16, reg>
-  %col = "hw.alloc"() : () -> !reg<32x1xf16, reg>
-  %y = "hw.alloc"() : () -> !reg<32x48xf16, reg>
-  %w = "hw.alloc"() : () -> !reg<32x48xf32, reg>
-  %m = "hw.alloc"() : () -> !reg<32x1xf32, reg>
-  "hw.copy"(%arg0, %x, %c0, %c0) : (memref<32x48xf16>, !reg<32x48xf16, reg>, index, index) -> ()
+  %col = "hw.alloc"() : () -> !reg<64x1xf16, reg>
+  %y = "hw.alloc"() : () -> !reg<64x48xf16, reg>
+  %w = "hw.alloc"() {{warps = array<i64: 4, 1>}} : () -> !reg<64x48xf32, reg>
+  %m = "hw.alloc"() {{warps = array<i64: 4, 1>}} : () -> !reg<64x1xf32, reg>
+  "hw.copy"(%arg0, %x, %c0, %c0) : (memref<64x48xf16>, !reg<64x48xf16, reg>, index, index) -> ()
   "hw.copy"(%arg1, %row, %c0, %c0) : (memref<1x48xf16>, !reg<1x48xf16, reg>, index, index) -> ()
-  "hw.copy"(%arg2, %col, %c0, %c0) : (memref<32x1xf16>, !reg<32x1xf16, reg>, index, index) -> ()
-  "hw.{op}"(%x, %row, %y) : (!reg<32x48xf16, reg>, !reg<1x48xf16, reg>, !reg<32x48xf16, reg>) -> ()
-  "hw.{op}"(%y, %col, %y) : (!reg<32x48xf16, reg>, !reg<32x1xf16, reg>, !reg<32x48xf16, reg>) -> ()
-  "hw.{op}"(%y, %x, %y) : (!reg<32x48xf16, reg>, !reg<32x48xf16, reg>, !reg<32x48xf16, reg>) -> ()
-  "hw.{unary}"(%y, %y) : (!reg<32x48xf16, reg>, !reg<32x48xf16, reg>) -> ()
-  "hw.cast"(%y, %w) : (!reg<32x48xf16, reg>, !reg<32x48xf32, reg>) -> ()
-  "hw.{reduce}"(%w, %m) : (!reg<32x48xf32, reg>, !reg<32x1xf32, reg>) -> ()
-  "hw.sub"(%w, %m, %w) : (!reg<32x48xf32, reg>, !reg<32x1xf32, reg>, !reg<32x48xf32, reg>) -> ()
-  "hw.store"(%w, %arg3, %c0, %c0) {{operandSegmentSizes = array<i32: 1, 1, 0, 2>}} : (!reg<32x48xf32, reg>, memref<32x48xf32>, index, index) -> ()
+  "hw.copy"(%arg2, %col, %c0, %c0) : (memref<64x1xf16>, !reg<64x1xf16, reg>, index, index) -> ()
+  "hw.{op}"(%x, %row, %y) : (!reg<64x48xf16, reg>, !reg<1x48xf16, reg>, !reg<64x48xf16, reg>) -> ()
+  "hw.{op}"(%y, %col, %y) : (!reg<64x48xf16, reg>, !reg<64x1xf16, reg>, !reg<64x48xf16, reg>) -> ()
+  "hw.{op}"(%y, %x, %y) : (!reg<64x48xf16, reg>, !reg<64x48xf16, reg>, !reg<64x48xf16, reg>) -> ()
+  "hw.{unary}"(%y, %y) : (!reg<64x48xf16, reg>, !reg<64x48xf16, reg>) -> ()
+  "hw.cast"(%y, %w) : (!reg<64x48xf16, reg>, !reg<64x48xf32, reg>) -> ()
+  "hw.{reduce}"(%w, %m) : (!reg<64x48xf32, reg>, !reg<64x1xf32, reg>) -> ()
+  "hw.sub"(%w, %m, %w) : (!reg<64x48xf32, reg>, !reg<64x1xf32, reg>, !reg<64x48xf32, reg>) -> ()
+  "hw.store"(%w, %arg3, %c0, %c0) {{operandSegmentSizes = array<i32: 1, 1, 0, 2>}} : (!reg<64x48xf32, reg>, memref<64x48xf32>, index, index) -> ()
 """
 
 
@@ -212,10 +212,10 @@ def register_tiles():
     for op, unary, reduce in (("add", "neg", "reduce_sum"), ("sub", "exp", "reduce_max"),
                               ("mul", "relu", "reduce_sum"), ("max", "gelu", "reduce_max")):
         print(f"{op} {unary} {reduce}: ", end="")
-        check(["memref<32x48xf16>", "memref<1x48xf16>", "memref<32x1xf16>",
-               "memref<32x48xf32>"], ELEMENTWISE.format(op=op, unary=unary, reduce=reduce),
-              [random((32, 48), np.float16), random((1, 48), np.float16),
-               random((32, 1), np.float16), np.zeros((32, 48), np.float32)], rtol=2e-3)
+        check(["memref<64x48xf16>", "memref<1x48xf16>", "memref<64x1xf16>",
+               "memref<64x48xf32>"], ELEMENTWISE.format(op=op, unary=unary, reduce=reduce),
+              [random((64, 48), np.float16), random((1, 48), np.float16),
+               random((64, 1), np.float16), np.zeros((64, 48), np.float32)], rtol=2e-3)
 
 
 # `hw.elementwise` computes any elementwise nn op on register tiles, from

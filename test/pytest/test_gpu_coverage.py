@@ -4,8 +4,8 @@ class's) or a decomposition the cuda pipeline applies, and its docstring's
 example, in f32, f16 and bf16, compiles through the cuda pipeline's `hw`
 stage (convert-nn-to-hw, hw-check, hw-check-hazards) with no op left.
 
-`NOT_YET` lists what other work on the GPU lowers (attention, convolutions,
-f32 contractions); it shrinks as that lands, and an entry whose op compiles
+`NOT_YET` lists what other work on the GPU lowers (convolutions); it
+shrinks as that lands, and an entry whose op compiles
 is an error, so that the list stays true.
 """
 
@@ -23,9 +23,7 @@ from lamina.targets.cuda import CUDATarget
 
 # (op, element type) pairs with no GPU lowering yet.
 NOT_YET = {
-    ("attention", "f32"), ("attention", "f16"), ("attention", "bf16"),
     ("conv2d", "f32"), ("conv2d", "f16"), ("conv2d", "bf16"),
-    ("matmul", "f32"),
 }
 
 # Containers, not computations: a fusion group's body is lowered op by op.

@@ -499,20 +499,64 @@ class ReplicatedLayout:
         return [((0,) * len(self.shape), None)]
 
 
+@dataclass(frozen=True)
+class RowLayout:
+    """The statistics of the rows of an AccumulatorLayout tile (an M x 1
+    tile: a row maximum, a row sum): each thread holds, in slot `fi * 2 +
+    h`, the value of row `g + 8h` of its warp's `fi`-th fragment row, the
+    rows whose elements it holds in the accumulator, so that the four
+    threads of a row (and the warps of a row of the warp grid) hold its
+    value alike."""
+
+    rows: int
+    warp_rows: int
+    warp_cols: int
+
+    @property
+    def frag_rows(self) -> int:
+        return self.rows // (MMA_M * self.warp_rows)
+
+    @property
+    def slots(self) -> int:
+        return self.frag_rows * 2
+
+    def positions(self, thread, ops: Arithmetic = INTEGERS) -> list[tuple[tuple, object]]:
+        row0 = ops.add(ops.mul(ops.div(thread.warp, self.warp_cols),
+                               self.rows // self.warp_rows), ops.div(thread.lane, 4))
+        return [((ops.add(row0, fi * MMA_M + h * 8), 0), None)
+                for fi in range(self.frag_rows) for h in range(2)]
+
+    def accumulates(self, layout) -> bool:
+        """Whether this layout holds the row statistics of `layout`."""
+        return isinstance(layout, AccumulatorLayout) and (
+            layout.rows, layout.warp_rows, layout.warp_cols) == (
+                self.rows, self.warp_rows, self.warp_cols)
+
+
 # Elements of a vector of a VectorLayout: 16 bytes of f32, 8 of f16/bf16.
 VECTOR_ELEMENTS = 4
 
 
-def register_layout(shape: Sequence[int], threads: int, wgmma: bool = False):
+def register_layout(shape: Sequence[int], threads: int, wgmma: bool = False,
+                    warps: Sequence[int] = ()):
     """The layout of a register tile of this shape in a block of `threads`
     (the accumulator of a wgmma: `wgmma`): mma.sync's accumulator where the
     block's warps divide the tile into whole 16x8 fragments (the warp grid
-    closest to square); a 1-d tile whose length the threads divide in
-    vectors (`VectorLayout`, the widest of up to VECTOR_ELEMENTS); one
-    element replicated in every thread; else round robin."""
+    closest to square, or the grid `warps`, rows x cols of warps, where it
+    is given and divides the tile; an M x 1 tile with `warps` given holds
+    the row statistics of such an accumulator: `RowLayout`); a 1-d tile
+    whose length the threads divide in vectors (`VectorLayout`, the widest
+    of up to VECTOR_ELEMENTS); one element replicated in every thread;
+    else round robin."""
     shape = tuple(shape)
     if wgmma:
         return WgmmaLayout(*shape)
+    if warps and len(shape) == 2 and warps[0] * warps[1] * WARP == threads:
+        rows, cols = shape
+        if rows % (MMA_M * warps[0]) == 0 and cols == 1:
+            return RowLayout(rows, *warps)
+        if rows % (MMA_M * warps[0]) == 0 and cols % (MMA_N * warps[1]) == 0:
+            return AccumulatorLayout(rows, cols, *warps)
     if math.prod(shape) == 1:
         return ReplicatedLayout(shape)
     if len(shape) == 1 and shape[0] % threads == 0:

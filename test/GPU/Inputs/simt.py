@@ -9,7 +9,8 @@ apart). Warp-level instructions follow the PTX ISA's fragment layouts:
 `nvgpu.ldmatrix` gathers each 8x8 matrix from the row addresses of 8 lanes
 and hands each lane its pairs (transposed or not), `nvvm.mma.sync`
 assembles A, B and C from the 32 lanes' registers (m16n8k16 f16/bf16,
-m16n8k8 tf32), multiplies in f32 and hands back D. cp.async copies are
+m16n8k8 tf32), multiplies in f32 and hands back D; `gpu.shuffle` (xor)
+reads the partner lane's value. cp.async copies are
 done when issued (zero-filling past `srcElements`). What the lowering
 computes per thread is thus checked against NumPy, independently of the
 CPU emulation (which runs the hw ops, not their distribution).
@@ -191,6 +192,13 @@ class Block:
             self.values[results[0]] = _bitcast(operands[0], results[0].type)
         elif name == "nvvm.mma.sync":
             self.values[results[0]] = self.mma_sync(op, operands)
+        elif name == "gpu.shuffle":
+            self.values[results[0]], self.values[results[1]] = self.shuffle(op, operands)
+        elif name == "math.exp":
+            self.values[results[0]] = np.exp(operands[0]).astype(operands[0].dtype)
+        elif name == "math.fma":
+            exact = operands[0].astype(np.float64) * operands[1] + operands[2]
+            self.values[results[0]] = exact.astype(operands[0].dtype)
         elif name == "llvm.extractvalue":
             position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
             self.values[results[0]] = operands[0][:, position[0]]
@@ -312,6 +320,15 @@ class Block:
                     pair = matrix[2 * t:2 * t + 2, g] if transpose else matrix[g, 2 * t:2 * t + 2]
                     out[lanes[lane], tile] = pair
         return out
+
+    def shuffle(self, op, operands) -> tuple[np.ndarray, np.ndarray]:
+        """shfl.sync.bfly over whole warps: lane l reads lane l ^ offset."""
+        if "xor" not in str(op.attributes["mode"]) or _uniform(operands[2]) != WARP:
+            raise NotImplementedError(f"the SIMT interpreter runs xor shuffles over whole "
+                                      f"warps, not {op}")
+        lanes = np.arange(self.threads)
+        source = (lanes - lanes % WARP) + (lanes % WARP ^ _uniform(operands[1]))
+        return operands[0][source], np.ones(self.threads, bool)
 
     def mma_sync(self, op, operands) -> np.ndarray:
         shape = str(op.attributes["shape"])

@@ -1,0 +1,104 @@
+"""The attention kernels' tile model, the register layout of row
+statistics (lamina.lowering.nn_to_hw.attention, lamina.targets.nvidia) and
+the NumPy references of hw.contract and hw.mask against loops."""
+
+import numpy as np
+import pytest
+
+from lamina.dialects import hw
+from lamina.lowering.nn_to_hw.attention import (AttentionShape, AttentionTiles,
+                                                choose_attention_tiles)
+from lamina.targets import nvidia
+from lamina.targets.nvidia import AccumulatorLayout, RowLayout, Thread, register_layout
+
+
+def test_warp_grid_chooses_the_accumulator_layout():
+    # 64x64 would be a 2x2 grid by default; warps = (4, 1) stacks them.
+    assert register_layout((64, 64), 128) == AccumulatorLayout(64, 64, 2, 2)
+    assert register_layout((64, 64), 128, warps=(4, 1)) == AccumulatorLayout(64, 64, 4, 1)
+    assert register_layout((64, 1), 128, warps=(4, 1)) == RowLayout(64, 4, 1)
+    # A grid that does not divide the tile, or of the wrong size, is ignored.
+    assert register_layout((32, 64), 128, warps=(4, 1)) == register_layout((32, 64), 128)
+    assert register_layout((64, 1), 256, warps=(4, 1)) != RowLayout(64, 4, 1)
+
+
+@pytest.mark.parametrize("rows,cols,warps", [(64, 64, (4, 1)), (128, 32, (4, 1)),
+                                              (64, 16, (2, 2))])
+def test_row_statistics_are_held_by_the_threads_of_their_rows(rows, cols, warps):
+    accumulator = register_layout((rows, cols), 128, warps=warps)
+    statistics = register_layout((rows, 1), 128, warps=warps)
+    assert statistics.accumulates(accumulator)
+    holders = {}
+    for tid in range(128):
+        thread = Thread(tid)
+        placement = accumulator.placement(thread)
+        stat_rows = [row for (row, _), _ in statistics.positions(thread)]
+        # The thread's slot r of the statistics is the row of its
+        # accumulator cells (r, c): what elementwise ops broadcast.
+        assert stat_rows == placement.rows
+        for row in stat_rows:
+            holders.setdefault(row, set()).add(tid)
+    assert sorted(holders) == list(range(rows))
+    # Each row is held by the four lanes of a quad in each warp of its row
+    # of the warp grid.
+    assert all(len(threads) == 4 * warps[1] for threads in holders.values())
+
+
+def shape(queries=128, keys=128, depth=64, dtype="f16", causal=False, mask=False, batch=12):
+    return AttentionShape(batch, queries, keys, depth, depth, dtype, causal, mask)
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("attention", [shape(), shape(depth=128), shape(dtype="f32"),
+                                       shape(mask=True), shape(queries=1, keys=1, depth=16),
+                                       shape(queries=37, keys=100, depth=37)])
+def test_tiles_fit_the_architecture(chip, attention):
+    arch = nvidia.architecture(chip)
+    tiles = choose_attention_tiles(attention, chip)
+    assert tiles.block_m % 64 == 0 and tiles.block_n % 16 == 0
+    assert attention.shared_bytes(tiles) <= arch.shared_memory_bytes
+    assert attention.registers(tiles, True) <= nvidia.REGISTERS_PER_THREAD
+
+
+def test_causal_blocks_visit_the_keys_up_to_their_last_query():
+    tiles = AttentionTiles(64, 64)
+    assert shape(queries=256, keys=256).key_steps(tiles) == 4
+    # Query blocks 0..3 visit 1, 2, 3 and 4 key tiles.
+    assert shape(queries=256, keys=256, causal=True).key_steps(tiles) == 2.5
+    # No keys beyond Sk: 100 keys are two tiles of 64 for every block.
+    assert shape(queries=256, keys=100, causal=True).key_steps(tiles) == 1.75
+
+
+def test_register_estimate_grows_with_the_tile_and_its_extras():
+    tiles = AttentionTiles(64, 64)
+    plain = shape().registers(tiles, True)
+    assert shape(mask=True).registers(tiles, True) > plain
+    assert shape(dtype="f32").registers(tiles, True) > plain
+    assert shape().registers(tiles, False) > plain
+    assert shape().registers(AttentionTiles(128, 64), True) > plain
+    # GPT-sized heads get 64x64 tiles; Llama-sized (D = 128) fewer keys per
+    # step, whose accumulator leaves less room.
+    assert choose_attention_tiles(shape(), "sm_80") == AttentionTiles(64, 64)
+    assert choose_attention_tiles(shape(depth=128), "sm_80") == AttentionTiles(64, 32)
+
+
+def test_contract_reference_against_loops():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (4, 8)).astype(np.float16)
+    b = rng.uniform(-1, 1, (6, 8)).astype(np.float16)
+    c = rng.uniform(-1, 1, (4, 6)).astype(np.float32)
+    expected = c.astype(np.float64).copy()
+    for i in range(4):
+        for j in range(6):
+            expected[i, j] += sum(float(a[i, k]) * float(b[j, k]) for k in range(8))
+    hw.ContractOp.detached(transpose_b=True).reference(a, b, c, [])
+    np.testing.assert_allclose(c, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_mask_reference_against_loops():
+    x = np.zeros((4, 6), np.float32)
+    hw.MaskOp.detached(keys=5, causal=True).reference(x, 2, 1)
+    for r in range(4):
+        for c in range(6):
+            hidden = 1 + c >= 5 or 1 + c > 2 + r
+            assert (x[r, c] == -np.inf) == hidden
