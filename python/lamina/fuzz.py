@@ -901,7 +901,10 @@ class Generator:
             self.new_input(batch + (k, n))
         rhs = self.bounded(rhs, 4.0)
         bound = k.size * lhs.magnitude * rhs.magnitude
-        self.emit("nn.matmul", [lhs, rhs], -bound, bound)
+        attrs = {}
+        if lhs.type.dtype == "f32" and self.rng.random() < 0.15:
+            attrs["precision"] = "tf32"
+        self.emit("nn.matmul", [lhs, rhs], -bound, bound, attrs=attrs)
 
     def conv2d(self):
         x = self.operand(lambda v: len(v.type.shape) == 4 and v.type.shape[2].size >= 2

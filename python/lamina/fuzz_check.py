@@ -295,6 +295,8 @@ def tolerances(program: Program, magnitudes: dict[str, float]) -> list[ResultTol
         names = {o for op in ops for o in op.operands} | {name}
         dtypes = [types[n].dtype for n in names if n in types]
         dtype = coarsest(*[d for d in dtypes if d in PRECISIONS] or [types[name].dtype])
+        if any(op.kind == "nn.matmul" and op.attrs.get("precision") == "tf32" for op in ops):
+            dtype = coarsest(dtype, "f16")  # tf32 keeps f16's 10 mantissa bits
         if types[name].dtype not in PRECISIONS:
             dtype = types[name].dtype
         length = sum(reduction_length(op, types) for op in ops if reduction_length(op, types) > 1)
