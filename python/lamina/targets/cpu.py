@@ -51,7 +51,7 @@ lamina.targets.frontend):
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written
   (`cpu-protect-inputs`); a buffer returned twice is copied for its
-  second result (`cpu-copy-repeated-results`); a result computed in a
+  second result (`func-copy-repeated-results`); a result computed in a
   reshaped buffer is computed in the out-parameter itself
   (`cpu-forward-result-copies`);
 * `loops`: what no schedule covered becomes scf loops; exp, log, tanh,
@@ -110,7 +110,7 @@ from lamina.passes.cpu_pointwise_convolutions_to_contractions import (
 from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
-from lamina.passes.cpu_copy_repeated_results import CPUCopyRepeatedResults
+from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
@@ -243,7 +243,7 @@ class CPUTarget(Target):
                 ConvertShardCollectivesToMPI(),
                 "eliminate-empty-tensors",
                 BUFFERIZE,
-                CPUCopyRepeatedResults(),
+                FuncCopyRepeatedResults(),
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
                 "canonicalize",
                 CPUForwardResultCopies(),
