@@ -270,10 +270,17 @@ def test_cuda_emulate_runs_what_the_gpu_targets_lower():
     (result,) = emulate.run(matmul, [a, b])
     expected = a.astype(np.float32) @ b.astype(np.float32)
     assert np.allclose(result.astype(np.float32), expected, rtol=1e-2, atol=1e-2)
-    # A sum of integers (the GPU's block reductions fold floats).
-    unlowered = Program({"a": (("s0", "s1"), "i32")},
-                        [_op("nn.reduce_sum", ["a"], ["r"], axes=(1,))], ["r"],
-                        {"s0": 3, "s1": 5}, seed=3)
+    # A sum of integers, folded in i32 by the row kernels, matches exactly.
+    integers = Program({"a": (("s0", "s1"), "i32")},
+                       [_op("nn.reduce_sum", ["a"], ["r"], axes=(1,))], ["r"],
+                       {"s0": 3, "s1": 5}, seed=3)
+    verdicts = check_program(integers, 0, [emulate])
+    assert [v.kind for v in verdicts] == ["ok"], verdicts
+    # A convolution (not yet lowered to hw kernels) is unsupported.
+    unlowered = Program({"x": (("s0", "s1", "s2", "s2"), "f32"),
+                         "w": (("s3", "s1", "s4", "s4"), "f32")},
+                        [_op("nn.conv2d", ["x", "w"], ["r"])], ["r"],
+                        {"s0": 1, "s1": 2, "s2": 5, "s3": 3, "s4": 3}, seed=3)
     verdicts = check_program(unlowered, 0, [emulate])
     assert any(v.kind == "unsupported" and v.configuration == "cuda-emulate" for v in verdicts)
 
@@ -492,8 +499,11 @@ def lookup_dtype(name: str):
 def test_a_short_mutation_run_keeps_every_rule():
     """CI's mutation run: 60 mutations of the tools' inputs through every
     tool (the soak, bench/soak.py, runs 10,000)."""
+    # The examples but the Llama block, whose compile alone takes most of
+    # a tool run's 10 s limit on a 2-core machine (the soak runs it).
     inputs = sorted(str(p) for p in
-                    Path(__file__).resolve().parent.parent.parent.glob("examples/*.mlir"))
+                    Path(__file__).resolve().parent.parent.parent.glob("examples/*.mlir")
+                    if p.name != "llama_block.mlir")
     inputs.append(str(Path(__file__).resolve().parent.parent / "Tools" / "Inputs" / "add.mlir"))
     done = lamina_fuzz("--mutate", *inputs, "--count", "60", "--seed", "1", "--jobs", "2",
                        "--quiet")
