@@ -1488,6 +1488,133 @@ class FoldAxisOp(ElementsOp, name="fold_axis"):
                 dst[i] = np.sum(line[:coordinates[self.axis] + 1].astype(np.float32))
 
 
+# ---------------------------------------------------------------------------
+# Convolutions: the window of each output element (the direct kernel) and
+# boxes of the im2col matrix (the implicit GEMM kernel).
+
+CONV_LAYOUTS = ("NCHW", "NHWC")
+
+
+def _to_nchw(values: Sequence, layout: str) -> tuple:
+    """Four coordinates (or sizes) in `layout`'s order, in NCHW's."""
+    n, a, b, c = values
+    return (n, a, b, c) if layout == "NCHW" else (n, c, a, b)
+
+
+def _from_nchw(values: Sequence, layout: str) -> tuple:
+    """Four NCHW coordinates (or sizes) in `layout`'s order."""
+    n, c, h, w = values
+    return (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+
+
+class ConvGeometry:
+    """What the convolution ops share: `strides`, `padding` (top, left:
+    where a window starts above and left of its output element's scaled
+    position), `dilations` and `layout` of the input and the result
+    (NCHW, or NHWC); the filter is OIHW."""
+
+    def verify_geometry(self, x, weight) -> None:
+        for name, values, least in (("strides", self.strides, 1),
+                                    ("padding", self.padding, 0),
+                                    ("dilations", self.dilations, 1)):
+            if len(values) != 2 or min(values) < least:
+                raise VerifyError(f"'{name}' must be 2 values >= {least}, got {list(values)}")
+        _same_dtype(x, weight)
+        if x.rank != 4 or weight.rank != 4:
+            raise VerifyError(f"convolves a rank-4 input with a rank-4 OIHW filter; got {x} "
+                              f"and {weight}")
+
+    def input_position(self, oh, ow, kh, kw, ops=None) -> tuple:
+        """The input row and column of tap (kh, kw) of output (oh, ow):
+        integers, or IR values with `ops` = (add, mul) (negative above and
+        left of the input)."""
+        add, mul = ops or ((lambda a, b: a + b), (lambda a, b: a * b))
+        (sh, sw), (dh, dw), (top, left) = self.strides, self.dilations, self.padding
+        return (add(add(mul(oh, sh), mul(kh, dh)), -top),
+                add(add(mul(ow, sw), mul(kw, dw)), -left))
+
+
+class ConvElementsOp(ElementsOp, ConvGeometry, name="conv_elements"):
+    """Loads a run of elements of the index space `shape`, a convolution's
+    result (N, O, OH, OW in `layout`'s order), into a 1-d f32 register
+    tile, each the f32 sum of the products of its window: element (n, o,
+    oh, ow) is the sum over the input channels c of its group (`groups`
+    of them: c from g * C/groups, g = o / (O/groups)) and the taps (kh,
+    kw) of `x[n, c, oh * stride + kh * dilation - pad, ...] * weight[o, c
+    - g * C/groups, kh, kw]`, the input read as zero outside it (padding),
+    plus `bias[o]` where the op has one; products are of the operands
+    widened to f32. Elements outside the run are left as they are. Each
+    thread computes its own elements, walking the window: the direct
+    kernel of convolutions on CUDA cores.
+
+    Example: "hw.conv_elements"(%x, %w, %acc, %offset) {shape = array<i64: 1, 4, 6, 6>, count = 144 : i64, strides = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>} : (memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    weight: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf("f32", space="private")]
+    offset: Operand[Index]
+    bias: Optional[Operand[MemRefOf(*TILE_TYPES, space="global")]]
+    shape: I64ArrayAttr
+    count: IntAttr
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0)
+    dilations: I64ArrayAttr = (1, 1)
+    groups: IntAttr = 1
+    layout: EnumAttr(*CONV_LAYOUTS) = "NCHW"
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, x, weight, dst, offset, bias):
+        ElementsOp.verify_operands(self, dst, MemRefType((), "f32"), offset)
+        self.verify_geometry(x, weight)
+        if self.order:
+            raise VerifyError("walks its space in order ('order' is not taken)")
+        if len(self.shape) != 4:
+            raise VerifyError(f"its space is a convolution's result (4 dims), got "
+                              f"{dims(self.shape)}")
+        n, channels, _, _ = _to_nchw(x.shape, self.layout)
+        out_n, out, _, _ = _to_nchw(self.shape, self.layout)
+        o, per_group, _, _ = weight.shape
+        if self.groups < 1 or channels % self.groups or o % self.groups \
+                or per_group * self.groups != channels:
+            raise VerifyError(f"{groups_words(self.groups)} of {x} ({channels} channels) do "
+                              f"not match the filter {weight}")
+        if out_n != n or out != o:
+            raise VerifyError(f"the space {dims(self.shape)} is not a {self.layout} result of "
+                              f"{n} images of the filter's {o} channels")
+        if bias is not None:
+            _same_dtype(x, bias)
+            if bias.shape != (o,):
+                raise VerifyError(f"the bias {bias} is not a vector of the {o} output channels")
+
+    def window_sum(self, x, weight, bias, coordinates) -> np.float32:
+        """The element at space coordinates `coordinates` (NumPy arrays)."""
+        n, o, oh, ow = _to_nchw(coordinates, self.layout)
+        x = np.moveaxis(x, 3, 1) if self.layout == "NHWC" else x
+        _, _, height, width = x.shape
+        out, per_group, kh_size, kw_size = weight.shape
+        g = o // (out // self.groups)
+        total = np.float32(0.0)
+        for kh in range(kh_size):
+            for kw in range(kw_size):
+                ih, iw = self.input_position(oh, ow, kh, kw)
+                if not (0 <= ih < height and 0 <= iw < width):
+                    continue
+                taps = x[n, g * per_group:(g + 1) * per_group, ih, iw].astype(np.float32)
+                total += np.float32(np.dot(taps, weight[o, :, kh, kw].astype(np.float32)))
+        if bias is not None:
+            total += np.float32(bias[o])
+        return total
+
+    def reference(self, x, weight, dst, offset, bias):
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            dst[i] = self.window_sum(x, weight, bias, coordinates)
+
+
+def groups_words(groups: int) -> str:
+    return "one group" if groups == 1 else f"{groups} groups"
+
+
 # The steps of a block reduction and their identities.
 REDUCTION_COMBINES = {"add": 0.0, "mul": 1.0, "maximum": -math.inf, "minimum": math.inf}
 

@@ -513,6 +513,57 @@ def fold_axis_element(view, position: ir.Value, write: Callable[[ir.Value], None
     write(arith.index_cast(element, loop.results[1]))
 
 
+def conv_element(view, position: ir.Value, write: Callable[[ir.Value], None]) -> None:
+    """`hw.conv_elements` at flat position `position` of its space: loops
+    over the window's taps (kh, kw) and, in each tap inside the input, over
+    its group's input channels, summing f32 products."""
+    x, weight, bias = view.operand("x"), view.operand("weight"), view.operand("bias")
+    n, o, oh, ow = hw._to_nchw(space_coordinates(view, position), view.layout)
+    _, channels, height, width = hw._to_nchw(shape(x), view.layout)
+    out, per_group, kh_size, kw_size = shape(weight)
+    first = _mul(arith.divui(o, index(out // view.groups)), per_group) if view.groups > 1 \
+        else index(0)
+
+    def taps(kh, kw, total):
+        ih, iw = view.input_position(oh, ow, kh, kw, (_add_any, _mul))
+        inside = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, ih, index(height)),
+                            arith.cmpi(arith.CmpIPredicate.ult, iw, index(width)))
+        branch = scf.IfOp(inside, [total.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            loop = scf.ForOp(index(0), index(per_group), index(1), [total])
+            with ir.InsertionPoint(loop.body):
+                c = loop.induction_variable
+                at = hw._from_nchw((n, arith.addi(first, c), ih, iw), view.layout)
+                product = arith.mulf(to_f32(memref.load(x, list(at))),
+                                     to_f32(memref.load(weight, [o, c, kh, kw])))
+                scf.YieldOp([arith.addf(loop.inner_iter_args[0], product)])
+            scf.YieldOp([loop.results[0]])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([total])
+        return branch.results[0]
+
+    rows = scf.ForOp(index(0), index(kh_size), index(1), [f32(0.0)])
+    with ir.InsertionPoint(rows.body):
+        cols = scf.ForOp(index(0), index(kw_size), index(1), [rows.inner_iter_args[0]])
+        with ir.InsertionPoint(cols.body):
+            scf.YieldOp([taps(rows.induction_variable, cols.induction_variable,
+                              cols.inner_iter_args[0])])
+        scf.YieldOp([cols.results[0]])
+    total = rows.results[0]
+    if bias is not None:
+        total = arith.addf(total, to_f32(memref.load(bias, [o])))
+    write(total)
+
+
+def _add_any(a, b):
+    """`a + b` of index values, either an integer (folded when 0)."""
+    if isinstance(a, int):
+        a, b = b, a
+    if isinstance(b, int):
+        return _add(a, b) if b >= 0 else arith.subi(a, index(-b))
+    return arith.addi(a, b)
+
+
 def _run_of(view, tile: ir.Value, element_of) -> None:
     """Each element of a movement op's run, written into its tile."""
     (length,) = shape(tile)
@@ -542,6 +593,11 @@ def _index_elements(view):
 def _fold_axis(view):
     dst = view.operand("dst")
     _run_of(view, dst, lambda p, write: fold_axis_element(view, p, write, element_type(dst)))
+
+
+@lowers(hw.ConvElementsOp)
+def _conv_elements(view):
+    _run_of(view, view.operand("dst"), lambda p, write: conv_element(view, p, write))
 
 
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,

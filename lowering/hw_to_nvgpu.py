@@ -103,7 +103,7 @@ from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgp
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
+from lamina.lowering.hw_to_loops import (constant_of, conv_element, fold_axis_element, from_f32, gather_element,
                                          guarded_load, guarded_store, hidden, index,
                                          index_element, placed, shape, split_tf32, to_f32,
                                          to_tf32)
@@ -773,6 +773,11 @@ def _movement_run(kernel: KernelLowering, view, element_of) -> None:
 @lowers("hw.gather_elements")
 def _gather_elements(kernel: KernelLowering, view):
     _movement_run(kernel, view, lambda p, write: gather_element(view, p, write))
+
+
+@lowers("hw.conv_elements")
+def _conv_elements(kernel: KernelLowering, view):
+    _movement_run(kernel, view, lambda p, write: conv_element(view, p, write))
 
 
 @lowers("hw.index_elements")

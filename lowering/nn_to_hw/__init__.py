@@ -87,7 +87,7 @@ each elementwise op rounded to its type, as the nn references do.
 """
 
 # The kernel kinds register their lowerings when imported.
-from lamina.lowering.nn_to_hw import attention, groups, matmul, movement, pooling  # noqa: F401
+from lamina.lowering.nn_to_hw import attention, conv, groups, matmul, movement, pooling  # noqa: F401
 from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
 from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
                                               launch, new_kernel, reshaped)
