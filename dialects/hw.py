@@ -1611,6 +1611,71 @@ class ConvElementsOp(ElementsOp, ConvGeometry, name="conv_elements"):
             dst[i] = self.window_sum(x, weight, bias, coordinates)
 
 
+class Im2colOp(KernelOp, ConvGeometry, name="im2col"):
+    """Gathers a box of a convolution's im2col matrix into a shared tile:
+    the matrix of M = N*OH*OW rows, the output pixels (n, oh, ow)
+    row-major over `space` = [N, OH, OW], by K = C*KH*KW columns, the taps
+    (c, kh, kw) row-major over the input's C channels and `window` =
+    [KH, KW] (an OIHW filter's order); its element (m, k) is `x[n, c, oh *
+    stride + kh * dilation - pad, ...]` (x in `layout`), zero in the
+    padding. `dst[i, j]` is the element (row + i, col + j), zero past the
+    matrix's ends: the A operand of an implicit GEMM's K step. Each
+    thread gathers its elements one by one; the tile may be read once a
+    barrier follows.
+
+    Example: "hw.im2col"(%x, %a, %row, %k) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    row: Operand[Index]
+    col: Operand[Index]
+    space: I64ArrayAttr
+    window: I64ArrayAttr
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0)
+    dilations: I64ArrayAttr = (1, 1)
+    layout: EnumAttr(*CONV_LAYOUTS) = "NCHW"
+
+    def verify_operands(self, x, dst, row, col):
+        self.verify_geometry(x, MemRefType((1, 1, 1, 1), x.dtype))
+        _same_dtype(x, dst)
+        if dst.rank != 2:
+            raise VerifyError(f"gathers a box into a 2-d shared tile; got {dst}")
+        if len(self.space) != 3 or min(self.space) < 1 or len(self.window) != 2 \
+                or min(self.window) < 1:
+            raise VerifyError(f"'space' is [N, OH, OW] and 'window' [KH, KW], each >= 1; got "
+                              f"{list(self.space)} and {list(self.window)}")
+        if self.space[0] != x.shape[0]:
+            raise VerifyError(f"the space's {self.space[0]} images are not the {x.shape[0]} "
+                              f"of {x}")
+
+    def matrix_shape(self, x_shape) -> tuple[int, int]:
+        """(M, K) of the im2col matrix of an input of `x_shape`."""
+        channels = _to_nchw(x_shape, self.layout)[1]
+        return math.prod(self.space), channels * math.prod(self.window)
+
+    def reference(self, x, dst, row, col):
+        rows, cols = self.matrix_shape(x.shape)
+        nchw = np.moveaxis(x, 3, 1) if self.layout == "NHWC" else x
+        _, _, height, width = nchw.shape
+        kh_size, kw_size = self.window
+        dst[...] = 0
+        for i in range(dst.shape[0]):
+            m = int(row) + i
+            if m >= rows:
+                break
+            n, oh, ow = walked_coordinates(m, self.space, range(3))
+            for j in range(dst.shape[1]):
+                k = int(col) + j
+                if k >= cols:
+                    break
+                c, kh, kw = k // (kh_size * kw_size), k // kw_size % kh_size, k % kw_size
+                ih, iw = self.input_position(oh, ow, kh, kw)
+                if 0 <= ih < height and 0 <= iw < width:
+                    dst[i, j] = nchw[n, c, ih, iw]
+
+
 def groups_words(groups: int) -> str:
     return "one group" if groups == 1 else f"{groups} groups"
 

@@ -555,6 +555,28 @@ def conv_element(view, position: ir.Value, write: Callable[[ir.Value], None]) ->
     write(total)
 
 
+def im2col_element(view, x: ir.Value, m: ir.Value, k: ir.Value) -> ir.Value:
+    """Element (m, k) of the im2col matrix of `hw.im2col`: the input's
+    element at its pixel's tap, zero in the padding and past the matrix."""
+    rows, cols = view.matrix_shape(shape(x))
+    images, channels, height, width = hw._to_nchw(shape(x), view.layout)
+    kh_size, kw_size = view.window
+    n, oh, ow = hw.walked_coordinates(m, view.space, range(3), (
+        lambda a, b: arith.divui(a, index(b)), lambda a, b: arith.remui(a, index(b))))
+    c = arith.divui(k, index(kh_size * kw_size))
+    kh = arith.remui(arith.divui(k, index(kw_size)), index(kh_size))
+    kw = arith.remui(k, index(kw_size))
+    ih, iw = view.input_position(oh, ow, kh, kw, (_add_any, _mul))
+    inside = None
+    for value, size in ((m, rows), (k, cols), (ih, height), (iw, width)):
+        ok = arith.cmpi(arith.CmpIPredicate.ult, value, index(size))
+        inside = ok if inside is None else arith.andi(inside, ok)
+    at = [arith.minui(value, index(size - 1)) for value, size in
+          zip((n, c, ih, iw), (images, channels, height, width))]
+    value = memref.load(x, list(hw._from_nchw(at, view.layout)))
+    return arith.select(inside, value, constant_of(value.type, 0.0))
+
+
 def _add_any(a, b):
     """`a + b` of index values, either an integer (folded when 0)."""
     if isinstance(a, int):
@@ -598,6 +620,18 @@ def _fold_axis(view):
 @lowers(hw.ConvElementsOp)
 def _conv_elements(view):
     _run_of(view, view.operand("dst"), lambda p, write: conv_element(view, p, write))
+
+
+@lowers(hw.Im2colOp)
+def _im2col(view):
+    x, dst = view.operand("x"), view.operand("dst")
+    row, col = view.operand("row"), view.operand("col")
+
+    def body(ivs):
+        i, j = ivs
+        memref.store(im2col_element(view, x, arith.addi(row, i), arith.addi(col, j)), dst,
+                     [i, j])
+    loop_nest(shape(dst), body)
 
 
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,

@@ -103,7 +103,8 @@ from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgp
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (constant_of, conv_element, fold_axis_element, from_f32, gather_element,
+from lamina.lowering.hw_to_loops import (constant_of, conv_element, fold_axis_element, from_f32,
+                                         gather_element, im2col_element,
                                          guarded_load, guarded_store, hidden, index,
                                          index_element, placed, shape, split_tf32, to_f32,
                                          to_tf32)
@@ -778,6 +779,27 @@ def _gather_elements(kernel: KernelLowering, view):
 @lowers("hw.conv_elements")
 def _conv_elements(kernel: KernelLowering, view):
     _movement_run(kernel, view, lambda p, write: conv_element(view, p, write))
+
+
+@lowers("hw.im2col")
+def _im2col(kernel: KernelLowering, view):
+    """Each thread gathers the tile's elements tid, tid + threads, ... (a
+    loop), consecutive threads consecutive columns of a row."""
+    x, dst = view.operand("x"), view.operand("dst")
+    row, col = view.operand("row"), view.operand("col")
+    kernel.row_major(dst, view.operation)
+    rows, cols = type_view(dst.type).shape
+    count = rows * cols
+    loop = scf.ForOp(index(0), index(-(-count // kernel.threads)), index(1))
+    with ir.InsertionPoint(loop.body):
+        element = add(kernel.tid, mul(loop.induction_variable, kernel.threads))
+        i, j = div(element, cols), rem(element, cols)
+
+        def gather():
+            value = im2col_element(view, x, add(row, i), add(col, j))
+            memref.store(value, dst, kernel.shared_indices(dst, [i, j]))
+        when(less(element, count) if count % kernel.threads else None, gather)
+        scf.YieldOp([])
 
 
 @lowers("hw.index_elements")

@@ -36,16 +36,20 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, func, scf, tensor
+
+from lamina import scalar
 
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
 from lamina.lowering.nn_to_hw.groups import ROW, GroupKernel, KernelGroup
-from lamina.lowering.nn_to_hw.kernels import GroupNotLowered, HWLowering, is_empty, launch
+from lamina.lowering.nn_to_hw.kernels import GroupNotLowered, HWLowering, launch, reshaped, splat_value
+from lamina.lowering.nn_to_hw.matmul import (KernelBuilder, MatmulChain, TileConfig, _row_groups,
+                                             _rows)
 from lamina.lowering.registry import lowering
 from lamina.targets import nvidia
-from lamina.types import type_view
+from lamina.types import MemRefType, VerifyError, type_view
 
 
 def conv_of(group: KernelGroup) -> ir.Operation | None:
@@ -114,7 +118,12 @@ def lower_conv_group(group: KernelGroup, last: ir.Operation, target: HWLowering
     view = nn.Conv2dOp.from_operation(conv)
     dtype = type_view(conv.results[0].type).dtype
     if nvidia.conv_kernel(dtype, view.groups, view.layout) == "implicit_gemm":
-        pass  # IMPLICIT
+        chain = conv_chain(group, conv, last)
+        if chain is not None:
+            builder = ImplicitGemm(chain, target.name, target.chip, target.tiles)
+            builder.build(target.kernels, conv.location)
+            builder.launch()
+            return [last]
     try:
         kernel = DirectConvKernel(group, conv, target.name, target.chip)
         kernel.build(target.kernels, conv.location)
@@ -151,3 +160,157 @@ def is_conv_group(fused: ir.Operation, body: ir.Operation, chip: str) -> bool:
     except GroupNotLowered:
         return False
     return all(value in group.arguments for value in conv.operands)
+
+
+# ---------------------------------------------------------------------------
+# Implicit GEMM on tensor cores.
+
+
+def conv_chain(group: KernelGroup, conv: ir.Operation, last: ir.Operation) -> MatmulChain | None:
+    """The conv and its group's other ops as a matmul kernel's chain (the
+    conv in the matmul's place, its bias the first extra): one result, the
+    other ops elementwise ops of the conv's result shape with arith-only
+    scalar forms (and casts), reading splat constants and inputs shaped
+    like the result or like a row of its channels; None otherwise (the
+    direct kernel computes the group)."""
+    if len(group.results) != 1 or len(last.results) != 1:
+        return None
+    result = type_view(conv.results[0].type)
+    rows = {(result.shape[-1],), (1, result.shape[-1]), (1, 1, 1, result.shape[-1]),
+            result.shape}
+    produced = {conv.results[0]}
+    extras = list(conv.operands[2:])
+    epilogue = []
+    for op in group.ops:
+        if op == conv or splat_value(op) is not None:
+            if op != conv:
+                produced.add(op.results[0])
+            continue
+        op_class = lookup_op(op.name)
+        if op_class is None or not issubclass(op_class, nn.ElementwiseOp) \
+                or type_view(op.results[0].type).shape != result.shape \
+                or type_view(op.results[0].type).dtype not in hw.TILE_TYPES:
+            return None
+        if not issubclass(op_class, nn.CastOp):
+            try:
+                tree = op_class.from_operation(op).scalar_tree()
+            except VerifyError:
+                return None
+            if tree is None or not scalar.arith_only_supported(tree):
+                return None
+        for value in op.operands:
+            if value in produced:
+                continue
+            if value not in group.arguments or type_view(value.type).shape not in rows \
+                    or type_view(value.type).dtype not in hw.TILE_TYPES:
+                return None
+            if value not in extras:
+                extras.append(value)
+        produced.add(op.results[0])
+        epilogue.append(op)
+    if group.results[0] not in produced:
+        return None
+    return MatmulChain(conv, ops=[last], group_ops=epilogue, group_extras=extras,
+                       group_inputs=dict(zip(group.arguments, group.inputs)),
+                       group_result=group.results[0])
+
+
+class ImplicitGemm(KernelBuilder):
+    """The implicit GEMM kernel of a conv chain: matmul's kernel
+    (`KernelBuilder`: its tiles, mma.sync, epilogue and store) on M =
+    N*OH*OW pixels, N = O channels, K = C*KH*KW taps, whose A tile is
+    gathered from the input (`hw.im2col`) and whose B is the filter as
+    O x K rows, read transposed in place. The loads are synchronous
+    (a gather is no async copy), so the K loop is not pipelined: one
+    stage of tiles."""
+
+    def __init__(self, chain: MatmulChain, name: str, chip: str,
+                 tiles: TileConfig | None = None):
+        self.chain, self.name, self.chip = chain, name, chip
+        conv = chain.matmul
+        self.view = nn.Conv2dOp.from_operation(conv)
+        x, weight = (type_view(v.type) for v in conv.operands[:2])
+        result = type_view(conv.results[0].type)
+        self.x_type, self.result_shape = x, result.shape
+        n, oh, ow, out = result.shape
+        self.pixels = (n, oh, ow)
+        self.m, self.n = n * oh * ow, out
+        self.k = math.prod(weight.shape[1:])
+        self.dtype = x.dtype
+        self.element = ir.Type.parse(self.dtype)
+        self.folded, self.batch = True, None
+        self.out = type_view(chain.group_result.type).with_shape((self.m, self.n))
+        self.extras = [type_view(v.type) for v in chain.extras]
+        self.transpose_a, self.transpose_b = False, True
+        self.precision = "tf32"
+        self.tma = self.asynchronous = False
+        chosen = tiles or nvidia_tiles(self.m, self.n, self.k, chip, self.dtype)
+        self.tiles = TileConfig(chosen.block_m, chosen.block_n, chosen.block_k, 1)
+
+    def argument_types(self) -> list[ir.Type]:
+        types = [MemRefType(self.x_type.shape, self.dtype),
+                 MemRefType((self.n, self.k), self.dtype)]
+        types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
+        types.append(MemRefType(self.out.shape, self.out.dtype))
+        return [t.to_mlir() for t in types]
+
+    def group_epilogue(self, arguments: list[ir.Value]) -> ir.Value:
+        """The conv's value (its f32 sum plus its bias, rounded to its type),
+        then the group's ops."""
+        if len(self.chain.matmul.operands) > 2:
+            arguments = [arith.addf(arguments[0], scalar.cast_float(arguments[1],
+                                                                    ir.F32Type.get()))
+                         ] + arguments[1:]
+        return super().group_epilogue(arguments)
+
+    def k_loop(self, a, b, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
+        """Each K step gathers the A tile (`hw.im2col`) and copies the
+        filter's B tile, then multiplies them on tensor cores."""
+        t, view = self.tiles, self.view
+        top, left, _, _ = view.padding
+        k_end = -(-self.k // t.block_k) * t.block_k
+        loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            hw.Im2colOp.build(a, a_tile, row, k, space=list(self.pixels),
+                              window=list(type_view(self.chain.matmul.operands[1].type).shape[2:]),
+                              strides=list(view.strides), padding=[top, left],
+                              dilations=list(view.dilations), layout=view.layout)
+            hw.CopyOp.build(b, b_tile, [col, k])
+            hw.BarrierOp.build()
+            hw.MmaOp.build(a_tile, b_tile, acc, [], precision=self.precision,
+                           transpose_a=False, transpose_b=True)
+            hw.BarrierOp.build()
+            scf.YieldOp([])
+
+    def launch(self) -> None:
+        """The launch in place of the chain's op: the kernel reads the input,
+        the filter's rows ([O, C*KH*KW], a view), the extras (residuals as
+        the result's rows, biases as vectors of the channels) and writes the
+        result's rows, which `tensor.expand_shape` gives the users in the
+        NHWC shape."""
+        chain, last = self.chain, self.chain.last
+        conv = chain.matmul
+        with ir.InsertionPoint(last), last.location:
+            weight = chain.host_value(conv.operands[1])
+            inputs = [chain.host_value(conv.operands[0]),
+                      tensor.collapse_shape(type_view(weight.type).with_shape(
+                          (self.n, self.k)).to_mlir(), weight, [[0], [1, 2, 3]])]
+            for value, extra in zip(chain.extras, self.extras):
+                host, shape = chain.host_value(value), self.extra_shape(extra)
+                inputs.append(_rows(host) if len(shape) == 2 else reshaped(host, shape))
+        result = last.results[0]
+        with ir.InsertionPoint.after(last), last.location:
+            rows = _rows(result)
+            shaped = tensor.expand_shape(result.type, rows, _row_groups(4), [],
+                                         list(self.result_shape))
+        result.replace_all_uses_except(shaped, rows.owner.operation)
+        launch(rows.owner.operation, inputs, self.name, self.grid)
+        rows.owner.operation.erase()
+
+
+def nvidia_tiles(m: int, n: int, k: int, chip: str, dtype: str) -> TileConfig:
+    """The implicit GEMM's tiles: matmul's cost model (`choose_tiles`) on
+    the M x N x K problem, without TMA (A is gathered)."""
+    from lamina.lowering.nn_to_hw.matmul import choose_tiles
+    return choose_tiles(m, n, k, chip, False, 1, dtype)
