@@ -119,7 +119,7 @@ func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tens
 // and a matmul whose result has two users keeps them outside, where each
 // is an elementwise kernel. Without keep-unconverted each matmul left is
 // an error. (f32 matmuls: nn-to-hw-f32.mlir.)
-// ERROR: nn-to-hw.mlir:[[@LINE+10]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile every nn op but nn.conv2d, nn.matmul of a batched B
+// ERROR: nn-to-hw.mlir:[[@LINE+10]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile every nn op but nn.matmul of a batched B
 // ERROR-NOT: error:
 // CHECK-LABEL: func.func @left_alone
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf16>, tensor<2x16x16xf16>)
