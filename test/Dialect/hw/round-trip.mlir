@@ -161,3 +161,17 @@ func.func private @split_transposed() attributes {hw.kernel} {
   "hw.mma"(%at, %at, %acc) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   return
 }
+
+// The convolution ops: a direct kernel's window sums (with a bias, groups)
+// and an implicit GEMM's im2col gather.
+// CHECK-LABEL: func.func private @convolutions
+// CHECK: "hw.conv_elements"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {count = 144 : i64, dilations = array<i64: 2, 1>, groups = 3 : i64, padding = array<i64: 1, 0>, shape = array<i64: 1, 6, 6, 6>}
+// CHECK: "hw.im2col"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {layout = "NHWC", padding = array<i64: 1, 1>, space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>}
+func.func private @convolutions(%x: memref<1x3x8x8xf32>, %w: memref<6x1x3x3xf32>, %b: memref<6xf32>, %h: memref<1x8x8x16xf16>) attributes {hw.kernel} {
+  %t = "hw.alloc"() : () -> memref<256xf32, #gpu.address_space<private>>
+  %a = "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
+  %o = arith.constant 0 : index
+  "hw.conv_elements"(%x, %w, %t, %o, %b) {shape = array<i64: 1, 6, 6, 6>, count = 144 : i64, padding = array<i64: 1, 0>, dilations = array<i64: 2, 1>, groups = 3 : i64} : (memref<1x3x8x8xf32>, memref<6x1x3x3xf32>, memref<256xf32, #gpu.address_space<private>>, index, memref<6xf32>) -> ()
+  "hw.im2col"(%h, %a, %o, %o) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  return
+}
