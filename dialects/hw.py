@@ -43,6 +43,12 @@ broadcasts to it, `hw.store_elements` stores a tile as such a run, and
 (through a shared scratch tile between barriers on the GPU), which
 elementwise ops then read broadcast.
 
+Convolutions. `hw.conv_elements` loads a run of a convolution's result
+space as the f32 sums of each element's window (a direct kernel, each
+thread walking its elements' windows), and `hw.im2col` gathers a box of a
+convolution's im2col matrix (output pixels by filter taps) into a shared
+tile, the A operand of an implicit GEMM's K step on tensor cores.
+
 Hazards. Threads are not synchronised by the ops themselves: a tile written
 by one op and read by another needs a `hw.barrier` in between (a
 `hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by

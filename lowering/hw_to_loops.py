@@ -31,6 +31,11 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   element of the tile inside the run and the space, reading operands
   broadcast; block reductions fold their tile's elements in order;
+* convolutions: `hw.conv_elements` sums each element's window in loops
+  over the taps and the group's channels (f32 products, taps outside the
+  input skipped, the bias added last), `hw.im2col` fills its tile with
+  the im2col matrix's elements (zero in the padding and past its ends),
+  each built as the GPU builds it;
 * elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add, hw.gelu,
   ..., `hw.elementwise` of any nn op) compute each element with the ops
   their scalar expression (`lamina.scalar`) builds, as on the GPU;

@@ -55,6 +55,11 @@ Each block-collective hw op is distributed over the threads of its block:
   compute each element a thread holds with the ops their scalar
   expression builds (`lamina.scalar`; arith only where it has such a
   body, as in the emulation);
+* convolutions: `hw.conv_elements` computes each element a thread holds
+  with the emulation's loops over its window; `hw.im2col` is a loop in
+  which thread t gathers the tile's elements t, t + threads, ...
+  (consecutive threads consecutive columns) into the row-major shared
+  tile;
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   thread's vectors with one vector load or store where the global memref
   is the run's space and the run's offset a multiple of the vector by
