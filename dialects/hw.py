@@ -1625,9 +1625,12 @@ class Im2colOp(KernelOp, ConvGeometry, name="im2col"):
     [KH, KW] (an OIHW filter's order); its element (m, k) is `x[n, c, oh *
     stride + kh * dilation - pad, ...]` (x in `layout`), zero in the
     padding. `dst[i, j]` is the element (row + i, col + j), zero past the
-    matrix's ends: the A operand of an implicit GEMM's K step. Each
-    thread gathers its elements one by one; the tile may be read once a
-    barrier follows.
+    matrix's ends: the A operand of an implicit GEMM's K step. With
+    `transposed`, the tile holds the box transposed: `dst[i, j]` is the
+    element (row + j, col + i), taps by pixels (the B operand of a GEMM
+    whose rows are the output channels: an NCHW result's). Each thread
+    gathers its elements one by one; the tile may be read once a barrier
+    follows.
 
     Example: "hw.im2col"(%x, %a, %row, %k) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
     """
@@ -1642,6 +1645,7 @@ class Im2colOp(KernelOp, ConvGeometry, name="im2col"):
     padding: I64ArrayAttr = (0, 0)
     dilations: I64ArrayAttr = (1, 1)
     layout: EnumAttr(*CONV_LAYOUTS) = "NCHW"
+    transposed: BoolAttr = False
 
     def verify_operands(self, x, dst, row, col):
         self.verify_geometry(x, MemRefType((1, 1, 1, 1), x.dtype))
@@ -1667,19 +1671,20 @@ class Im2colOp(KernelOp, ConvGeometry, name="im2col"):
         _, _, height, width = nchw.shape
         kh_size, kw_size = self.window
         dst[...] = 0
-        for i in range(dst.shape[0]):
+        box = dst.T if self.transposed else dst
+        for i in range(box.shape[0]):
             m = int(row) + i
             if m >= rows:
                 break
             n, oh, ow = walked_coordinates(m, self.space, range(3))
-            for j in range(dst.shape[1]):
+            for j in range(box.shape[1]):
                 k = int(col) + j
                 if k >= cols:
                     break
                 c, kh, kw = k // (kh_size * kw_size), k // kw_size % kh_size, k % kw_size
                 ih, iw = self.input_position(oh, ow, kh, kw)
                 if 0 <= ih < height and 0 <= iw < width:
-                    dst[i, j] = nchw[n, c, ih, iw]
+                    box[i, j] = nchw[n, c, ih, iw]
 
 
 def groups_words(groups: int) -> str:
@@ -1741,8 +1746,10 @@ class StoreOp(KernelOp, name="store"):
     the way: each element becomes `epilogue(acc, extras...)`, a scalar
     `func.func` called with the element and, for each of `extras`, the
     element of that global memref at the same position (a memref of
-    `dst`'s rank: a residual) or at the same column (a vector: a bias).
-    Without an epilogue the element is converted to `dst`'s element type.
+    `dst`'s shape: a residual), at the same column (a vector: a bias) or
+    broadcast (a memref of `dst`'s rank whose other dims are 1: at index 0
+    of those, such as a [1, O, 1] value per row of an NCHW convolution's
+    [N, O, OH*OW] result). Without an epilogue the element is converted to `dst`'s element type.
     The operands of the two variadic groups are counted by
     `operandSegmentSizes`.
 
@@ -1772,8 +1779,11 @@ class StoreOp(KernelOp, name="store"):
         for index, extra in enumerate(extras):
             if extra.rank == 1 and extra.shape[0] == dst.shape[-1] or extra.shape == dst.shape:
                 continue
+            if extra.rank == dst.rank and all(e in (1, d) for e, d in zip(extra.shape,
+                                                                          dst.shape)):
+                continue
             raise VerifyError(f"extra #{index} {extra} is neither a vector of {dst}'s columns "
-                              f"({dst.shape[-1]}) nor of its shape")
+                              f"({dst.shape[-1]}) nor of its shape (or its rank, broadcast)")
         if extras and self.epilogue is None:
             raise VerifyError("has extras but no epilogue to use them")
         if self.epilogue is None or self.operation is None:

@@ -634,7 +634,8 @@ def _im2col(view):
 
     def body(ivs):
         i, j = ivs
-        memref.store(im2col_element(view, x, arith.addi(row, i), arith.addi(col, j)), dst,
+        m, k = (j, i) if view.transposed else (i, j)
+        memref.store(im2col_element(view, x, arith.addi(row, m), arith.addi(col, k)), dst,
                      [i, j])
     loop_nest(shape(dst), body)
 
@@ -658,6 +659,17 @@ def _block_reduce(view):
                  [index(0)] * len(shape(out)))
 
 
+def extra_position(extra: ir.Value, dst: ir.Value, position: Sequence[ir.Value]
+                   ) -> list[ir.Value]:
+    """Where an `hw.store`'s extra is read for the element of `dst` at
+    `position`: its column (a vector), or the position with the dims the
+    extra broadcasts over (1 where `dst`'s are not) at 0."""
+    if len(shape(extra)) == 1 and len(shape(dst)) > 1:
+        return list(position[-1:])
+    return [index(0) if e == 1 and d != 1 else p
+            for e, d, p in zip(shape(extra), shape(dst), position)]
+
+
 @lowers(hw.StoreOp)
 def _store(view):
     src, dst = view.operand("src"), view.operand("dst")
@@ -675,8 +687,8 @@ def _store(view):
             if view.epilogue is None:
                 value = from_f32(value, target_type)
             else:
-                arguments = [value] + [memref.load(extra, position[-1:] if len(shape(extra)) == 1
-                                                   else position) for extra in extras]
+                arguments = [value] + [memref.load(extra, extra_position(extra, dst, position))
+                                       for extra in extras]
                 value = func.CallOp([target_type], ir.FlatSymbolRefAttr.get(view.epilogue),
                                     arguments).result
             memref.store(value, dst, position)

@@ -108,8 +108,9 @@ from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgp
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (constant_of, conv_element, fold_axis_element, from_f32,
-                                         gather_element, im2col_element,
+from lamina.lowering.hw_to_loops import (constant_of, conv_element, extra_position,
+                                         fold_axis_element, from_f32, gather_element,
+                                         im2col_element,
                                          guarded_load, guarded_store, hidden, index,
                                          index_element, placed, shape, split_tf32, to_f32,
                                          to_tf32)
@@ -801,7 +802,8 @@ def _im2col(kernel: KernelLowering, view):
         i, j = div(element, cols), rem(element, cols)
 
         def gather():
-            value = im2col_element(view, x, add(row, i), add(col, j))
+            m, k = (j, i) if view.transposed else (i, j)
+            value = im2col_element(view, x, add(row, m), add(col, k))
             memref.store(value, dst, kernel.shared_indices(dst, [i, j]))
         when(less(element, count) if count % kernel.threads else None, gather)
         scf.YieldOp([])
@@ -941,7 +943,7 @@ class TileStore:
                 position = self.lead + [add(self.row0, row), add(self.col0, col)]
 
                 def write():
-                    extras = [memref.load(e, position[-1:] if len(shape(e)) == 1 else position)
+                    extras = [memref.load(e, extra_position(e, self.dst, position))
                               for e in self.extras]
                     memref.store(self.value(slot, extras), self.dst, position)
                 when(self.inside(position), write)
@@ -1012,10 +1014,12 @@ class TileStore:
                     extras.append(columns[number][i])
                 elif width == 2 and _pairable(extra):
                     if number not in pairs:
-                        pairs[number] = self.load_pair(extra, position)
+                        pairs[number] = self.load_pair(extra, extra_position(extra, self.dst,
+                                                                             position))
                     extras.append(vector.extract(pairs[number], [], [i]))
                 else:
-                    extras.append(memref.load(extra, position[:-1] + [add(position[-1], i)]))
+                    extras.append(memref.load(extra, extra_position(
+                        extra, self.dst, position[:-1] + [add(position[-1], i)])))
             values.append(self.value(slot + i, extras))
         if width == 1:
             memref.store(values[0], self.dst, position)

@@ -44,9 +44,9 @@ from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
 from lamina.lowering.nn_to_hw.groups import ROW, GroupKernel, KernelGroup
-from lamina.lowering.nn_to_hw.kernels import GroupNotLowered, HWLowering, launch, reshaped, splat_value
-from lamina.lowering.nn_to_hw.matmul import (KernelBuilder, MatmulChain, TileConfig, _row_groups,
-                                             _rows)
+from lamina.lowering.nn_to_hw.kernels import GroupNotLowered, HWLowering, launch, splat_value
+from lamina.lowering.nn_to_hw.matmul import KernelBuilder, MatmulChain, TileConfig, choose_tiles
+from lamina.lowering.nn_to_hw.movement import reshaped_view
 from lamina.lowering.registry import lowering
 from lamina.targets import nvidia
 from lamina.types import MemRefType, VerifyError, type_view
@@ -171,13 +171,13 @@ def conv_chain(group: KernelGroup, conv: ir.Operation, last: ir.Operation) -> Ma
     conv in the matmul's place, its bias the first extra): one result, the
     other ops elementwise ops of the conv's result shape with arith-only
     scalar forms (and casts), reading splat constants and inputs shaped
-    like the result or like a row of its channels; None otherwise (the
-    direct kernel computes the group)."""
+    like the result or like a vector of its channels (`channel_shapes`);
+    None otherwise (the direct kernel computes the group)."""
     if len(group.results) != 1 or len(last.results) != 1:
         return None
     result = type_view(conv.results[0].type)
-    rows = {(result.shape[-1],), (1, result.shape[-1]), (1, 1, 1, result.shape[-1]),
-            result.shape}
+    view = nn.Conv2dOp.from_operation(conv)
+    shapes = channel_shapes(result.shape, view.layout) | {result.shape}
     produced = {conv.results[0]}
     extras = list(conv.operands[2:])
     epilogue = []
@@ -201,7 +201,7 @@ def conv_chain(group: KernelGroup, conv: ir.Operation, last: ir.Operation) -> Ma
         for value in op.operands:
             if value in produced:
                 continue
-            if value not in group.arguments or type_view(value.type).shape not in rows \
+            if value not in group.arguments or type_view(value.type).shape not in shapes \
                     or type_view(value.type).dtype not in hw.TILE_TYPES:
                 return None
             if value not in extras:
@@ -215,44 +215,81 @@ def conv_chain(group: KernelGroup, conv: ir.Operation, last: ir.Operation) -> Ma
                        group_result=group.results[0])
 
 
+def channel_shapes(shape: tuple[int, ...], layout: str) -> set[tuple[int, ...]]:
+    """The shapes of a value per output channel that broadcast (NumPy
+    rules) to a conv result of `shape`: [O] (a conv's bias) and [1, O]
+    [1, 1, 1, O] in NHWC, [O, 1, 1] and [1, O, 1, 1] in NCHW."""
+    if layout == "NHWC":
+        out = shape[-1]
+        return {(out,), (1, out), (1, 1, 1, out)}
+    out = shape[1]
+    return {(out, 1, 1), (1, out, 1, 1)}
+
+
 class ImplicitGemm(KernelBuilder):
     """The implicit GEMM kernel of a conv chain: matmul's kernel
-    (`KernelBuilder`: its tiles, mma.sync, epilogue and store) on M =
-    N*OH*OW pixels, N = O channels, K = C*KH*KW taps, whose A tile is
-    gathered from the input (`hw.im2col`) and whose B is the filter as
-    O x K rows, read transposed in place. The loads are synchronous
-    (a gather is no async copy), so the K loop is not pipelined: one
-    stage of tiles."""
+    (`KernelBuilder`: its tiles, mma.sync, epilogue and store) multiplying
+    the input's im2col matrix (pixels by K = C*KH*KW taps, gathered by
+    `hw.im2col`) and the filter's O x K rows (OIHW, read in place). An
+    NHWC result's rows are the pixels: M = N*OH*OW, N = O, A the im2col
+    tile and B the filter read transposed. An NCHW result is a batch of
+    the images' O x OH*OW matrices: M = O, N = OH*OW, the batch the
+    images (the grid's third dim), A the filter's rows and B the image's
+    im2col tile transposed (`transposed`: taps by pixels); its per-channel
+    extras are per row (broadcast, [1, O, 1]). The loads are synchronous
+    (a gather is no async copy), so the K loop is not pipelined: one stage
+    of tiles."""
 
     def __init__(self, chain: MatmulChain, name: str, chip: str,
                  tiles: TileConfig | None = None):
         self.chain, self.name, self.chip = chain, name, chip
         conv = chain.matmul
         self.view = nn.Conv2dOp.from_operation(conv)
+        self.nchw = self.view.layout == "NCHW"
         x, weight = (type_view(v.type) for v in conv.operands[:2])
         result = type_view(conv.results[0].type)
         self.x_type, self.result_shape = x, result.shape
-        n, oh, ow, out = result.shape
+        n, out, oh, ow = hw._to_nchw(result.shape, self.view.layout)
         self.pixels = (n, oh, ow)
-        self.m, self.n = n * oh * ow, out
         self.k = math.prod(weight.shape[1:])
+        self.channels = out
+        if self.nchw:
+            self.m, self.n, self.batch = out, oh * ow, n
+            shape = (n, out, oh * ow)
+        else:
+            self.m, self.n, self.batch = n * oh * ow, out, None
+            shape = (n * oh * ow, out)
         self.dtype = x.dtype
         self.element = ir.Type.parse(self.dtype)
-        self.folded, self.batch = True, None
-        self.out = type_view(chain.group_result.type).with_shape((self.m, self.n))
+        self.folded = False
+        self.out = type_view(chain.group_result.type).with_shape(shape)
         self.extras = [type_view(v.type) for v in chain.extras]
-        self.transpose_a, self.transpose_b = False, True
+        self.transpose_a, self.transpose_b = False, not self.nchw
         self.precision = "tf32"
         self.tma = self.asynchronous = False
-        chosen = tiles or nvidia_tiles(self.m, self.n, self.k, chip, self.dtype)
+        chosen = tiles or choose_tiles(self.m, self.n, self.k, chip, False, self.batch or 1,
+                                       self.dtype)
         self.tiles = TileConfig(chosen.block_m, chosen.block_n, chosen.block_k, 1)
+
+    def extra_shape(self, extra) -> tuple[int, ...]:
+        """A residual as the result's matrix (or batch of them); a value per
+        channel as a vector of the columns (NHWC) or per row, broadcast
+        ([1, O, 1], NCHW)."""
+        if extra.shape == self.result_shape:
+            return self.out.shape
+        return (1, self.channels, 1) if self.nchw else (self.channels,)
 
     def argument_types(self) -> list[ir.Type]:
         types = [MemRefType(self.x_type.shape, self.dtype),
-                 MemRefType((self.n, self.k), self.dtype)]
+                 MemRefType((self.channels, self.k), self.dtype)]
         types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
+
+    def tile_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        t = self.tiles
+        b = (t.block_k, t.block_n) if self.nchw else (t.block_n, t.block_k)
+        return (t.block_m, t.block_k), b
 
     def group_epilogue(self, arguments: list[ir.Value]) -> ir.Value:
         """The conv's value (its f32 sum plus its bias, rounded to its type),
@@ -263,54 +300,54 @@ class ImplicitGemm(KernelBuilder):
                          ] + arguments[1:]
         return super().group_epilogue(arguments)
 
-    def k_loop(self, a, b, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
-        """Each K step gathers the A tile (`hw.im2col`) and copies the
-        filter's B tile, then multiplies them on tensor cores."""
+    def k_loop(self, x, weight, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
+        """Each K step gathers the im2col tile (`hw.im2col`) and copies the
+        filter's tile, then multiplies them on tensor cores."""
         t, view = self.tiles, self.view
         top, left, _, _ = view.padding
+        window = list(type_view(self.chain.matmul.operands[1].type).shape[2:])
         k_end = -(-self.k // t.block_k) * t.block_k
         loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
-            hw.Im2colOp.build(a, a_tile, row, k, space=list(self.pixels),
-                              window=list(type_view(self.chain.matmul.operands[1].type).shape[2:]),
-                              strides=list(view.strides), padding=[top, left],
-                              dilations=list(view.dilations), layout=view.layout)
-            hw.CopyOp.build(b, b_tile, [col, k])
+            geometry = dict(space=list(self.pixels), window=window, strides=list(view.strides),
+                            padding=[top, left], dilations=list(view.dilations),
+                            layout=view.layout)
+            if self.nchw:
+                # The image's pixels from `col` on (the columns past its
+                # last pixel are stored nowhere).
+                pixel = arith.addi(arith.muli(batch[0], index(self.n)), col)
+                hw.CopyOp.build(weight, a_tile, [row, k])
+                hw.Im2colOp.build(x, b_tile, pixel, k, transposed=True, **geometry)
+            else:
+                hw.Im2colOp.build(x, a_tile, row, k, **geometry)
+                hw.CopyOp.build(weight, b_tile, [col, k])
             hw.BarrierOp.build()
             hw.MmaOp.build(a_tile, b_tile, acc, [], precision=self.precision,
-                           transpose_a=False, transpose_b=True)
+                           transpose_a=False, transpose_b=self.transpose_b)
             hw.BarrierOp.build()
             scf.YieldOp([])
 
     def launch(self) -> None:
         """The launch in place of the chain's op: the kernel reads the input,
-        the filter's rows ([O, C*KH*KW], a view), the extras (residuals as
-        the result's rows, biases as vectors of the channels) and writes the
-        result's rows, which `tensor.expand_shape` gives the users in the
-        NHWC shape."""
+        the filter's rows ([O, C*KH*KW], a view), the extras in the shapes
+        it reads them in (`extra_shape`, views) and writes the result's
+        matrix, which `tensor.expand_shape` gives the users in the
+        result's shape."""
         chain, last = self.chain, self.chain.last
         conv = chain.matmul
         with ir.InsertionPoint(last), last.location:
-            weight = chain.host_value(conv.operands[1])
             inputs = [chain.host_value(conv.operands[0]),
-                      tensor.collapse_shape(type_view(weight.type).with_shape(
-                          (self.n, self.k)).to_mlir(), weight, [[0], [1, 2, 3]])]
+                      reshaped_view(chain.host_value(conv.operands[1]), (self.channels, self.k))]
             for value, extra in zip(chain.extras, self.extras):
-                host, shape = chain.host_value(value), self.extra_shape(extra)
-                inputs.append(_rows(host) if len(shape) == 2 else reshaped(host, shape))
+                inputs.append(reshaped_view(chain.host_value(value), self.extra_shape(extra)))
         result = last.results[0]
+        groups = [[0], [1], [2, 3]] if self.nchw else [[0, 1, 2], [3]]
         with ir.InsertionPoint.after(last), last.location:
-            rows = _rows(result)
-            shaped = tensor.expand_shape(result.type, rows, _row_groups(4), [],
+            matrix = tensor.collapse_shape(type_view(result.type).with_shape(
+                self.out.shape).to_mlir(), result, groups)
+            shaped = tensor.expand_shape(result.type, matrix, groups, [],
                                          list(self.result_shape))
-        result.replace_all_uses_except(shaped, rows.owner.operation)
-        launch(rows.owner.operation, inputs, self.name, self.grid)
-        rows.owner.operation.erase()
-
-
-def nvidia_tiles(m: int, n: int, k: int, chip: str, dtype: str) -> TileConfig:
-    """The implicit GEMM's tiles: matmul's cost model (`choose_tiles`) on
-    the M x N x K problem, without TMA (A is gathered)."""
-    from lamina.lowering.nn_to_hw.matmul import choose_tiles
-    return choose_tiles(m, n, k, chip, False, 1, dtype)
+        result.replace_all_uses_except(shaped, matrix.owner.operation)
+        launch(matrix.owner.operation, inputs, self.name, self.grid)
+        matrix.owner.operation.erase()

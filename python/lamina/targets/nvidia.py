@@ -706,16 +706,15 @@ IMPLICIT_GEMM_TYPES = ("f16", "bf16")
 
 def conv_kernel(dtype: str, groups: int, layout: str) -> str:
     """Which kernel a convolution gets: "implicit_gemm" (tensor cores: the
-    im2col matrix of the input, M = N*OH*OW output pixels by K =
-    C*KH*KW, times the filter, tiled as a matmul) for f16 and bf16 convs
-    of one group whose result is NHWC (its M x O rows are the result's,
-    as the matmul's store writes them; a depthwise or grouped conv is many
-    small GEMMs, K = C/groups * KH * KW, which leave the tensor cores
-    idle), else "direct" (CUDA cores: each thread an output element,
-    walking its window, f32 sums; f32 convs, whose 3xTF32 products on
-    tensor cores would need the input split into two tf32 parts per
-    gathered element)."""
-    if dtype in IMPLICIT_GEMM_TYPES and groups == 1 and layout == "NHWC":
+    input's im2col matrix, output pixels by K = C*KH*KW taps, times the
+    filter, tiled as a matmul; NCHW and NHWC results alike) for f16 and
+    bf16 convs of one group (a depthwise or grouped conv is many small
+    GEMMs, K = C/groups * KH * KW, which leave the tensor cores idle),
+    else "direct" (CUDA cores: each thread an output element, walking its
+    window, f32 sums; f32 convs too, whose 3xTF32 products on tensor cores
+    would need each gathered element split into two tf32 parts). `layout`
+    is the conv's (either gets the same choice)."""
+    if dtype in IMPLICIT_GEMM_TYPES and groups == 1:
         return "implicit_gemm"
     return "direct"
 
