@@ -64,3 +64,58 @@ func.func @gather(%x: memref<1x8x8x16xf16>) attributes {hw.kernel} {
   "hw.barrier"() : () -> ()
   return
 }
+
+// -----
+
+// hw.im2col transposed (an NCHW conv's B tile: taps by pixels): tile
+// element (i, j) is the matrix's (row + j, col + i).
+// CHECK-LABEL: func.func private @gather_transposed
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK: %[[M:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK: %[[K:.+]] = arith.addi %{{.+}}, %[[I]] : index
+// CHECK: arith.divui %[[M]]
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[I]], %[[J]]] : memref<32x64xf16>
+func.func @main(%x: memref<2x16x8x8xf16>) {
+  "hw.launch"(%x) {kernel = @gather_transposed, grid = array<i64: 1>, block = array<i64: 128>} : (memref<2x16x8x8xf16>) -> ()
+  return
+}
+func.func @gather_transposed(%x: memref<2x16x8x8xf16>) attributes {hw.kernel} {
+  %b = "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+  %p = arith.constant 64 : index
+  %k = arith.constant 32 : index
+  "hw.im2col"(%x, %b, %p, %k) {space = array<i64: 2, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, transposed = true} : (memref<2x16x8x8xf16>, memref<32x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  "hw.barrier"() : () -> ()
+  return
+}
+
+// -----
+
+// A store's extra broadcast over dims of 1 (a value per row of a batch of
+// matrices) is read at index 0 of those dims.
+// CHECK-LABEL: func.func private @per_row
+// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: scf.if
+// CHECK: %[[V:.+]] = memref.load %{{.+}} : memref<64x64xf32>
+// CHECK: %[[Z:.+]] = arith.constant 0 : index
+// CHECK: %[[E:.+]] = memref.load %{{.+}}[%[[Z]], %[[ROW]], %{{.+}}] : memref<1x70x1xf16>
+// CHECK: call @per_row_epilogue(%[[V]], %[[E]]) : (f32, f16) -> f16
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %[[ROW]], %{{.+}}] : memref<2x70x30xf16>
+func.func @main(%y: memref<2x70x30xf16>, %s: memref<1x70x1xf16>) {
+  "hw.launch"(%y, %s) {kernel = @per_row, grid = array<i64: 1>, block = array<i64: 128>} : (memref<2x70x30xf16>, memref<1x70x1xf16>) -> ()
+  return
+}
+func.func private @per_row_epilogue(%acc: f32, %s: f16) -> f16 {
+  %0 = arith.extf %s : f16 to f32
+  %1 = arith.mulf %acc, %0 : f32
+  %2 = arith.truncf %1 : f32 to f16
+  return %2 : f16
+}
+func.func @per_row(%y: memref<2x70x30xf16>, %s: memref<1x70x1xf16>) attributes {hw.kernel} {
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  "hw.fill"(%acc) : (memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  %o = arith.constant 0 : index
+  %n = arith.constant 1 : index
+  "hw.store"(%acc, %y, %s, %n, %o, %o) {epilogue = @per_row_epilogue, operandSegmentSizes = array<i32: 1, 1, 1, 3>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<2x70x30xf16>, memref<1x70x1xf16>, index, index, index) -> ()
+  return
+}

@@ -52,3 +52,32 @@ func.func @gather(%x: memref<1x8x8x16xf16>) attributes {hw.kernel} {
   "hw.barrier"() : () -> ()
   return
 }
+
+// -----
+
+// A store's extra broadcast over dims of 1 (an NCHW conv's value per
+// channel, [1, O, 1]) is read per element at index 0 of those dims, never
+// as a pair of columns.
+// CHECK-LABEL: gpu.func @per_row
+// CHECK-NOT: vector.load %{{.+}} : memref<1x70x1xf16>
+// CHECK: %[[E:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x70x1xf16>
+// CHECK: func.call @per_row_epilogue(%{{.+}}, %[[E]]) : (f32, f16) -> f16
+// CHECK-NOT: "hw.
+func.func @main(%y: memref<2x70x30xf16>, %s: memref<1x70x1xf16>) {
+  "hw.launch"(%y, %s) {kernel = @per_row, grid = array<i64: 1>, block = array<i64: 128>} : (memref<2x70x30xf16>, memref<1x70x1xf16>) -> ()
+  return
+}
+func.func private @per_row_epilogue(%acc: f32, %s: f16) -> f16 {
+  %0 = arith.extf %s : f16 to f32
+  %1 = arith.mulf %acc, %0 : f32
+  %2 = arith.truncf %1 : f32 to f16
+  return %2 : f16
+}
+func.func @per_row(%y: memref<2x70x30xf16>, %s: memref<1x70x1xf16>) attributes {hw.kernel} {
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  "hw.fill"(%acc) : (memref<64x64xf32, #gpu.address_space<private>>) -> ()
+  %o = arith.constant 0 : index
+  %n = arith.constant 1 : index
+  "hw.store"(%acc, %y, %s, %n, %o, %o) {epilogue = @per_row_epilogue, operandSegmentSizes = array<i32: 1, 1, 1, 3>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<2x70x30xf16>, memref<1x70x1xf16>, index, index, index) -> ()
+  return
+}

@@ -7,6 +7,8 @@
 // RUN: lamina-run %s --entry strided_nhwc --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %s --entry strided_nhwc --target=cuda:sm_90a --emulate --random --seed 7 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %s --entry basic_block --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %s --entry basic_block_f16 --target=cuda:sm_80 --emulate --random --check -q | FileCheck %s --check-prefix=EMULATED
+// RUN: lamina-run %s --entry basic_block_f16 --target=cuda:sm_90a --emulate --random --seed 13 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: lamina-run %s --entry basic_block --target=cuda:sm_90a --emulate --random --seed 9 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_80 --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
@@ -19,8 +21,11 @@
 // store's epilogue), a depthwise f32 conv and the convs of a ResNet basic
 // block (conv, batch norm as a per-channel scale and shift, relu, conv,
 // batch norm, residual add, relu) as direct kernels (hw.conv_elements, the
-// group's ops on the sums in registers), and a strided, dilated bf16 NHWC
-// conv as an implicit GEMM; sizes no tile divides. ptxas accepts every
+// group's ops on the sums in registers) in f32 and as implicit GEMMs in
+// f16 (NCHW: a batch of the images' O x OH*OW matrices, the filter's rows
+// times the transposed im2col tile, the batch norm's values per row), and
+// a strided, dilated bf16 NHWC conv as an implicit GEMM; sizes no tile
+// divides. ptxas accepts every
 // kernel with no spills for sm_80 and sm_90a (which runs sm_80's mma.sync
 // path: wgmma's operands come by TMA, and im2col is a gather).
 
@@ -38,6 +43,11 @@
 // (The host functions come first, then the kernels.)
 // CHECK-LABEL: func.func @basic_block(
 // CHECK-COUNT-2: "hw.launch"
+// CHECK-NOT: "hw.launch"
+// CHECK: return
+// CHECK-LABEL: func.func @basic_block_f16(
+// CHECK: "hw.launch"({{.+}}) {block = array<i64: 128>, grid = array<i64: 1, 1, 2>, kernel = @basic_block_f16_conv2d_0}
+// CHECK: "hw.launch"({{.+}}) {block = array<i64: 128>, grid = array<i64: 1, 1, 2>, kernel = @basic_block_f16_conv2d_1}
 // CHECK-NOT: "hw.launch"
 // CHECK: return
 // CHECK-LABEL: func.func private @conv3x3_bias_relu_conv2d_0_epilogue(
@@ -107,4 +117,28 @@ func.func @basic_block(%x: tensor<2x8x7x7xf32>, %w1: tensor<8x8x3x3xf32>, %s1: t
   %sum = "nn.add"(%a2, %x) : (tensor<2x8x7x7xf32>, tensor<2x8x7x7xf32>) -> tensor<2x8x7x7xf32>
   %r2 = "nn.relu"(%sum) : (tensor<2x8x7x7xf32>) -> tensor<2x8x7x7xf32>
   return %r2 : tensor<2x8x7x7xf32>
+}
+
+// The block in f16: each conv an implicit GEMM per image (the grid's third
+// dim), the filter's rows (A) times the image's transposed im2col tile
+// (B: taps by pixels), the batch norm's scale and shift read per row
+// ([1, O, 1]), the residual as the result's matrices ([N, O, OH*OW]).
+// CHECK-LABEL: func.func private @basic_block_f16_conv2d_1(
+// CHECK-SAME: %{{.+}}: memref<2x8x7x7xf16>, %{{.+}}: memref<8x72xf16>, %{{.+}}: memref<1x8x1xf16>, %{{.+}}: memref<1x8x1xf16>, %{{.+}}: memref<2x8x49xf16>, %{{.+}}: memref<2x8x49xf16>) attributes {hw.kernel}
+// CHECK: "hw.block_id"() {dim = 2 : i64}
+// CHECK: "hw.copy"(%{{.+}}) : (memref<8x72xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+// CHECK: "hw.im2col"({{.+}}) {dilations = array<i64: 1, 1>, padding = array<i64: 1, 1>, space = array<i64: 2, 7, 7>, strides = array<i64: 1, 1>, transposed = true, window = array<i64: 3, 3>}
+// CHECK: "hw.mma"(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
+// CHECK: "hw.store"
+func.func @basic_block_f16(%x: tensor<2x8x7x7xf16>, %w1: tensor<8x8x3x3xf16>, %s1: tensor<1x8x1x1xf16>, %t1: tensor<1x8x1x1xf16>, %w2: tensor<8x8x3x3xf16>, %s2: tensor<1x8x1x1xf16>, %t2: tensor<1x8x1x1xf16>) -> tensor<2x8x7x7xf16> {
+  %c1 = "nn.conv2d"(%x, %w1) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x8x7x7xf16>, tensor<8x8x3x3xf16>) -> tensor<2x8x7x7xf16>
+  %m1 = "nn.mul"(%c1, %s1) : (tensor<2x8x7x7xf16>, tensor<1x8x1x1xf16>) -> tensor<2x8x7x7xf16>
+  %a1 = "nn.add"(%m1, %t1) : (tensor<2x8x7x7xf16>, tensor<1x8x1x1xf16>) -> tensor<2x8x7x7xf16>
+  %r1 = "nn.relu"(%a1) : (tensor<2x8x7x7xf16>) -> tensor<2x8x7x7xf16>
+  %c2 = "nn.conv2d"(%r1, %w2) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x8x7x7xf16>, tensor<8x8x3x3xf16>) -> tensor<2x8x7x7xf16>
+  %m2 = "nn.mul"(%c2, %s2) : (tensor<2x8x7x7xf16>, tensor<1x8x1x1xf16>) -> tensor<2x8x7x7xf16>
+  %a2 = "nn.add"(%m2, %t2) : (tensor<2x8x7x7xf16>, tensor<1x8x1x1xf16>) -> tensor<2x8x7x7xf16>
+  %sum = "nn.add"(%a2, %x) : (tensor<2x8x7x7xf16>, tensor<2x8x7x7xf16>) -> tensor<2x8x7x7xf16>
+  %r2 = "nn.relu"(%sum) : (tensor<2x8x7x7xf16>) -> tensor<2x8x7x7xf16>
+  return %r2 : tensor<2x8x7x7xf16>
 }

@@ -32,9 +32,10 @@ CASES = {
 }
 
 # (dtype, layout) pairs per case: tensor cores where the model says so.
-VARIANTS = [("f32", "NCHW"), ("f16", "NHWC"), ("bf16", "NHWC")]
-EXTRA = [("1x1", "f32", "NHWC"), ("3x3-stride2", "f16", "NCHW"),
-         ("depthwise-x2", "bf16", "NHWC"), ("several-tiles", "f16", "NCHW")]
+VARIANTS = [("f32", "NCHW"), ("f16", "NHWC"), ("bf16", "NCHW")]
+EXTRA = [("1x1", "f32", "NHWC"), ("3x3-stride2", "f16", "NCHW"), ("7x7-stem", "bf16", "NHWC"),
+         ("depthwise-x2", "bf16", "NHWC"), ("several-tiles", "f16", "NCHW"),
+         ("grouped-dilated", "f16", "NCHW")]
 GRID = [(name, dtype, layout) for name in CASES for dtype, layout in VARIANTS] + EXTRA
 
 
@@ -133,3 +134,28 @@ def test_implicit_gemm_epilogue_reads_a_bias_and_a_residual():
                  rng.uniform(-1, 1, (16,)), rng.uniform(-1, 1, (2, 6, 5, 16))]
     emulated_against_reference(RESIDUAL, [a.astype(np.float16) for a in arguments], "f16",
                                24 * 9)
+
+
+BLOCK_NCHW = """func.func @main(%x: tensor<2x12x9x7xbf16>, %w: tensor<16x12x3x3xbf16>, %b: tensor<16xbf16>, %s: tensor<1x16x1x1xbf16>, %t: tensor<16x1x1xbf16>, %r: tensor<2x16x9x7xbf16>) -> tensor<2x16x9x7xbf16> {
+  %y = "nn.conv2d"(%x, %w, %b) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x12x9x7xbf16>, tensor<16x12x3x3xbf16>, tensor<16xbf16>) -> tensor<2x16x9x7xbf16>
+  %m = "nn.mul"(%y, %s) : (tensor<2x16x9x7xbf16>, tensor<1x16x1x1xbf16>) -> tensor<2x16x9x7xbf16>
+  %a = "nn.add"(%m, %t) : (tensor<2x16x9x7xbf16>, tensor<16x1x1xbf16>) -> tensor<2x16x9x7xbf16>
+  %c = "nn.add"(%a, %r) : (tensor<2x16x9x7xbf16>, tensor<2x16x9x7xbf16>) -> tensor<2x16x9x7xbf16>
+  %o = "nn.relu"(%c) : (tensor<2x16x9x7xbf16>) -> tensor<2x16x9x7xbf16>
+  return %o : tensor<2x16x9x7xbf16>
+}"""
+
+
+def test_nchw_implicit_gemm_reads_channel_values_per_row():
+    """An NCHW conv's implicit GEMM is a batch of O x OH*OW matrices: its
+    bias and batch norm's scale and shift are values per row ([1, O, 1],
+    broadcast), the residual the result's matrices."""
+    hw = hw_of(BLOCK_NCHW)
+    assert hw.count('"hw.launch"') == 1 and "transposed = true" in hw
+    assert ("memref<2x16x63xbf16>, memref<1x16x1xbf16>, memref<1x16x1xbf16>, "
+            "memref<1x16x1xbf16>, memref<2x16x63xbf16>, index, index, index) -> ()") in hw
+    rng = np.random.default_rng(2)
+    shapes = [(2, 12, 9, 7), (16, 12, 3, 3), (16,), (1, 16, 1, 1), (16, 1, 1), (2, 16, 9, 7)]
+    arguments = [(rng.uniform(-1, 1, s) * (0.1 if i == 1 else 1)).astype(numpy_dtype("bf16"))
+                 for i, s in enumerate(shapes)]
+    emulated_against_reference(BLOCK_NCHW, arguments, "bf16", 12 * 9)

@@ -66,3 +66,15 @@ func.func @im2col_registers(%x: memref<1x8x8x16xf16>, %a: memref<64x32xf16, #gpu
   "hw.im2col"(%x, %a, %o, %o) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<private>>, index, index) -> ()
   return
 }
+
+// -----
+
+func.func private @scale(%acc: f32, %s: f16) -> f16 {
+  %0 = arith.truncf %acc : f32 to f16
+  return %0 : f16
+}
+func.func @store_extra_not_broadcast(%acc: memref<64x64xf32, #gpu.address_space<private>>, %y: memref<2x70x64xf16>, %s: memref<1x70x2xf16>, %o: index) attributes {hw.kernel} {
+  // expected-error @+1 {{'hw.store' op extra #0 memref<1x70x2xf16> is neither a vector of memref<2x70x64xf16>'s columns (64) nor of its shape (or its rank, broadcast)}}
+  "hw.store"(%acc, %y, %s, %o, %o, %o) {epilogue = @scale, operandSegmentSizes = array<i32: 1, 1, 1, 3>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<2x70x64xf16>, memref<1x70x2xf16>, index, index, index) -> ()
+  return
+}

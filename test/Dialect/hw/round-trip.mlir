@@ -175,3 +175,22 @@ func.func private @convolutions(%x: memref<1x3x8x8xf32>, %w: memref<6x1x3x3xf32>
   "hw.im2col"(%h, %a, %o, %o) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
   return
 }
+
+// An NCHW conv's transposed im2col tile and a store whose extra is read
+// per row (broadcast over its dims of 1).
+// CHECK-LABEL: func.func private @per_row_store
+// CHECK: "hw.im2col"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {space = array<i64: 2, 8, 8>, transposed = true, window = array<i64: 3, 3>}
+// CHECK: "hw.store"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {epilogue = @row_scale, operandSegmentSizes = array<i32: 1, 1, 1, 3>}
+func.func private @row_scale(%acc: f32, %s: f16) -> f16 {
+  %0 = arith.truncf %acc : f32 to f16
+  %1 = arith.mulf %0, %s : f16
+  return %1 : f16
+}
+func.func private @per_row_store(%x: memref<2x16x8x8xf16>, %y: memref<2x70x64xf16>, %s: memref<1x70x1xf16>) attributes {hw.kernel} {
+  %b = "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %o = arith.constant 0 : index
+  "hw.im2col"(%x, %b, %o, %o) {space = array<i64: 2, 8, 8>, window = array<i64: 3, 3>, transposed = true} : (memref<2x16x8x8xf16>, memref<32x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  "hw.store"(%acc, %y, %s, %o, %o, %o) {epilogue = @row_scale, operandSegmentSizes = array<i32: 1, 1, 1, 3>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<2x70x64xf16>, memref<1x70x1xf16>, index, index, index) -> ()
+  return
+}
