@@ -47,7 +47,7 @@ Each block-collective hw op is distributed over the threads of its block:
   `hw.mma` forces one kind or the other;
 * stores call their epilogue per element; a tile in an accumulator
   layout is stored column by column, a bias (1-d extra) read once per
-  column, each element guarded by its row's and its column's bounds, and
+  column, an extra broadcast over dims of 1 read at index 0 of those, each element guarded by its row's and its column's bounds, and
   two adjacent columns stored by one vector store when the destination's
   alignment allows (`TileStore.paired`);
 * elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add,

@@ -34,10 +34,11 @@ launch, and so does each nn op outside a group that a kernel covers:
   softmax, the scores never in global memory (`attention`).
 * convolutions (`nn.conv2d`, alone or with the elementwise ops of its
   convolution group as the epilogue; `conv`): f16 and bf16 ones of one
-  group with an NHWC result as an implicit GEMM on tensor cores (the
-  matmul kernel on M = N*OH*OW pixels, N = O channels, K = C*KH*KW taps,
-  each K step's A tile gathered from the input, `hw.im2col`, the OIHW
-  filter read in place as B transposed), the others as a direct kernel on
+  group as an implicit GEMM on tensor cores (the matmul kernel on the
+  pixels by the O channels, K = C*KH*KW taps, each K step's tile of the
+  input's im2col matrix gathered into shared memory, `hw.im2col`, the
+  OIHW filter's rows read in place; an NCHW result a batch of the images'
+  O x OH*OW matrices), the others as a direct kernel on
   CUDA cores (a thread per output element summing its window in f32,
   `hw.conv_elements`, the group's ops computed on it in registers);
   `nvidia.conv_kernel` chooses. A group built around a pooling is lowered

@@ -18,17 +18,21 @@ the NVIDIA target model's choice (`nvidia.conv_kernel`):
   operands loaded broadcast, `hw.load_elements`) before the results are
   stored as runs;
 * implicit GEMM, on tensor cores, for f16 and bf16 convs of one group
-  with an NHWC result (`ImplicitGemm`): the result's rows (M = N*OH*OW
-  pixels by the O channels) are a matmul of the input's im2col matrix (M
-  x K, K = C*KH*KW in the filter's (c, kh, kw) order) and the filter read
-  as K x O in place (its OIHW rows are the K elements of an output
-  channel: B stored transposed, `transpose_b`); matmul's kernel
-  (`matmul.KernelBuilder`: tiles from its cost model, the K loop, the
-  mma.sync fragments of the NVIDIA target model, the epilogue function of
-  the group's ops) with the A tile of each K step gathered from the input
-  into shared memory by `hw.im2col` (zeros in the padding and past the
-  matrix's ends) instead of copied. sm_90a runs the same mma.sync path:
-  wgmma's operands come by TMA, which loads boxes, not gathers.
+  (`ImplicitGemm`): a matmul of the input's im2col matrix (pixels by K =
+  C*KH*KW taps in the filter's (c, kh, kw) order) and the filter's OIHW
+  rows (O x K, read in place), in matmul's kernel (`matmul.KernelBuilder`:
+  tiles from its cost model, the K loop, the mma.sync fragments of the
+  NVIDIA target model, the epilogue function of the group's ops), the
+  im2col tile of each K step gathered from the input into shared memory
+  by `hw.im2col` (zeros in the padding and past the matrix's ends)
+  instead of copied. An NHWC result is the M = N*OH*OW pixels by O
+  channels matrix (A the im2col tile, B the filter read transposed,
+  per-channel values a vector of the columns); an NCHW result a batch of
+  the images' O x OH*OW matrices (A the filter, B the image's im2col tile
+  transposed, the images along the grid's third dim, per-channel values
+  per row: `hw.store` extras of shape [1, O, 1]). sm_90a runs the same
+  mma.sync path: wgmma's operands come by TMA, which loads boxes, not
+  gathers.
 """
 
 from __future__ import annotations

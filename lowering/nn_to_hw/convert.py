@@ -69,7 +69,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), flash-attention kernels for nn.attention, data movement, pooling, and convolutions with their epilogues (implicit GEMM on tensor cores for f16/bf16 NHWC, else a direct kernel)."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), flash-attention kernels for nn.attention, data movement, pooling, and convolutions with their epilogues (implicit GEMM on tensor cores for f16/bf16, a direct kernel for f32, depthwise and grouped ones)."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
