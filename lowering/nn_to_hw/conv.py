@@ -40,10 +40,9 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, func, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
 from lamina import scalar
-
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
@@ -121,7 +120,7 @@ def lower_conv_group(group: KernelGroup, last: ir.Operation, target: HWLowering
         return [last]
     view = nn.Conv2dOp.from_operation(conv)
     dtype = type_view(conv.results[0].type).dtype
-    if nvidia.conv_kernel(dtype, view.groups, view.layout) == "implicit_gemm":
+    if nvidia.conv_kernel(dtype, view.groups) == "implicit_gemm":
         chain = conv_chain(group, conv, last)
         if chain is not None:
             builder = ImplicitGemm(chain, target.name, target.chip, target.tiles)

@@ -102,7 +102,7 @@ def test_conv_kernel_matches_the_reference(name, dtype, layout):
     bias = name != "one-channel"
     text, shapes = program(case, dtype, layout, bias)
     groups = case[-1]
-    kind = nvidia.conv_kernel(dtype, groups, layout)
+    kind = nvidia.conv_kernel(dtype, groups)
     hw = hw_of(text)
     if kind == "implicit_gemm":
         assert '"hw.im2col"' in hw and '"hw.mma"' in hw and "hw.conv_elements" not in hw

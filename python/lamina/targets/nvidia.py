@@ -704,7 +704,7 @@ def row_kernel_shape(columns: int) -> tuple[int, int, int]:
 IMPLICIT_GEMM_TYPES = ("f16", "bf16")
 
 
-def conv_kernel(dtype: str, groups: int, layout: str) -> str:
+def conv_kernel(dtype: str, groups: int) -> str:
     """Which kernel a convolution gets: "implicit_gemm" (tensor cores: the
     input's im2col matrix, output pixels by K = C*KH*KW taps, times the
     filter, tiled as a matmul; NCHW and NHWC results alike) for f16 and
@@ -712,8 +712,8 @@ def conv_kernel(dtype: str, groups: int, layout: str) -> str:
     GEMMs, K = C/groups * KH * KW, which leave the tensor cores idle),
     else "direct" (CUDA cores: each thread an output element, walking its
     window, f32 sums; f32 convs too, whose 3xTF32 products on tensor cores
-    would need each gathered element split into two tf32 parts). `layout`
-    is the conv's (either gets the same choice)."""
+    would need each gathered element split into two tf32 parts). NCHW and
+    NHWC convs get the same choice."""
     if dtype in IMPLICIT_GEMM_TYPES and groups == 1:
         return "implicit_gemm"
     return "direct"
