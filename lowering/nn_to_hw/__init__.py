@@ -84,9 +84,9 @@ launch's output buffer.
 
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
-way to the GPU yet), unless `keep-unconverted` is set: reductions of
-integers, attention with a mask broadcast over queries or
-keys. Booleans in global memory are i1 memrefs here (bytes after
+way to the GPU yet), unless `keep-unconverted` is set: attention with a
+mask broadcast over queries or keys, or with head dims whose tiles need
+more shared memory than a block has. Booleans in global memory are i1 memrefs here (bytes after
 convert-hw-to-nvgpu, through cpu-widen-bool-memrefs). Guarantees: the
 groups and ops it converts are gone, and so are the bodies of the groups
 (and the transposes a matmul kernel reads in place, where it was their

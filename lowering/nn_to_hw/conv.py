@@ -256,11 +256,15 @@ class ImplicitGemm(KernelBuilder):
         self.pixels = (n, oh, ow)
         self.k = math.prod(weight.shape[1:])
         self.channels = out
+        # The batch (NCHW: the images, along the grid's third dim) is B's
+        # (`operand_batches`): the image whose im2col tile B gathers.
         if self.nchw:
             self.m, self.n, self.batch = out, oh * ow, n
+            self.batch_shape, self.operand_batches = (n,), [(), (n,)]
             shape = (n, out, oh * ow)
         else:
             self.m, self.n, self.batch = n * oh * ow, out, None
+            self.batch_shape, self.operand_batches = (), [(), ()]
             shape = (n * oh * ow, out)
         self.dtype = x.dtype
         self.element = ir.Type.parse(self.dtype)
@@ -303,9 +307,10 @@ class ImplicitGemm(KernelBuilder):
                          ] + arguments[1:]
         return super().group_epilogue(arguments)
 
-    def k_loop(self, x, weight, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
+    def k_loop(self, x, weight, a_tile, b_tile, acc, barrier, row, col, batches) -> None:
         """Each K step gathers the im2col tile (`hw.im2col`) and copies the
-        filter's tile, then multiplies them on tensor cores."""
+        filter's tile, then multiplies them on tensor cores; `batches` are
+        the operands' batch indices (NCHW: B's, the image)."""
         t, view = self.tiles, self.view
         top, left, _, _ = view.padding
         window = list(type_view(self.chain.matmul.operands[1].type).shape[2:])
@@ -319,7 +324,7 @@ class ImplicitGemm(KernelBuilder):
             if self.nchw:
                 # The image's pixels from `col` on (the columns past its
                 # last pixel are stored nowhere).
-                pixel = arith.addi(arith.muli(batch[0], index(self.n)), col)
+                pixel = arith.addi(arith.muli(batches[1][0], index(self.n)), col)
                 hw.CopyOp.build(weight, a_tile, [row, k])
                 hw.Im2colOp.build(x, b_tile, pixel, k, transposed=True, **geometry)
             else:
