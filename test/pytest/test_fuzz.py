@@ -276,11 +276,11 @@ def test_cuda_emulate_runs_what_the_gpu_targets_lower():
                        {"s0": 3, "s1": 5}, seed=3)
     verdicts = check_program(integers, 0, [emulate])
     assert [v.kind for v in verdicts] == ["ok"], verdicts
-    # A convolution (not yet lowered to hw kernels) is unsupported.
-    unlowered = Program({"x": (("s0", "s1", "s2", "s2"), "f32"),
-                         "w": (("s3", "s1", "s4", "s4"), "f32")},
-                        [_op("nn.conv2d", ["x", "w"], ["r"])], ["r"],
-                        {"s0": 1, "s1": 2, "s2": 5, "s3": 3, "s4": 3}, seed=3)
+    # An attention whose head dims need more shared memory than a block
+    # has is not lowered to hw kernels: unsupported.
+    unlowered = Program({"q": (("s0", "s1"), "f32")},
+                        [_op("nn.attention", ["q", "q", "q"], ["r"])], ["r"],
+                        {"s0": 4, "s1": 4096}, seed=3)
     verdicts = check_program(unlowered, 0, [emulate])
     assert any(v.kind == "unsupported" and v.configuration == "cuda-emulate" for v in verdicts)
 
