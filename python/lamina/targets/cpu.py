@@ -377,6 +377,9 @@ class CPUTarget(Target):
         cached, so a second compile of the same one loads it (lamina.cache)."""
         self.check_program(module, pipeline)
         pipeline = (pipeline or self.pipeline()).copy()
+        if distributed and not self.native:
+            raise ValueError(f"a distributed run is for the host's architecture, not "
+                             f"{self.model.architecture_name}")
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
         if self.threads > 1:
@@ -390,6 +393,9 @@ class CPUTarget(Target):
             passes = pipeline.stage(stage).passes
             passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
                          for p in passes]
+        if not self.native:
+            from lamina.targets.cross import compile_emulated
+            return compile_emulated(self.model, module, entry, pipeline)
         function = cached_compile(module, entry, self.description(), pipeline, libraries,
                                   lambda: jit_compile(module, entry=entry, pipeline=pipeline,
                                                       shared_libs=libraries,
