@@ -65,6 +65,8 @@ class CPUSchedule(Pass):
     """Size of the L1 data cache the register tiles' panels fit in; 0: the CPU model's default."""
     l2_bytes: int = field(default=0, metadata={"minimum": 0})
     """Size of the L2 cache the cache blocks fit in; 0: the CPU model's default."""
+    scalable: bool = False
+    """Vectors are scalable (SVE) and `vector-bits` wide at least: elementwise vector code is vector-length agnostic, with masked tails."""
 
     def model(self) -> CPUModel:
         registers = self.vector_registers or (32 if self.vector_bits >= 512 else 16)
@@ -72,7 +74,8 @@ class CPUSchedule(Pass):
         return CPUModel(vector_bits=self.vector_bits, vector_registers=registers,
                         l1_bytes=self.l1_bytes or default.l1_bytes,
                         l2_bytes=self.l2_bytes or default.l2_bytes,
-                        threads=self.threads or default_threads())
+                        threads=self.threads or default_threads(),
+                        scalable_vectors=int(self.scalable))
 
     def run(self, op: ir.Operation) -> None:
         previous = schedule_script(op)

@@ -240,7 +240,8 @@ class CPUTarget(Target):
         model = self.model
         schedule = CPUSchedule(threads=self.threads, vector_bits=model.vector_bits,
                                vector_registers=model.vector_registers,
-                               l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes)
+                               l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes,
+                               scalable=model.scalable)
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),

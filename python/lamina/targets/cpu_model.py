@@ -22,6 +22,8 @@ class CPUModel:
     l2_bytes: int = 1024 * 1024
     threads: int = 1
     unroll: int = 4
+    scalable_vectors: int = 0
+    """1: vectors are scalable (SVE), `vector_bits` being their minimum width."""
 
     @classmethod
     def for_features(cls, features: tuple[str, ...], threads: int) -> "CPUModel":
@@ -100,7 +102,8 @@ class CPUTargetModel:
         """What the schedules read: one vector is `vector_bits` wide (the
         minimum width of a scalable one)."""
         return CPUModel(vector_bits=self.vector_bits, vector_registers=self.vector_registers,
-                        l1_bytes=self.l1_bytes, l2_bytes=self.l2_bytes, threads=threads)
+                        l1_bytes=self.l1_bytes, l2_bytes=self.l2_bytes, threads=threads,
+                        scalable_vectors=int(self.scalable))
 
     def with_features(self, changes: tuple[str, ...]) -> "CPUTargetModel":
         """The model with `+name` / `-name` features changed, its vector
