@@ -169,14 +169,35 @@ def _scalable(linalg: LinalgOp, dim: int) -> bool:
     """Whether an op's vector code can be scalable: its vector dim is
     contiguous and parallel, every operand reads along it (upstream's
     transfer lowering cannot broadcast a value to a scalable vector), and
-    its body reads no tensor (a gather, which upstream's masked
-    vectorisation does not turn into scalable loads)."""
+    every op of its body has scalable vector code (`_scalable_op`)."""
     if linalg.vector_dim() != dim or linalg.reduction[dim]:
         return False
     if any(dims and dim not in dims for dims in linalg.maps):
         return False
     body = linalg.op.regions[0].blocks[0].operations if linalg.op.regions else []
-    return not any(o.name == "tensor.extract" for o in body)
+    return all(_scalable_op(o) for o in body)
+
+
+# Math ops LLVM's backends lower on scalable vectors themselves, and those
+# cpu-approximate-math turns into polynomials on f32 vectors. Others
+# (cos, pow, ...) become libm calls per element, which LLVM can make of
+# fixed vectors only; so does `arith.remf`.
+_NATIVE_MATH = {"math.sqrt", "math.fma", "math.absf", "math.floor", "math.ceil",
+                "math.roundeven", "math.copysign", "math.absi"}
+_APPROXIMATED_MATH = {"math.exp", "math.log", "math.tanh", "math.erf", "math.rsqrt"}
+
+
+def _scalable_op(op: ir.Operation) -> bool:
+    """Whether an op of a linalg body vectorises to code for scalable
+    vectors: no gather (`tensor.extract`, which upstream's masked
+    vectorisation does not turn into scalable loads), no math op but those
+    LLVM lowers on them or Lamina approximates (on f32)."""
+    name = op.name
+    if name == "tensor.extract" or name == "arith.remf":
+        return False
+    if not name.startswith("math.") or name in _NATIVE_MATH:
+        return True
+    return name in _APPROXIMATED_MATH and all(isinstance(r.type, ir.F32Type) for r in op.results)
 
 
 def _scalable_tiling(linalg: LinalgOp, model: CPUModel, forall: tuple[int, ...],
