@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"(stages: {', '.join(pipeline.stages)})")
     if options.input is None:
         raise UsageError("no input file")
-    if options.tune is not None and target.kind != "cpu":
-        raise UsageError(f"--tune is for the cpu target, not '{target.name}'")
+    if options.tune is not None and (target.kind != "cpu" or not getattr(target, "native", True)):
+        raise UsageError(f"--tune is for the cpu target of this machine's architecture, not "
+                         f"'{target.name}'")
 
     source_name, text = read_source(options.input)
 
