@@ -1,5 +1,6 @@
-"""The CPU target: x86-64 CPUs (the host by default), JIT-compiled through
-MLIR's ExecutionEngine or compiled ahead of time to object files.
+"""The CPU target: x86-64 and AArch64 CPUs (the host by default),
+JIT-compiled through MLIR's ExecutionEngine or compiled ahead of time to
+object files.
 
 The CPU pipeline, stage by stage (the first two are the shared front end,
 lamina.targets.frontend):
@@ -73,10 +74,15 @@ lamina.targets.frontend):
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
-Target specs: `cpu` (the host), `cpu:CPU` (an x86-64 CPU the pinned
-LLVM knows: `llc -mtriple=x86_64 -mcpu=help`), then options after commas:
-`threads=N` and features `+name` / `-name` (`cpu:znver4,-avx512f,threads=2`).
-An unknown CPU, feature or option is an error when the spec is parsed.
+Target specs: `cpu` (the host), `cpu:CPU` (a preset of
+lamina.targets.cpu_model, or an x86-64 or AArch64 CPU the pinned LLVM
+knows: `llc -mtriple=ARCH -mcpu=help`), features glued on with `+`
+(`cpu:aarch64+sve`), then options after commas: `threads=N` and features
+`+name` / `-name` (`cpu:znver4,-avx512f,threads=2`). An unknown CPU,
+feature or option is an error when the spec is parsed. A target of
+another architecture than the host's (AArch64 on x86-64) compiles the
+same pipeline for its triple; `compile()` links the object into an
+executable run under emulation (lamina.targets.cross), on one thread.
 
 Threads: all cores by default; `LAMINA_NUM_THREADS`, or the target spec
 `cpu:threads=N` (also `cpu:znver4,threads=N`), sets how many. Code for

@@ -1,8 +1,13 @@
-"""What Lamina's CPU schedules know about the CPU they compile for: the
-width and number of its vector registers, its cache sizes, the threads a
-program splits its work over, and how many vectors a loop nest's step
-covers. The schedule kinds (lamina.schedules) choose their tiles from it;
-the tuner (lamina.tuning) varies it per fusion group.
+"""The CPU target model and what Lamina's CPU schedules read of it.
+
+`CPUTargetModel` is a CPU as the cpu target compiles for it (triple, CPU
+name, features, vector unit, FMA pipes, caches, dot-product instructions),
+with presets for the CPUs users rent (`CPU_PRESETS`) and the host's model
+(`host_model`). `CPUModel` is what the schedule kinds (lamina.schedules)
+choose their tiles from: the width and number of the vector registers
+(and whether vectors are scalable), the cache sizes, the threads a program
+splits its work over, and how many vectors a loop nest's step covers; the
+tuner (lamina.tuning) varies it per fusion group.
 """
 
 from __future__ import annotations
@@ -24,15 +29,6 @@ class CPUModel:
     unroll: int = 4
     scalable_vectors: int = 0
     """1: vectors are scalable (SVE), `vector_bits` being their minimum width."""
-
-    @classmethod
-    def for_features(cls, features: tuple[str, ...], threads: int) -> "CPUModel":
-        """The model of a CPU with LLVM features such as `+avx512f`."""
-        if "+avx512f" in features:
-            return cls(vector_bits=512, vector_registers=32, threads=threads)
-        if "+avx2" in features or "+avx" in features:
-            return cls(vector_bits=256, vector_registers=16, threads=threads)
-        return cls(vector_bits=128, vector_registers=16, threads=threads)
 
     @property
     def lanes(self) -> int:
