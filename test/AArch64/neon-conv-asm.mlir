@@ -1,8 +1,8 @@
 // The AArch64 assembly of a channels-last convolution's register tile on
-// NEON: the innermost loop is 48 `fmla` into 16 accumulators (8 output
-// pixels x 8 channels as two 4-lane vectors, for 3 taps of a filter row),
-// the loads of the input and filter and the loop's bookkeeping: no spill,
-// no scalar code.
+// NEON: the innermost loop is 48 `fmla`, three into each of 16
+// accumulators (8 output pixels x 8 channels as two 4-lane vectors), the
+// loads of the input and filter and the loop's bookkeeping: no spill, no
+// scalar code.
 // RUN: lamina-compile %s --target=cpu:aarch64 --emit=asm | FileCheck %s
 
 // CHECK-LABEL: _mlir_ciface_main:
