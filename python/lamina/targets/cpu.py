@@ -247,6 +247,8 @@ class CPUTarget(Target):
         """Whether the CPU has an f32 -> bf16 conversion instruction (else
         the code generator calls `__truncsfbf2`, which the module defines:
         `cpu-define-bf16-truncation`)."""
+        if self.model.arch == "aarch64":
+            return "+bf16" in self.features
         return "+avx512bf16" in self.features or "+avxneconvert" in self.features
 
     def pipeline(self) -> Pipeline:
