@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,9 @@ class CPUModel:
     l2_bytes: int = 1024 * 1024
     threads: int = 1
     unroll: int = 4
-    scalable_vectors: int = 0
-    """1: vectors are scalable (SVE), `vector_bits` being their minimum width."""
+    scalable_vectors: int = field(default=0, metadata={"choice": False})
+    """1: vectors are scalable (SVE), `vector_bits` being their minimum width:
+    a fact of the target, which no tuned choice changes."""
 
     @property
     def lanes(self) -> int:
