@@ -117,8 +117,13 @@ def _c_name(name: str | None, fallback: str, taken: set[str]) -> str:
 def entry_values(module: ir.Module, entry: str | None) -> tuple[str, list[Value]]:
     """The entry's name and its arguments and results as C values. Raises
     CompileError (a private entry, an element type C has no type for)."""
-    name, inputs, results = entry_signature(module, entry)
     func = find_entry(module, entry)
+    if ir.StringAttr(func.attributes["sym_visibility"]).value == "private" \
+            if "sym_visibility" in func.attributes else False:
+        raise CompileError.at(func.location, f"@{ir.StringAttr(func.attributes['sym_name']).value}"
+                              " is private; only a public function can be a shared library's "
+                              "entry")
+    name, inputs, results = entry_signature(module, entry)
     taken: set[str] = set()
     names = argument_names(func)
     values = [Value(_c_name(n, f"arg{i}", taken), t, True)
