@@ -134,3 +134,34 @@ def test_header_compiles_as_c_and_cxx(tmp_path):
         source.write_text('#include "model.h"\nint use(void) { return LAMINA_MAIN_X_SIZE; }\n')
         subprocess.run([compiler, "-Wall", "-Werror", "-c", "-I", tmp_path, source, "-o",
                         tmp_path / f"use_{suffix}.o"], check=True)
+
+
+SCALARS = """
+func.func @reduce(%x: tensor<4x6xf32>, %m: tensor<4x6xi1>)
+    -> (tensor<f32>, tensor<4x6xf32>, tensor<4x6xi1>) {
+  %0 = "nn.reduce_sum"(%x) {axes = array<i64: 0, 1>} : (tensor<4x6xf32>) -> tensor<f32>
+  %n = "nn.neg"(%x) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %1 = "nn.select"(%m, %x, %n) : (tensor<4x6xi1>, tensor<4x6xf32>, tensor<4x6xf32>)
+      -> tensor<4x6xf32>
+  %2 = "nn.compare"(%x, %n) {predicate = "lt"} : (tensor<4x6xf32>, tensor<4x6xf32>)
+      -> tensor<4x6xi1>
+  return %0, %1, %2 : tensor<f32>, tensor<4x6xf32>, tensor<4x6xi1>
+}
+"""
+
+
+def test_library_of_scalars_and_booleans(tmp_path):
+    f = lamina.load(_library(tmp_path, SCALARS))
+    assert f.name == "reduce" and f.results[0].shape == ()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    m = rng.random((4, 6)) < 0.5
+    total, selected, negative = f(x, m)
+    assert total.shape == () and negative.dtype == np.bool_
+    np.testing.assert_allclose(total, x.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_array_equal(selected, np.where(m, x, -x))
+    np.testing.assert_array_equal(negative, x < 0)
+    header = header_source(get_target("cpu:threads=1"), lamina.parse(SCALARS))
+    assert "int lamina_reduce(const float *arg0,\n" in header
+    assert "const uint8_t *arg1,\n" in header
+    assert "#define LAMINA_REDUCE_RESULT0_RANK 0\n" in header

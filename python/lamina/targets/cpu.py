@@ -97,6 +97,8 @@ C ABI of a compiled public function `@f(%a: tensor<..>, ...) -> (tensor<..>, ...
 `memref_t` is MLIR's descriptor `{T *allocated, T *aligned, int64_t offset,
 int64_t sizes[rank], int64_t strides[rank]}` of a contiguous row-major
 buffer, and the caller allocates the results. i1 elements are bytes.
+`lamina-compile --emit=shared` wraps it in a plain C ABI, a pointer per
+argument and result (lamina.targets.library).
 """
 
 from __future__ import annotations

@@ -420,5 +420,10 @@ def load(path: str) -> LibraryFunction:
                 input_names.append(value_name)
         else:
             fields[key] = rest
+    threads = int(fields.get("threads", "1"))
+    if threads > 1:
+        # OpenMP's workers sleep between calls, as for compiled functions.
+        from lamina.targets.cpu import _threads_sleep_when_idle
+        _threads_sleep_when_idle()
     return LibraryFunction(path, library, fields["entry"], inputs, results, input_names,
-                           fields.get("target", "?"), int(fields.get("threads", "1")))
+                           fields.get("target", "?"), threads)
