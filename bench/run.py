@@ -698,7 +698,8 @@ def main(argv=None) -> int:
     command = " ".join(["python bench/run.py"] + (argv if argv is not None else sys.argv[1:]))
     heading = (f"# Lamina benchmarks\n\n{datetime.date.today().isoformat()}, "
                f"{platform.machine()} {platform.processor() or ''}, {options.threads} thread(s), "
-               f"`{command}`; Lamina's target `{options.target}`; copy bandwidth {bandwidth:.1f} GB/s (NumPy copyto of 64 MiB "
+               f"`{command}`; Lamina's target `{options.target}`; copy bandwidth "
+               f"{bandwidth:.1f} GB/s (NumPy copyto of 64 MiB "
                f"over {options.threads} thread(s), bytes read and written).\n"
                + (f"\n{options.note}\n" if options.note else "") + "\n")
     workload_list = "\n".join(f"* `{w}`: {WORKLOADS[w]}" for w in workloads)
