@@ -15,9 +15,10 @@ ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
 (see lamina.targets.cpu for the ABI); on cpu targets, `shared` writes a
 shared library whose entry is `int lamina_ENTRY(const float *x, ...,
 float *result0)` and `header` its C header (lamina.targets.library).
-Errors print as `FILE:LINE:COL: error:`, the exit code is 1, and the `-o` file is left untouched. `--report=FILE`
-also writes an HTML page with the IR and time of every stage, the fusion
-graph and the kernels (lamina.report).
+Errors print as `FILE:LINE:COL: error:`, the exit code is 1, and the `-o`
+file is left untouched. `--report=FILE` also writes an HTML page with the
+IR and time of every stage, the fusion graph and the kernels
+(lamina.report).
 """
 
 from __future__ import annotations
