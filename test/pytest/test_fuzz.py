@@ -509,3 +509,29 @@ def test_a_short_mutation_run_keeps_every_rule():
                        "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr
     assert ": 0 failures;" in done.stdout, done.stdout
+
+
+def test_aarch64_configurations_run_under_qemu_or_are_unsupported():
+    """The aarch64 configurations match the reference where QEMU and the
+    cross compiler are installed; where they are not, the verdict is
+    unsupported, not a finding."""
+    import shutil
+
+    from lamina.fuzz_check import configurations, no_emulator
+    neon, sve = configurations(["aarch64", "aarch64-sve"])
+    assert no_emulator("error: running aarch64 code on this machine needs qemu-aarch64 on "
+                       "PATH") == "no emulator or cross compiler"
+    assert no_emulator("error: llc exited with code 1") is None
+    if not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc")):
+        pytest.skip("qemu-aarch64 and aarch64-linux-gnu-gcc are not installed")
+    source = """func.func @main(%a: tensor<3x21xf32>, %b: tensor<21xf32>) -> tensor<3x21xf32> {
+  %0 = "nn.add"(%a, %b) : (tensor<3x21xf32>, tensor<21xf32>) -> tensor<3x21xf32>
+  %1 = "nn.tanh"(%0) : (tensor<3x21xf32>) -> tensor<3x21xf32>
+  return %1 : tensor<3x21xf32>
+}"""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (3, 21)).astype(np.float32)
+    b = rng.uniform(-1, 1, 21).astype(np.float32)
+    for configuration in (neon, sve):
+        (result,) = configuration.run(source, [a, b])
+        np.testing.assert_allclose(result, np.tanh(a + b), rtol=1e-5, atol=1e-6)
