@@ -1,5 +1,4 @@
 // RUN: lamina-opt %s --split-input-file --nn-decompose --nn-fuse --convert-nn-to-hw="chip=sm_80 keep-unconverted" | FileCheck %s
-// RUN: not lamina-opt %s --split-input-file --nn-decompose --nn-fuse --convert-nn-to-hw=chip=sm_80 2>&1 | FileCheck %s --check-prefix=ERROR
 
 // An elementwise group with broadcasting is one grid-stride kernel: 256
 // threads of 8 elements, the operands loaded per thread broadcast into the
@@ -163,14 +162,16 @@ func.func @long_rows(%x: tensor<2x20000xf32>) -> tensor<2xf32> {
 
 // -----
 
-// Not lowered: a reduction of integers (block reductions fold floats in
-// f32; an integer sum wraps in its own type); without keep-unconverted it
-// is an error at the op.
-// ERROR: nn-to-hw-groups.mlir:[[@LINE+5]]:8: error: 'nn.reduce_sum' is not lowered to hw kernels: 'nn.reduce_sum' has i32 operands and results; its register tiles hold f32, f16, bf16, i1, i32 and i64, and reductions fold floats
-// CHECK-LABEL: func.func @not_lowered
-// CHECK: "nn.reduce_sum"
-// CHECK-NOT: "hw.launch"
-func.func @not_lowered(%x: tensor<8x4xi32>) -> tensor<8xi32> {
-  %0 = "nn.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<8x4xi32>) -> tensor<8xi32>
+// A reduction of integers folds in their own type: i32 register tiles, the
+// warps' totals through an i32 scratch (rows of 700: a block of several
+// warps), no conversion to f32.
+// CHECK-LABEL: func.func @integer_sum
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @integer_sum_reduce_sum_0}
+// CHECK-LABEL: func.func private @integer_sum_reduce_sum_0(
+// CHECK: %[[SCRATCH:.+]] = "hw.alloc"() : () -> memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>
+// CHECK-NOT: xf32
+// CHECK: "hw.block_reduce"(%{{.+}}, %{{.+}}, %[[SCRATCH]]) {combine = "add", count = {{[0-9]+}} : i64} : (memref<{{[0-9]+}}xi32, #gpu.address_space<private>>, memref<1xi32, #gpu.address_space<private>>, memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>) -> ()
+func.func @integer_sum(%x: tensor<8x700xi32>) -> tensor<8xi32> {
+  %0 = "nn.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<8x700xi32>) -> tensor<8xi32>
   return %0 : tensor<8xi32>
 }
