@@ -14,7 +14,8 @@ shared library (with the runtime libraries it calls: MLIR's runner
 utilities, the OpenMP runtime) and loaded with local symbols, as the JIT's
 runtime libraries are (lamina.runtime); the entry is called through the
 same `_mlir_ciface_` function. Its key is a hash of the module without
-its locations, the entry, the target (triple, CPU, features, threads,
+its locations (printed with its large dense constants elided, and a
+digest of those constants' bytes, `constants_digest`), the entry, the target (triple, CPU, features, threads,
 optimisation level), the pipeline's passes and options, the tuning
 cache's entries, Lamina (its version and the sizes and times of its
 sources) and the files of any code outside Lamina that defines dialects,
@@ -50,7 +51,10 @@ from mlir import ir
 from lamina.parsing import parse
 from lamina.runtime import ArrayFunction, CompiledFunction, entry_signature
 
-FORMAT = 1
+FORMAT = 2
+LARGE_ELEMENTS = 64
+"""Dense constants of more elements than this enter a program's key by a
+digest of their bytes rather than as printed text (`constants_digest`)."""
 LIMIT_BYTES = 1 << 30
 """Compiled programs beyond this total size are removed, least recently
 used first, down to three quarters of it."""
@@ -197,13 +201,63 @@ def program_key(module: ir.Module, entry: str | None, target_description: str,
     definitions = user_definitions()
     if definitions is None:
         return None
-    text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True)
+    text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True,
+                                    large_elements_limit=LARGE_ELEMENTS)
     digest = hashlib.sha256()
     for part in (f"format {FORMAT}", lamina_version(), target_description, f"entry {entry}",
-                 pipeline_text, definitions, _tuning_state(directory), text):
+                 pipeline_text, definitions, _tuning_state(directory), text,
+                 constants_digest(module)):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _large_elements(attribute: ir.Attribute, found: list) -> None:
+    """Appends to `found` the dense elements attributes in `attribute`
+    (itself, or inside arrays and dictionaries) that the printer elides."""
+    if isinstance(attribute, ir.DenseElementsAttr):
+        if not attribute.is_splat and len(attribute) > LARGE_ELEMENTS:
+            found.append(attribute)
+    elif isinstance(attribute, ir.ArrayAttr):
+        for element in attribute:
+            _large_elements(element, found)
+    elif isinstance(attribute, ir.DictAttr):
+        for index in range(len(attribute)):
+            _large_elements(attribute[index].attr, found)
+
+
+def constants_digest(module: ir.Module) -> str:
+    """A digest of the bytes of the module's large dense constants (those
+    that `LARGE_ELEMENTS` keeps out of the printed key), in the order of
+    their ops, hashed straight from their buffers: a model's weights are
+    never printed as text to be hashed. The constants are hashed on two
+    threads (hashlib releases the GIL)."""
+    found: list[ir.DenseElementsAttr] = []
+
+    def visit(op):
+        attributes = op.attributes
+        for index in range(len(attributes)):
+            _large_elements(attributes[index].attr, found)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return ""
+
+    def digest(attribute: ir.DenseElementsAttr) -> bytes:
+        try:
+            data = memoryview(attribute)
+        except (TypeError, ValueError, RuntimeError):
+            data = str(attribute).encode()  # an element type without a buffer format
+        return str(attribute.type).encode() + b"\0" + hashlib.sha256(data).digest()
+
+    if len(found) == 1:
+        digests = [digest(found[0])]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            digests = list(pool.map(digest, found))
+    return hashlib.sha256(b"".join(digests)).hexdigest()
 
 
 class LoadedLibrary:

@@ -452,10 +452,18 @@ def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
 
 
 def clone_module(module: ir.Module) -> ir.Module:
-    """A copy of `module` in its context, with its locations."""
-    text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    """A copy of `module` in its context, with its locations. The copy is
+    made in memory: attributes are uniqued in the context, so a model's
+    weights are shared, not printed and parsed again."""
     with module.context:
-        return ir.Module.parse(text)
+        copy = ir.Module.create(module.operation.location)
+        cloned = module.operation.clone()
+        for op in list(cloned.regions[0].blocks[0].operations):
+            copy.body.append(op.operation)
+        for name in cloned.attributes:
+            copy.operation.attributes[name] = cloned.attributes[name]
+        cloned.erase()
+    return copy
 
 
 def entry_signature(module: ir.Module, entry: str | None
