@@ -116,6 +116,7 @@ from lamina.passes.cpu_hide_implementations import CPUHideImplementations
 from lamina.passes.cpu_lower_vectors import CPULowerVectors
 from lamina.passes.cpu_protect_inputs import CPUProtectInputs
 from lamina.passes.cpu_request_c_interface import CPURequestCInterface
+from lamina.passes.cpu_outline_fusion_groups import CPUOutlineFusionGroups
 from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
@@ -222,6 +223,7 @@ class CPUTarget(Target):
                 CPUGroupedConvolutionsToTaps(),
                 FuncSplitInitializer(),
                 TunedChoices(schedule.model()),
+                CPUOutlineFusionGroups(),
                 schedule,
             ], description="linalg on tensors and the transform script scheduling it"),
             Stage("tiled", [
