@@ -44,6 +44,7 @@ from mlir.dialects import func
 from lamina.dialects.nn import FUSION_GROUP_ATTRIBUTE as FUSION_GROUP
 from lamina.pass_registry import Pass, register_pass
 from lamina.passes.func_split_initializer import BOUND, argument_attributes
+from lamina.schedules.analysis import function_groups, loop_body_groups
 
 # The name the markers of a function being built carry while it is
 # compared with the functions outlined before it.
@@ -129,7 +130,18 @@ class CPUOutlineFusionGroups(Pass):
                  if "sym_name" in op.operation.attributes}
         outlined: dict[str, str] = {}  # printed function -> its name
         for function in functions:
-            for group, ops in _group_ops(function).items():
+            name = ir.StringAttr(function.attributes["sym_name"]).value
+            fused = _group_ops(function)
+            groups = list(fused.items())
+            # The ops no fusion group holds, as cpu-schedule groups them:
+            # each linalg op with its fills, each loop holding linalg ops.
+            for group in function_groups(function):
+                if group.name not in fused:
+                    groups.append((f"{name}_{group.name}", [linalg.op.operation
+                                                            for linalg in group.ops]))
+            for group in loop_body_groups(function):
+                groups.append((f"{name}_{group.name}", [group.loop.operation]))
+            for group, ops in groups:
                 self._outline(module, function, group, ops, outlined, taken)
 
     def _outline(self, module: ir.Operation, function: ir.Operation, group: str,
