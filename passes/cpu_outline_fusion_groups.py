@@ -1,14 +1,17 @@
-"""--cpu-outline-fusion-groups: every fusion group becomes a private
-function called where the group was, and groups that are the same
-computation up to the values of their constants share one function.
+"""--cpu-outline-fusion-groups: groups that are the same computation up
+to the values of their constants become one private function, called
+where each of them was.
 
 A model repeats its blocks: a transformer's layers, a ResNet's
 convolutions of one shape. After `nn-inline-fused` each repetition is a
 group of marked ops of its own, which the schedules, the transform
 interpreter and LLVM then compile again and again. This pass outlines the
-ops marked with one `lamina.fusion_group` into a function (named like the
-group) whose arguments are the values the group reads from outside and
-whose results are the values the rest of the program reads from it:
+ops marked with one `lamina.fusion_group`, and each linalg op or loop no
+group holds (grouped as `cpu-schedule` groups them: an op with the fills
+that initialise it, a loop holding linalg ops), into a function (named
+like the group) whose arguments are the values the group reads from
+outside and whose results are the values the rest of the program reads
+from it:
 
 * the tensor constants it reads that are not splats (weights, biases)
   become arguments, so that the function does not hold their values;
@@ -19,9 +22,11 @@ whose results are the values the rest of the program reads from it:
 
 The function's ops keep their markers (renamed to the function's name),
 so that `cpu-schedule` schedules the group inside it exactly as it
-scheduled the group inline. Two groups whose functions print the same
-(same ops, attributes, types and copied constants, once named alike) are
-one function, called twice: it is scheduled and compiled once.
+scheduled the group inline. Groups whose functions print the same (same
+ops, attributes, types and copied constants, once named alike) are one
+function, called once per group: it is scheduled and compiled once. A
+group that no other is the same as is put back where it was. The
+functions follow the function they were outlined from.
 
 Groups are left inline in a module whose functions have bound arguments
 (`lamina.bound`: `func-split-initializer` moves their weights' packing out
@@ -30,7 +35,7 @@ the program reads one of its results before its last op.
 
 Expects linalg on tensors with fusion groups marked by `nn-inline-fused`
 (the marked ops of a group consecutive in their block, constants between
-them). Guarantees: the same computation, each outlined group's ops in a
+them). Guarantees: the same computation, each repeated group's ops in a
 private function of one block, called once per group it stood for.
 """
 
@@ -103,6 +108,21 @@ def _nested_operands(op: ir.Operation):
     return found
 
 
+def _inline(call: ir.Operation, body: ir.Operation) -> None:
+    """Puts the ops of `body`, called once by `call`, back in its place."""
+    block = body.regions[0].blocks[0]
+    for argument, value in zip(block.arguments, call.operands):
+        argument.replace_all_uses_with(value)
+    operations = [op.operation for op in block.operations]
+    terminator = operations.pop()
+    for op in operations:
+        op.move_before(call)
+    for result, value in zip(call.results, terminator.operands):
+        result.replace_all_uses_with(value)
+    call.erase()
+    body.erase()
+
+
 def _set_markers(function: ir.Operation, name: str) -> None:
     marker = ir.StringAttr.get(name, function.context)
     for op in function.regions[0].blocks[0].operations:
@@ -114,7 +134,7 @@ def _set_markers(function: ir.Operation, name: str) -> None:
 @register_pass
 @dataclass
 class CPUOutlineFusionGroups(Pass):
-    """Outlines each fusion group into a private function; groups that are the same up to their constants' values share one."""
+    """Outlines groups that are the same up to their constants' values into one private function called once per group."""
 
     argument = "cpu-outline-fusion-groups"
     anchor = "builtin.module"
@@ -129,6 +149,7 @@ class CPUOutlineFusionGroups(Pass):
                  for op in module.regions[0].blocks[0].operations
                  if "sym_name" in op.operation.attributes}
         outlined: dict[str, str] = {}  # printed function -> its name
+        calls: dict[str, list[ir.Operation]] = {}  # name -> its calls
         for function in functions:
             name = ir.StringAttr(function.attributes["sym_name"]).value
             fused = _group_ops(function)
@@ -141,11 +162,18 @@ class CPUOutlineFusionGroups(Pass):
                                                             for linalg in group.ops]))
             for group in loop_body_groups(function):
                 groups.append((f"{name}_{group.name}", [group.loop.operation]))
+            place = [function]  # the functions outlined from it follow it
             for group, ops in groups:
-                self._outline(module, function, group, ops, outlined, taken)
+                self._outline(function, group, ops, outlined, taken, calls, place)
+        # A group no other is the same as stays where it was.
+        symbols = ir.SymbolTable(module)
+        for name, found in calls.items():
+            if len(found) == 1:
+                _inline(found[0], symbols[name].operation)
 
-    def _outline(self, module: ir.Operation, function: ir.Operation, group: str,
-                 ops: list[ir.Operation], outlined: dict[str, str], taken: set[str]) -> None:
+    def _outline(self, function: ir.Operation, group: str, ops: list[ir.Operation],
+                 outlined: dict[str, str], taken: set[str],
+                 calls: dict[str, list[ir.Operation]], place: list[ir.Operation]) -> None:
         members = set(ops)
         last = ops[-1]
         # What the group reads from outside, in order of first use.
@@ -187,7 +215,7 @@ class CPUOutlineFusionGroups(Pass):
                         user.operands[use.operand_number] = replacement
             function_type = ir.FunctionType.get([v.type for v in arguments],
                                                 [v.type for v in results])
-            with ir.InsertionPoint(function):
+            with ir.InsertionPoint.after(place[0]):
                 body = func.FuncOp(_PENDING, function_type, visibility="private")
             block = body.add_entry_block()
             mapping = dict(zip(arguments, block.arguments))
@@ -217,4 +245,6 @@ class CPUOutlineFusionGroups(Pass):
                 outlined[key] = name
                 body.operation.attributes["sym_name"] = ir.StringAttr.get(name)
                 _set_markers(body.operation, name)
+                place[0] = body.operation
             call.operation.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)
+            calls.setdefault(name, []).append(call.operation)

@@ -4,16 +4,6 @@
 // one private function, called twice with each group's constants; the
 // splat and scalar constants and the empty tensor are copied into it.
 
-// CHECK-LABEL: func.func private @fusion_0
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x2xf32>, %[[W:[^:]+]]: tensor<2x2xf32>, %[[B:[^:]+]]: tensor<2xf32>) -> tensor<4x2xf32>
-// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-DAG: %[[E:.+]] = tensor.empty() {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"}
-// CHECK: %[[F:.+]] = linalg.fill {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"} ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<4x2xf32>)
-// CHECK: %[[M:.+]] = linalg.matmul {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"} ins(%[[X]], %[[W]] : tensor<4x2xf32>, tensor<2x2xf32>) outs(%[[F]] : tensor<4x2xf32>)
-// CHECK: %[[G:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[B]] : tensor<4x2xf32>, tensor<2xf32>) outs(%[[E]] : tensor<4x2xf32>)
-// CHECK: arith.maximumf %{{.+}}, %[[ZERO]]
-// CHECK: return %[[G]] : tensor<4x2xf32>
-// CHECK-NOT: func.func private @fusion_1
 // CHECK-LABEL: func.func @two_layers
 // CHECK-SAME: (%[[IN:[^:]+]]: tensor<4x2xf32>)
 // CHECK-DAG: %[[W0:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00]
@@ -24,6 +14,16 @@
 // CHECK: %[[O:.+]] = call @fusion_0(%[[H]], %[[W1]], %[[B1]])
 // CHECK-NOT: linalg.
 // CHECK: return %[[O]]
+// CHECK-LABEL: func.func private @fusion_0
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x2xf32>, %[[W:[^:]+]]: tensor<2x2xf32>, %[[B:[^:]+]]: tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[E:.+]] = tensor.empty() {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"}
+// CHECK: %[[F:.+]] = linalg.fill {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"} ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<4x2xf32>)
+// CHECK: %[[M:.+]] = linalg.matmul {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "contraction"} ins(%[[X]], %[[W]] : tensor<4x2xf32>, tensor<2x2xf32>) outs(%[[F]] : tensor<4x2xf32>)
+// CHECK: %[[G:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[B]] : tensor<4x2xf32>, tensor<2xf32>) outs(%[[E]] : tensor<4x2xf32>)
+// CHECK: arith.maximumf %{{.+}}, %[[ZERO]]
+// CHECK: return %[[G]] : tensor<4x2xf32>
+// CHECK-NOT: func.func private
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #bias = affine_map<(d0, d1) -> (d1)>
 func.func @two_layers(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
@@ -57,26 +57,28 @@ func.func @two_layers(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
 // -----
 
 // Groups that differ in a copied constant (the slope of a leaky relu) or
-// in a shape are functions of their own; a result read before the
-// group's last op leaves the group inline.
+// in a shape are not the same: only the two that are share a function,
+// the others stay inline. A result read before the group's last op
+// leaves the group inline.
 
-// CHECK-LABEL: func.func private @fusion_0
-// CHECK: arith.constant 1.000000e-01 : f32
-// CHECK-LABEL: func.func private @fusion_1
-// CHECK: arith.constant 2.000000e-01 : f32
-// CHECK-LABEL: func.func private @fusion_2
-// CHECK-SAME: tensor<8xf32>
 // CHECK-LABEL: func.func @different
 // CHECK: call @fusion_0(
-// CHECK: call @fusion_1(
-// CHECK: call @fusion_2(
+// CHECK: arith.constant 2.000000e-01 : f32
+// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_1"
+// CHECK: call @fusion_0(
+// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_3"
+// CHECK: return
+// CHECK-LABEL: func.func private @fusion_0
+// CHECK-SAME: (%{{.+}}: tensor<4xf32>) -> tensor<4xf32>
+// CHECK: arith.constant 1.000000e-01 : f32
+// CHECK-NOT: func.func private
 // CHECK-LABEL: func.func @read_inside
 // CHECK-NOT: call
-// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_3"
+// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_4"
 // CHECK: "nn.neg"
-// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_3"
+// CHECK: linalg.generic {{.*}} attrs = {lamina.fusion_group = "fusion_4"
 #id = affine_map<(d0) -> (d0)>
-func.func @different(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) {
+func.func @different(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) {
   %a = arith.constant 0.1 : f32
   %e0 = tensor.empty() {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "elementwise"} : tensor<4xf32>
   %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e0 : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_0", lamina.fusion_kind = "elementwise"} {
@@ -91,23 +93,29 @@ func.func @different(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, te
     %m = arith.mulf %in, %b : f32
     linalg.yield %m : f32
   } -> tensor<4xf32>
-  %e2 = tensor.empty() {lamina.fusion_group = "fusion_2", lamina.fusion_kind = "elementwise"} : tensor<8xf32>
-  %g2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<8xf32>) outs(%e2 : tensor<8xf32>) attrs = {lamina.fusion_group = "fusion_2", lamina.fusion_kind = "elementwise"} {
+  %e2 = tensor.empty() {lamina.fusion_group = "fusion_2", lamina.fusion_kind = "elementwise"} : tensor<4xf32>
+  %g2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%g1 : tensor<4xf32>) outs(%e2 : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_2", lamina.fusion_kind = "elementwise"} {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %e3 = tensor.empty() {lamina.fusion_group = "fusion_3", lamina.fusion_kind = "elementwise"} : tensor<8xf32>
+  %g3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<8xf32>) outs(%e3 : tensor<8xf32>) attrs = {lamina.fusion_group = "fusion_3", lamina.fusion_kind = "elementwise"} {
   ^bb0(%in: f32, %out: f32):
     %m = arith.mulf %in, %a : f32
     linalg.yield %m : f32
   } -> tensor<8xf32>
-  return %g0, %g1, %g2 : tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
+  return %g0, %g1, %g2, %g3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
 }
 func.func @read_inside(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
-  %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_3", lamina.fusion_kind = "elementwise"} {
+  %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_4", lamina.fusion_kind = "elementwise"} {
   ^bb0(%in: f32, %out: f32):
     %m = arith.addf %in, %in : f32
     linalg.yield %m : f32
   } -> tensor<4xf32>
   %n = "nn.neg"(%g0) : (tensor<4xf32>) -> tensor<4xf32>
-  %g1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%n : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_3", lamina.fusion_kind = "elementwise"} {
+  %g1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%n : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {lamina.fusion_group = "fusion_4", lamina.fusion_kind = "elementwise"} {
   ^bb0(%in: f32, %out: f32):
     %m = arith.addf %in, %in : f32
     linalg.yield %m : f32
