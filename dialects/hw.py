@@ -1491,14 +1491,29 @@ class FoldAxisOp(ElementsOp, name="fold_axis"):
 # The steps of a block reduction and their identities.
 REDUCTION_COMBINES = {"add": 0.0, "mul": 1.0, "maximum": -math.inf, "minimum": math.inf}
 
+# Element types a block reduction folds: floats in f32, the integers of nn
+# tensors in their own type (wrapping, as nn's integer sums do).
+REDUCE_TYPES = TILE_TYPES + ("i32", "i64")
+
+
+def reduction_identity(combine: str, dtype: str) -> float | int:
+    """The start of a fold of `dtype` elements: the combine's identity, an
+    integer type's extreme for maximum and minimum."""
+    if dtype in TILE_TYPES:
+        return REDUCTION_COMBINES[combine]
+    info = np.iinfo(np.dtype("int32" if dtype == "i32" else "int64"))
+    return {"add": 0, "mul": 1, "maximum": int(info.min), "minimum": int(info.max)}[combine]
+
 
 class BlockReduceOp(KernelOp, name="block_reduce"):
     """Folds the first `count` elements of a 1-d register tile with `combine` (add, mul, maximum, minimum; the nn
     reductions' steps) into a one-element register tile that every thread
-    holds, in f32, rounded once to `out`'s type; an empty fold gives the
-    step's identity. On the GPU each thread folds its elements, each warp
-    its threads' by shuffles (shfl.sync.bfly), and a block of several
-    warps their totals through `scratch`, a shared f32 vector of at least
+    holds: floats in f32, rounded once to `out`'s type; i32 and i64 in
+    their own type (`out`'s, wrapping; maximum and minimum signed); an
+    empty fold gives the step's identity. On the GPU each thread folds its elements, each warp
+    its threads' by shuffles (shfl.sync.bfly; an i64 as its two halves), and a block of several
+    warps their totals through `scratch`, a shared vector (f32 for floats,
+    the integer type for integers) of at least
     one element per warp, between barriers (each warp shuffles them again): the op writes and reads
     `scratch` and synchronises the block before and after, so consecutive
     reductions may share it. A block of one warp needs no scratch.
@@ -1506,9 +1521,9 @@ class BlockReduceOp(KernelOp, name="block_reduce"):
     Example: "hw.block_reduce"(%x, %max, %scratch) {combine = "maximum", count = 1000 : i64} : (memref<1024xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>, memref<8xf32, #gpu.address_space<workgroup>>) -> ()
     """
 
-    x: Operand[MemRefOf(*TILE_TYPES, space="private")]
-    out: Operand[MemRefOf(*TILE_TYPES, space="private")]
-    scratch: Variadic[Operand[MemRefOf("f32", space="workgroup")]]
+    x: Operand[MemRefOf(*REDUCE_TYPES, space="private")]
+    out: Operand[MemRefOf(*REDUCE_TYPES, space="private")]
+    scratch: Variadic[Operand[MemRefOf("f32", "i32", "i64", space="workgroup")]]
     combine: EnumAttr(*REDUCTION_COMBINES)
     count: IntAttr
 
@@ -1517,16 +1532,27 @@ class BlockReduceOp(KernelOp, name="block_reduce"):
             raise VerifyError(f"folds a 1-d register tile into a tile of one element; got "
                               f"{x} into {out}")
         _same_dtype(x, out)
-        if len(scratch) > 1 or scratch and scratch[0].rank != 1:
-            raise VerifyError("takes at most one scratch tile, a shared f32 vector")
+        folded = self.folded_type(x.dtype)
+        if len(scratch) > 1 or scratch and (scratch[0].rank != 1 or scratch[0].dtype != folded):
+            raise VerifyError(f"takes at most one scratch tile, a shared {folded} vector "
+                              f"(the type {x.dtype} elements are folded in)")
         if not 0 <= self.count <= x.shape[0]:
             raise VerifyError(f"'count' must be in [0, {x.shape[0]}], got {self.count}")
 
-    def fold(self, values: np.ndarray) -> float:
+    @staticmethod
+    def folded_type(dtype: str) -> str:
+        """The type the fold computes in: f32 for floats, an integer's own."""
+        return "f32" if dtype in TILE_TYPES else dtype
+
+    def fold(self, values: np.ndarray) -> float | int:
+        integer = values.dtype.kind == "i"
         if values.size == 0:
-            return REDUCTION_COMBINES[self.combine]
+            return reduction_identity(self.combine, "f32" if not integer else
+                                      "i32" if values.dtype.itemsize == 4 else "i64")
         step = {"add": np.add, "mul": np.multiply, "maximum": np.maximum,
                 "minimum": np.minimum}[self.combine]
+        if integer:  # in the type itself, wrapping
+            return step.reduce(values, dtype=values.dtype)
         return step.reduce(values.astype(np.float32))
 
     def reference(self, x, out, scratch):

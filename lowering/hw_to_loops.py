@@ -547,15 +547,27 @@ def _fold_axis(view):
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
             "minimum": arith.minimumf}
 
+# The steps of integer folds (maximum and minimum signed, as nn's).
+INTEGER_COMBINES = {"add": arith.addi, "mul": arith.muli, "maximum": arith.maxsi,
+                    "minimum": arith.minsi}
+
+
+def fold_start(combine: str, element: ir.Type) -> tuple[ir.Value, Callable]:
+    """The identity and the step of a block reduction's fold of `element`
+    values: in f32 for floats, in the integer type itself for integers."""
+    if isinstance(element, ir.IntegerType):
+        identity = hw.reduction_identity(combine, f"i{element.width}")
+        return arith.constant(element, identity), INTEGER_COMBINES[combine]
+    return f32(hw.REDUCTION_COMBINES[combine]), COMBINES[combine]
+
 
 @lowers(hw.BlockReduceOp)
 def _block_reduce(view):
     x, out = view.operand("x"), view.operand("out")
     (length,) = shape(x)
     count = view.count
-    combine = COMBINES[view.combine]
-    loop = scf.ForOp(index(0), index(count), index(1),
-                     [f32(hw.REDUCTION_COMBINES[view.combine])])
+    identity, combine = fold_start(view.combine, element_type(x))
+    loop = scf.ForOp(index(0), index(count), index(1), [identity])
     with ir.InsertionPoint(loop.body):
         value = to_f32(memref.load(x, [loop.induction_variable]))
         scf.YieldOp([combine(loop.inner_iter_args[0], value)])

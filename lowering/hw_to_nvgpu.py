@@ -103,7 +103,8 @@ from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgp
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, from_f32, gather_element,
+from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, fold_start, from_f32,
+                                         gather_element,
                                          guarded_load, guarded_store, hidden, index,
                                          index_element, placed, shape, split_tf32, to_f32,
                                          to_tf32)
@@ -787,8 +788,21 @@ def _fold_axis(kernel: KernelLowering, view):
     _movement_run(kernel, view, lambda p, write: fold_axis_element(view, p, write, element))
 
 
-_COMBINE = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
-            "minimum": arith.minimumf}
+def _shuffle_xor(value: ir.Value, distance: int, width: ir.Value) -> ir.Value:
+    """The value of the lane `distance` away in a butterfly (shfl.sync.bfly
+    moves 32 bits: an i64 moves as its two halves)."""
+    i32 = ir.IntegerType.get_signless(32)
+    offset = arith.constant(i32, distance)
+
+    def shuffle(word):
+        return gpu.ShuffleOp(word, offset, width, gpu.ShuffleMode.XOR).results[0]
+    if not (isinstance(value.type, ir.IntegerType) and value.type.width == 64):
+        return shuffle(value)
+    i64 = value.type
+    low = shuffle(arith.trunci(i32, value))
+    high = shuffle(arith.trunci(i32, arith.shrui(value, arith.constant(i64, 32))))
+    return arith.ori(arith.extui(i64, low),
+                     arith.shli(arith.extui(i64, high), arith.constant(i64, 32)))
 
 
 def _warp_fold(value: ir.Value, combine: Callable) -> ir.Value:
@@ -798,9 +812,7 @@ def _warp_fold(value: ir.Value, combine: Callable) -> ir.Value:
     width = arith.constant(i32, WARP)
     distance = WARP // 2
     while distance:
-        shuffled = gpu.ShuffleOp(value, arith.constant(i32, distance), width,
-                                 gpu.ShuffleMode.XOR).results[0]
-        value = combine(value, shuffled)
+        value = combine(value, _shuffle_xor(value, distance, width))
         distance //= 2
     return value
 
@@ -810,8 +822,7 @@ def _block_reduce(kernel: KernelLowering, view):
     x = kernel.register(view.operand("x"), view.operation)
     out = kernel.register(view.operand("out"), view.operation)
     scratch = list(view.operand("scratch"))
-    combine = _COMBINE[view.combine]
-    identity = arith.constant(ir.F32Type.get(), hw.REDUCTION_COMBINES[view.combine])
+    identity, combine = fold_start(view.combine, ir.MemRefType(x.storage.type).element_type)
     (length,) = x.type.shape
     total = identity
     for slot, ((element,), valid) in enumerate(x.layout.positions(kernel, INDEX)):

@@ -192,9 +192,7 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
-                "the cuda targets compile every nn op but nn.conv2d, nn.matmul of a "
-                "batched B with an unbatched A or of more than one batch dim, and "
-                "reductions of integers")
+                "the cuda targets compile every nn op but nn.conv2d")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

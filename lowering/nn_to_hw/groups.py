@@ -97,10 +97,11 @@ class GroupKernel:
                 raise GroupNotLowered(f"it holds '{op.name}'")
             types = {type_view(v.type).dtype for v in list(op.operands) + list(op.results)}
             if not types <= set(hw.MAP_TYPES) \
-                    or isinstance(view, nn.ReductionOp) and not types <= set(hw.TILE_TYPES):
+                    or isinstance(view, nn.ReductionOp) and not types <= set(hw.REDUCE_TYPES):
                 raise GroupNotLowered(f"'{op.name}' has {', '.join(sorted(types))} operands "
                                       "and results; its register tiles hold f32, f16, bf16, "
-                                      "i1, i32 and i64, and reductions fold floats")
+                                      "i1, i32 and i64, and reductions fold f32, f16, bf16, "
+                                      "i32 and i64")
         if reductions:
             self.row_space(reductions)
         else:
@@ -195,11 +196,17 @@ class GroupKernel:
         self.buffers = dict(zip(self.group.arguments, arguments))
         outputs = arguments[len(self.group.arguments):]
         with location, ir.InsertionPoint(entry):
-            self.scratch = []
-            if self.threads > nvidia.WARP and any(isinstance(v, nn.ReductionOp)
-                                                  for v in self.views.values()):
-                self.scratch = [hw.AllocOp.build(result_type=MemRefType(
-                    (self.threads // nvidia.WARP,), "f32", "workgroup"))]
+            # A block of several warps folds their totals through a shared
+            # scratch vector per type folded in (f32, or an integer's own).
+            self.scratches = {}
+            if self.threads > nvidia.WARP:
+                for view in self.views.values():
+                    if isinstance(view, nn.ReductionOp):
+                        folded = hw.BlockReduceOp.folded_type(
+                            type_view(view.operation.operands[0].type).dtype)
+                        if folded not in self.scratches:
+                            self.scratches[folded] = [hw.AllocOp.build(result_type=MemRefType(
+                                (self.threads // nvidia.WARP,), folded, "workgroup"))]
             start = hw.BlockIdOp.build(dim=0)
             loop = scf.ForOp(start, index(self.rows), index(self.grid))
             self.loop_op = loop.operation
@@ -303,13 +310,15 @@ class GroupKernel:
         total = None
         for chunk in self.walk_chunks(ROW):
             x = self.materialise(op.operands[0], ROW, self.domain)
-            if type_view(x.type).dtype != "f32":
-                wide = self.tile(ROW, "f32")
+            # Floats fold in f32; integers in their own type.
+            folded = hw.BlockReduceOp.folded_type(type_view(x.type).dtype)
+            if type_view(x.type).dtype != folded:
+                wide = self.tile(ROW, folded)
                 hw.CastOp.build(x, wide)
                 x = wide
-            part = self.tile(STAT, "f32")
-            hw.BlockReduceOp.build(x, part, self.scratch, combine=view.combine_kind(),
-                                   count=self.run_count(ROW))
+            part = self.tile(STAT, folded)
+            hw.BlockReduceOp.build(x, part, self.scratches.get(folded, []),
+                                   combine=view.combine_kind(), count=self.run_count(ROW))
             if total is None:
                 total = part
             else:  # the chunks' folds folded
@@ -322,7 +331,7 @@ class GroupKernel:
             hw.FillOp.build(factor, value=finish.args[1].value)
             hw.MapOp.build([total, factor], total, fn=f"nn.{finish.kind}")
         dtype = type_view(op.results[0].type).dtype
-        if dtype == "f32":
+        if dtype == folded:
             return total
         out = self.tile(STAT, dtype)
         hw.CastOp.build(total, out)

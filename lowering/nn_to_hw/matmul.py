@@ -1,9 +1,12 @@
 """Matmul kernels: f16, bf16 and f32 contractions with their epilogues on tensor cores.
 
-Each `nn.matmul` of two f16, bf16 or f32 tensors, 2-d or batched (3-d,
-one batch dim of the same size in both; the batch runs along the grid's
-third dim; a batch of A over a 2-d B, a linear layer on batched
-activations, is one matmul of A's rows: `folds_batch`), with the chain
+Each `nn.matmul` of two f16, bf16 or f32 tensors, 2-d or batched (any
+number of batch dims on either operand, broadcasting as nn.matmul's do;
+the result's batch runs along the grid's third dim, each operand's batch
+dims collapsed into one and its index in it computed from the block's,
+a broadcast dim contributing none; a batch of A over a 2-d B, a linear
+layer on batched activations, is one matmul of A's rows: `folds_batch`),
+with the chain
 of ops that consumes it fused as its epilogue — an `nn.add` of a bias (a row of
 N) or a residual (M x N), then a unary elementwise op (`nn.relu`,
 `nn.gelu`, or any op defined in the scalar form of `lamina.scalar`, a
@@ -254,8 +257,7 @@ MATMUL_TYPES = ("f16", "bf16", "f32")
 
 def _fits_matmul_kernel(matmul: ir.Operation) -> bool:
     a, b = (type_view(v.type) for v in matmul.operands)
-    batched = a.rank == b.rank and a.rank in (2, 3) and a.shape[:-2] == b.shape[:-2]
-    return a.dtype in MATMUL_TYPES and (batched or folds_batch(matmul))
+    return a.dtype in MATMUL_TYPES and a.rank >= 2 and b.rank >= 2
 
 
 def folds_batch(matmul: ir.Operation) -> bool:
@@ -409,17 +411,23 @@ class KernelBuilder:
         a, b = (type_view(v.type) for v in chain.matmul.operands)
         result = type_view(chain.last.results[0].type)
         self.result_shape = result.shape
-        # A batched matmul runs its batch along the grid's third dim; a
+        # A batched matmul runs its batch along the grid's third dim, each
+        # operand's batch dims collapsed into one (`operand_batch`); a
         # batch of A over one B is one matmul of A's rows (`folds_batch`).
         self.folded = folds_batch(chain.matmul)
-        self.batch = a.shape[0] if a.rank == 3 and not self.folded else None
+        self.batch_shape = () if self.folded else \
+            type_view(chain.matmul.results[0].type).shape[:-2]
+        self.batch = math.prod(self.batch_shape) if self.batch_shape else None
+        self.operand_batches = [() if self.folded else v.shape[:-2] for v in (a, b)]
         self.m = math.prod(a.shape[:-1]) if self.folded else a.shape[-2]
         self.k = a.shape[-1]
         self.n = b.shape[-1]
         self.dtype = a.dtype
         self.element = ir.Type.parse(self.dtype)
-        # The result as the kernel writes it: its rows, where A's are folded.
-        self.out = result.with_shape((self.m, self.n)) if self.folded else result
+        # The result as the kernel writes it: its rows, where A's are
+        # folded; its batch dims collapsed into one, where it has batch dims.
+        self.out = result.with_shape((self.m, self.n)) if self.folded else \
+            result.with_shape(((self.batch,) if self.batch else ()) + (self.m, self.n))
         self.extras = [type_view(v.type) for v in chain.extras]
         self.transpose_a, self.transpose_b = chain.transposed
         # f32 products: accurate to f32 (3xTF32), or one rounded tf32
@@ -466,9 +474,15 @@ class KernelBuilder:
         row)."""
         return self.out.shape if extra.shape == self.result_shape else (self.n,)
 
+    @property
+    def collapses(self) -> bool:
+        """Whether the launch reshapes the result for the kernel: A's batch
+        folded into its rows, or batch dims collapsed into one."""
+        return self.folded or len(self.batch_shape) > 1
+
     def argument_types(self) -> list[ir.Type]:
-        batch = (self.batch,) if self.batch else ()
-        types = [MemRefType(batch + shape, self.dtype) for shape in self.operand_shapes()]
+        types = [MemRefType(((math.prod(batch),) if batch else ()) + shape, self.dtype)
+                 for batch, shape in zip(self.operand_batches, self.operand_shapes())]
         types += [MemRefType(self.extra_shape(e), e.dtype) for e in self.extras]
         types.append(MemRefType(self.out.shape, self.out.dtype))
         return [t.to_mlir() for t in types]
@@ -539,6 +553,8 @@ class KernelBuilder:
                 row = arith.muli(hw.BlockIdOp.build(dim=0), index(t.block_m))
                 col = arith.muli(hw.BlockIdOp.build(dim=1), index(t.block_n))
                 batch = [hw.BlockIdOp.build(dim=2)] if self.batch else []
+                operand_batches = [self.operand_batch(batch, shape)
+                                   for shape in self.operand_batches]
                 # K = 0: nothing to load or multiply; the result is the
                 # epilogue of zeros (the nn reference's empty sum).
                 if self.k:
@@ -549,21 +565,43 @@ class KernelBuilder:
                                                               "private"))
                 hw.FillOp.build(acc)
                 if self.k:
-                    self.k_loop(a, b, a_tile, b_tile, acc, barrier, row, col, batch)
+                    self.k_loop(a, b, a_tile, b_tile, acc, barrier, row, col,
+                                operand_batches)
                 hw.StoreOp.build(acc, c, extras, batch + [row, col], epilogue=epilogue)
                 func.ReturnOp([])
 
-    def k_loop(self, a, b, a_tile, b_tile, acc, barrier, row, col, batch) -> None:
+    def operand_batch(self, batch: list[ir.Value], shape: tuple[int, ...]) -> list[ir.Value]:
+        """The index into an operand's collapsed batch dim of the result's
+        batch entry `batch` (the block's third index): the entry's index in
+        each of the result's batch dims, from the last, times the operand's
+        stride for that dim; a dim the operand broadcasts (of size 1, or
+        absent) contributes none. [] for an operand with no batch dims."""
+        if not shape:
+            return []
+        if shape == self.batch_shape:
+            return batch
+        aligned = (1,) * (len(self.batch_shape) - len(shape)) + tuple(shape)
+        total, stride, inner = index(0), 1, 1
+        for extent, size in reversed(list(zip(self.batch_shape, aligned))):
+            if size != 1:
+                entry = arith.remui(arith.divui(batch[0], index(inner)), index(extent))
+                total = arith.addi(total, arith.muli(entry, index(stride)))
+            stride *= size
+            inner *= extent
+        return [total]
+
+    def k_loop(self, a, b, a_tile, b_tile, acc, barrier, row, col, batches) -> None:
         """The loop over K: each step loads the A and B tiles and
-        accumulates their product into `acc`."""
+        accumulates their product into `acc`; `batches` are the operands'
+        batch indices."""
         t = self.tiles
         k_end = -(-self.k // t.block_k) * t.block_k
         loop = scf.ForOp(index(0), index(k_end), index(t.block_k))
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
             # The boxes' origins in A and B, as they are stored.
-            at_a = batch + ([k, row] if self.transpose_a else [row, k])
-            at_b = batch + ([col, k] if self.transpose_b else [k, col])
+            at_a = batches[0] + ([k, row] if self.transpose_a else [row, k])
+            at_b = batches[1] + ([col, k] if self.transpose_b else [k, col])
             if self.asynchronous and t.stages > 1:
                 hw.PipelineOp.build(stages=t.stages)
             if self.tma:
@@ -610,22 +648,27 @@ def launch_chain(chain: MatmulChain, builder: KernelBuilder) -> None:
     """The launch of a chain's kernel in place of its last op. Where A's
     batch is folded into its rows, the kernel reads A and the residuals
     as rows (`tensor.collapse_shape`) and writes the result's rows, which
-    `tensor.expand_shape` gives its users in the result's shape."""
+    `tensor.expand_shape` gives its users in the result's shape; where
+    the batch dims are more than one, the operands, residuals and result
+    are collapsed to one batch dim so."""
     inputs = list(chain.operands or (chain.host_value(v) for v in chain.matmul.operands))
+    groups = _row_groups if builder.folded else _batch_groups
     with ir.InsertionPoint(chain.last), chain.last.location:
         if builder.folded:
             inputs[0] = _rows(inputs[0])
+        else:
+            inputs = [_collapsed(v, _batch_groups) for v in inputs]
         for value, extra in zip(chain.extras, builder.extras):
             host, shape = chain.host_value(value), builder.extra_shape(extra)
-            inputs.append(_rows(host) if len(shape) == 2 and builder.folded
-                          else reshaped(host, shape))
-    if not builder.folded:
+            inputs.append(_collapsed(host, groups) if shape == builder.out.shape
+                          and len(shape) < len(extra.shape) else reshaped(host, shape))
+    if not builder.collapses:
         launch(chain.last, inputs, builder.name, builder.grid)
         return
     result = chain.last.results[0]
     with ir.InsertionPoint.after(chain.last), chain.last.location:
-        rows = _rows(result)
-        shaped = tensor.expand_shape(result.type, rows, _row_groups(type_view(result.type).rank),
+        rows = _collapsed(result, groups)
+        shaped = tensor.expand_shape(result.type, rows, groups(type_view(result.type).rank),
                                      [], list(builder.result_shape))
     result.replace_all_uses_except(shaped, rows.owner.operation)
     launch(rows.owner.operation, inputs, builder.name, builder.grid)
@@ -637,14 +680,26 @@ def _row_groups(rank: int) -> list[list[int]]:
     return [list(range(rank - 1)), [rank - 1]]
 
 
+def _batch_groups(rank: int) -> list[list[int]]:
+    """The reassociation that collapses a tensor's batch dims into one."""
+    return [list(range(rank - 2)), [rank - 2], [rank - 1]]
+
+
 def _rows(value: ir.Value) -> ir.Value:
     """A tensor of rank >= 2 as a matrix of its rows ([..., M, K] as
     [prod(...) * M, K]), at the current insertion point."""
+    return _collapsed(value, _row_groups)
+
+
+def _collapsed(value: ir.Value, groups) -> ir.Value:
+    """`value` with the dims of each of `groups(rank)` collapsed into one
+    (unchanged where no group has more than one dim), at the current
+    insertion point."""
     view = type_view(value.type)
-    if view.rank == 2:
+    reassociation = groups(view.rank)
+    if all(len(g) == 1 for g in reassociation) or view.rank < len(reassociation):
         return value
-    shape = (math.prod(view.shape[:-1]), view.shape[-1])
-    return tensor.collapse_shape(view.with_shape(shape).to_mlir(), value,
-                                 _row_groups(view.rank))
+    shape = tuple(math.prod(view.shape[d] for d in g) for g in reassociation)
+    return tensor.collapse_shape(view.with_shape(shape).to_mlir(), value, reassociation)
 
 

@@ -114,24 +114,28 @@ func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tens
 
 // -----
 
-// Not converted: batched matmuls whose B is batched and A not (a batch
-// of A over one B is one matmul of A's rows: nn-to-hw-f32.mlir);
-// and a matmul whose result has two users keeps them outside, where each
-// is an elementwise kernel. Without keep-unconverted each matmul left is
-// an error. (f32 matmuls: nn-to-hw-f32.mlir.)
-// ERROR: nn-to-hw.mlir:[[@LINE+10]]:8: error: 'nn.matmul' is not lowered to hw kernels: the cuda targets compile every nn op but nn.conv2d, nn.matmul of a batched B
+// A batched B times an unbatched A is a batched kernel whose A has no
+// batch index; a matmul whose result has two users keeps them outside,
+// where each is an elementwise kernel. An op no kernel covers is left
+// with keep-unconverted, and an error without it.
+// ERROR: nn-to-hw.mlir:[[@LINE+17]]:8: error: 'nn.conv2d' is not lowered to hw kernels: the cuda targets compile every nn op but nn.conv2d
 // ERROR-NOT: error:
 // CHECK-LABEL: func.func @left_alone
-// CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<16x16xf16>, tensor<2x16x16xf16>)
+// CHECK: "hw.launch"({{.+}}) {{{.+}}grid = array<i64: 1, 1, 2>, kernel = @left_alone_matmul_0}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_matmul_1}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_relu_0}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_add_0}
+// CHECK: "nn.conv2d"
 // CHECK-NOT: "nn.relu"(
 // CHECK-NOT: "nn.add"(
-func.func @left_alone(%y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>) -> (tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>) {
+// CHECK-LABEL: func.func private @left_alone_matmul_0(
+// CHECK-SAME: memref<16x16xf16>, %{{.+}}: memref<2x16x16xf16>
+func.func @left_alone(%y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>, %w: tensor<4x2x3x3xf16>) -> (tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>) {
   %1 = "nn.matmul"(%h, %y) : (tensor<16x16xf16>, tensor<2x16x16xf16>) -> tensor<2x16x16xf16>
   %2 = "nn.matmul"(%h, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
   %3 = "nn.relu"(%2) : (tensor<16x16xf16>) -> tensor<16x16xf16>
   %4 = "nn.add"(%2, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
-  return %1, %3, %4 : tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>
+  %x = "nn.reshape"(%y) : (tensor<2x16x16xf16>) -> tensor<1x2x16x16xf16>
+  %5 = "nn.conv2d"(%x, %w) : (tensor<1x2x16x16xf16>, tensor<4x2x3x3xf16>) -> tensor<1x4x14x14xf16>
+  return %1, %3, %4, %5 : tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>
 }

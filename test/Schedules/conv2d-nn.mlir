@@ -2,8 +2,9 @@
 // pipeline: `fused` makes them one group, `schedule` rewrites the
 // convolution channels-last and gives it the direct schedule, `tiled`
 // applies it.
-// RUN: lamina-compile %s --target=cpu:threads=2 --emit=schedule | FileCheck %s
-// RUN: lamina-compile %s --target=cpu:threads=2 --emit=tiled | FileCheck %s --check-prefix=TILED
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f,threads=2 --emit=schedule | FileCheck %s
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f,threads=2 --emit=tiled | FileCheck %s --check-prefix=TILED
+// (The scheduled IR is checked for an AVX-512 CPU, znver5, on any host.)
 
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: linalg.conv_2d_nchw_fchw

@@ -3,10 +3,10 @@
 // RUN: lamina-compile %s --emit=fused | FileCheck %s --check-prefix=FUSED
 // RUN: lamina-compile %s --emit=linalg | FileCheck %s --check-prefix=LINALG
 // RUN: lamina-compile %s --emit=bufferized | FileCheck %s --check-prefix=BUFFERIZED
-// RUN: lamina-compile %s --emit=schedule | FileCheck %s --check-prefix=SCHEDULE
-// RUN: lamina-compile %s --emit=tiled | FileCheck %s --check-prefix=TILED
-// RUN: lamina-compile %s --emit=loops | FileCheck %s --check-prefix=LOOPS
-// RUN: lamina-compile %s --emit=llvm-mlir | FileCheck %s --check-prefix=LLVM-MLIR
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f --emit=schedule | FileCheck %s --check-prefix=SCHEDULE
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f --emit=tiled | FileCheck %s --check-prefix=TILED
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f --emit=loops | FileCheck %s --check-prefix=LOOPS
+// RUN: lamina-compile %s --target=cpu:znver5,+avx512f --emit=llvm-mlir | FileCheck %s --check-prefix=LLVM-MLIR
 // RUN: lamina-compile %s --target=cpu --emit=llvm | FileCheck %s --check-prefix=LLVM
 // RUN: lamina-compile %s --emit=asm | FileCheck %s --check-prefix=ASM
 // RUN: lamina-compile %s --emit=obj -o %t.o
@@ -16,6 +16,7 @@
 // RUN: cmp %t.o %t.default.o
 // Input from stdin.
 // RUN: cat %s | lamina-compile - --emit=linalg | FileCheck %s --check-prefix=LINALG
+// (The scheduled IR is checked for an AVX-512 CPU, znver5, on any host.)
 
 // NN-LABEL: func.func @main
 // NN: "nn.matmul"

@@ -117,6 +117,7 @@ from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
 from lamina.passes.cpu_copy_repeated_results import CPUCopyRepeatedResults
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
+from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
 from lamina.passes.cpu_lower_vectors import CPULowerVectors
 from lamina.passes.cpu_protect_inputs import CPUProtectInputs
@@ -209,6 +210,13 @@ class CPUTarget(Target):
             return 512
         return 256 if "+avx2" in self.features or "+avx" in self.features else 128
 
+    @property
+    def converts_bf16(self) -> bool:
+        """Whether the CPU has an f32 -> bf16 conversion instruction (else
+        the code generator calls `__truncsfbf2`, which the module defines:
+        `cpu-define-bf16-truncation`)."""
+        return "+avx512bf16" in self.features or "+avxneconvert" in self.features
+
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
         schedule = CPUSchedule(threads=self.threads, vector_bits=self.vector_bits)
@@ -285,6 +293,7 @@ class CPUTarget(Target):
                 "convert-to-llvm",
                 "reconcile-unrealized-casts",
                 CPUHideImplementations(),
+                *([] if self.converts_bf16 else [CPUDefineBF16Truncation()]),
                 "canonicalize",
                 CPUCheckLoweredToLLVM(),
             ], description="the LLVM dialect"),

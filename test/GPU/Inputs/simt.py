@@ -49,6 +49,26 @@ def _dtype(t: ir.Type) -> np.dtype:
     return numpy_dtype(str(t))
 
 
+def _wrap(value: np.ndarray, t: ir.Type) -> np.ndarray:
+    """Integers (held as int64) wrapped to the width of their type, signed;
+    i1 as 0 and 1; index and i64 as they are."""
+    value = np.asarray(value).astype(np.int64)
+    if not isinstance(t, ir.IntegerType) or t.width == 64:
+        return value
+    if t.width == 1:
+        return value & 1
+    half = 1 << (t.width - 1)
+    return ((value + half) & ((1 << t.width) - 1)) - half
+
+
+def _unsigned(value: np.ndarray, t: ir.Type) -> np.ndarray:
+    """The bits of integers of type `t` read as an unsigned number (uint64)."""
+    value = np.asarray(value).astype(np.int64)
+    if isinstance(t, ir.IntegerType) and t.width < 64:
+        return (value & ((1 << t.width) - 1)).astype(np.uint64)
+    return value.view(np.uint64)
+
+
 def _uniform(value: np.ndarray) -> int:
     flat = np.asarray(value).reshape(-1)
     if not (flat == flat[0]).all():
@@ -116,11 +136,26 @@ class Block:
                 value = ir.IntegerAttr(attribute).value
             elif isinstance(attribute, ir.FloatAttr):
                 value = ir.FloatAttr(attribute).value
+            elif isinstance(attribute, ir.DenseElementsAttr) and attribute.is_splat:
+                # A splat vector: one row of lanes per thread.
+                t = ir.VectorType(results[0].type)
+                element = attribute.get_splat_value()
+                splat = self.scalar(ir.IntegerAttr(element).value if isinstance(
+                    element, ir.IntegerAttr) else ir.FloatAttr(element).value, t.element_type)
+                self.values[results[0]] = np.repeat(splat[:, None], int(np.prod(t.shape)), 1)
+                return
             else:
                 raise NotImplementedError(f"constant {attribute}")
             self.values[results[0]] = self.scalar(value, results[0].type)
         elif name in _INT:
-            self.values[results[0]] = _INT[name](operands[0], operands[1]).astype(np.int64)
+            self.values[results[0]] = _wrap(_INT[name](operands[0], operands[1]),
+                                            results[0].type)
+        elif name in ("arith.shli", "arith.shrui"):
+            # Shifts of the operand's bits, as wide as its type.
+            bits = _unsigned(operands[0], results[0].type)
+            amount = operands[1].astype(np.uint64)
+            shifted = bits << amount if name == "arith.shli" else bits >> amount
+            self.values[results[0]] = _wrap(shifted.view(np.int64), results[0].type)
         elif name in _FLOAT:
             self.values[results[0]] = _FLOAT[name](operands[0], operands[1]).astype(
                 operands[0].dtype)
@@ -131,8 +166,11 @@ class Block:
             self.values[results[0]] = np.where(
                 operands[0].reshape((-1,) + (1,) * (operands[1].ndim - 1)),
                 operands[1], operands[2])
-        elif name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi",
-                      "arith.trunci"):
+        elif name == "arith.extui":
+            self.values[results[0]] = _unsigned(operands[0], op.operands[0].type).view(np.int64)
+        elif name == "arith.trunci":
+            self.values[results[0]] = _wrap(operands[0], results[0].type)
+        elif name in ("arith.index_cast", "arith.index_castui", "arith.extsi"):
             self.values[results[0]] = operands[0].astype(np.int64)
         elif name in ("arith.extf", "arith.truncf"):
             self.values[results[0]] = operands[0].astype(_dtype(results[0].type))
@@ -159,6 +197,11 @@ class Block:
             size = int(np.prod(t.shape))
             self.values[results[0]] = MemRef(np.zeros((self.threads, size),
                                                       _dtype(t.element_type)), 0, t.shape, True)
+        elif name in ("memref.collapse_shape", "memref.expand_shape"):
+            # The same elements, row-major, in another shape.
+            source = operands[0]
+            self.values[results[0]] = MemRef(source.buffer, source.offset,
+                                             ir.MemRefType(results[0].type).shape, source.private)
         elif name == "memref.load":
             self.values[results[0]] = self.load(operands[0], operands[1:], mask)
         elif name == "memref.store":
@@ -238,19 +281,21 @@ class Block:
             if then_value is None or else_value is None:
                 self.values[result] = then_value if then_value is not None else else_value
             else:
-                self.values[result] = np.where(condition, then_value, else_value)
+                lanes = condition.reshape((-1,) + (1,) * (np.ndim(then_value) - 1))
+                self.values[result] = np.where(lanes, then_value, else_value)
 
     # -- memory --------------------------------------------------------------
 
     def load(self, memref: MemRef, indices, mask) -> np.ndarray:
-        position = memref.linear(indices)
+        position = np.broadcast_to(memref.linear(indices), (self.threads,))
         position = np.where(mask, position, memref.offset)
         if memref.private:
             return memref.buffer[np.arange(self.threads), position]
         return memref.buffer[position]
 
     def store(self, memref: MemRef, indices, value, mask) -> None:
-        position = memref.linear(indices)
+        position = np.broadcast_to(memref.linear(indices), (self.threads,))
+        value = np.broadcast_to(value, (self.threads,) + np.shape(value)[1:])
         if memref.private:
             memref.buffer[np.arange(self.threads)[mask], position[mask]] = value[mask]
         else:
@@ -326,6 +371,9 @@ class Block:
         if "xor" not in str(op.attributes["mode"]) or _uniform(operands[2]) != WARP:
             raise NotImplementedError(f"the SIMT interpreter runs xor shuffles over whole "
                                       f"warps, not {op}")
+        moved = op.operands[0].type
+        if isinstance(moved, ir.IntegerType) and moved.width > 32 or isinstance(moved, ir.F64Type):
+            raise NotImplementedError(f"shfl.sync moves 32 bits, not {moved}")
         lanes = np.arange(self.threads)
         source = (lanes - lanes % WARP) + (lanes % WARP ^ _uniform(operands[1]))
         return operands[0][source], np.ones(self.threads, bool)
