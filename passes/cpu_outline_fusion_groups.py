@@ -108,21 +108,6 @@ def _nested_operands(op: ir.Operation):
     return found
 
 
-def _inline(call: ir.Operation, body: ir.Operation) -> None:
-    """Puts the ops of `body`, called once by `call`, back in its place."""
-    block = body.regions[0].blocks[0]
-    for argument, value in zip(block.arguments, call.operands):
-        argument.replace_all_uses_with(value)
-    operations = [op.operation for op in block.operations]
-    terminator = operations.pop()
-    for op in operations:
-        op.move_before(call)
-    for result, value in zip(call.results, terminator.operands):
-        result.replace_all_uses_with(value)
-    call.erase()
-    body.erase()
-
-
 def _set_markers(function: ir.Operation, name: str) -> None:
     marker = ir.StringAttr.get(name, function.context)
     for op in function.regions[0].blocks[0].operations:
@@ -148,103 +133,153 @@ class CPUOutlineFusionGroups(Pass):
         taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value
                  for op in module.regions[0].blocks[0].operations
                  if "sym_name" in op.operation.attributes}
-        outlined: dict[str, str] = {}  # printed function -> its name
-        calls: dict[str, list[ir.Operation]] = {}  # name -> its calls
+        # Each group's function is built from copies of its ops and
+        # printed; only groups whose function another group's prints the
+        # same as are outlined, so the others are left exactly as they were.
+        found: list[tuple[ir.Operation, str, list[ir.Operation], str]] = []
         for function in functions:
-            name = ir.StringAttr(function.attributes["sym_name"]).value
-            fused = _group_ops(function)
-            groups = list(fused.items())
-            # The ops no fusion group holds, as cpu-schedule groups them:
-            # each linalg op with its fills, each loop holding linalg ops.
-            for group in function_groups(function):
-                if group.name not in fused:
-                    groups.append((f"{name}_{group.name}", [linalg.op.operation
-                                                            for linalg in group.ops]))
-            for group in loop_body_groups(function):
-                groups.append((f"{name}_{group.name}", [group.loop.operation]))
-            place = [function]  # the functions outlined from it follow it
-            for group, ops in groups:
-                self._outline(function, group, ops, outlined, taken, calls, place)
-        # A group no other is the same as stays where it was.
-        symbols = ir.SymbolTable(module)
-        for name, found in calls.items():
-            if len(found) == 1:
-                _inline(found[0], symbols[name].operation)
-
-    def _outline(self, function: ir.Operation, group: str, ops: list[ir.Operation],
-                 outlined: dict[str, str], taken: set[str],
-                 calls: dict[str, list[ir.Operation]], place: list[ir.Operation]) -> None:
-        members = set(ops)
-        last = ops[-1]
-        # What the group reads from outside, in order of first use.
-        arguments: list[ir.Value] = []
-        copied: list[ir.Value] = []
-        for op in ops:
-            for _, _, value in _nested_operands(op):
-                owner = value.owner
-                if isinstance(owner, ir.Block):
-                    if _inside(owner.owner, members):
-                        continue
-                elif _inside(owner, members):
+            for group, ops in _groups(function):
+                interface = _interface(function, ops)
+                if interface is None:
                     continue
-                found = copied if _is_copied(value) else arguments
-                if value not in found:
-                    found.append(value)
-        # What the rest of the program reads from it, after its last op.
-        results: list[ir.Value] = []
-        for op in ops:
-            for result in op.results:
-                for use in result.uses:
-                    user = _operation(use.owner)
-                    if _inside(user, members):
-                        continue
-                    top = user
-                    while _operation(top.parent) != function:
-                        top = _operation(top.parent)
-                    if not last.is_before_in_block(top):
-                        return
-                    if result not in results:
-                        results.append(result)
-        with function.context, ops[0].location:
-            call = func.CallOp([v.type for v in results], ir.FlatSymbolRefAttr.get(_PENDING),
-                               arguments, ip=ir.InsertionPoint.after(last))
-            for result, replacement in zip(results, call.results):
-                for use in list(result.uses):
-                    user = _operation(use.owner)
-                    if not _inside(user, members):
-                        user.operands[use.operand_number] = replacement
-            function_type = ir.FunctionType.get([v.type for v in arguments],
-                                                [v.type for v in results])
-            with ir.InsertionPoint.after(place[0]):
-                body = func.FuncOp(_PENDING, function_type, visibility="private")
-            block = body.add_entry_block()
-            mapping = dict(zip(arguments, block.arguments))
-            with ir.InsertionPoint(block):
-                for value in copied:
-                    mapping[value] = value.owner.operation.clone().results[0]
-            for op in ops:
-                block.append(op)
-            for op in ops:
-                for user, index, value in _nested_operands(op):
-                    if value in mapping:
-                        user.operands[index] = mapping[value]
-            with ir.InsertionPoint(block):
-                func.ReturnOp(results)
-            _set_markers(body.operation, _PENDING)
-            key = body.operation.get_asm(print_generic_op_form=True, enable_debug_info=False,
-                                         use_local_scope=True)
+                body = _build(function, ops, *interface, move=False)
+                found.append((function, group, ops, _key(body)))
+                body.erase()
+        counts: dict[str, int] = {}
+        for _, _, _, key in found:
+            counts[key] = counts.get(key, 0) + 1
+        outlined: dict[str, str] = {}  # printed function -> its name
+        place: dict[ir.Operation, ir.Operation] = {}  # function -> the last one after it
+        for function, group, ops, key in found:
+            if counts[key] < 2:
+                continue
+            interface = _interface(function, ops)
+            if interface is None:
+                continue
+            arguments, copied, results = interface
             name = outlined.get(key)
             if name is not None:
-                body.operation.erase()
+                _call(function, ops, arguments, results, name)
+                for op in reversed(ops):
+                    op.erase()
+                continue
+            name, copy = group, 0
+            while name in taken:
+                copy += 1
+                name = f"{group}_{copy}"
+            taken.add(name)
+            outlined[key] = name
+            _call(function, ops, arguments, results, name)
+            body = _build(function, ops, arguments, copied, results, move=True,
+                          after=place.get(function, function))
+            body.attributes["sym_name"] = ir.StringAttr.get(name, body.context)
+            _set_markers(body, name)
+            place[function] = body
+
+
+def _groups(function: ir.Operation) -> list[tuple[str, list[ir.Operation]]]:
+    """The groups of `function`'s top-level ops, named: its fusion groups,
+    and the ops no fusion group holds as cpu-schedule groups them (each
+    linalg op with its fills, each loop holding linalg ops)."""
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    fused = _group_ops(function)
+    groups = list(fused.items())
+    for group in function_groups(function):
+        if group.name not in fused:
+            groups.append((f"{name}_{group.name}", [linalg.op.operation for linalg in group.ops]))
+    for group in loop_body_groups(function):
+        groups.append((f"{name}_{group.name}", [group.loop.operation]))
+    return groups
+
+
+def _interface(function: ir.Operation, ops: list[ir.Operation]):
+    """What a group reads from outside (arguments, and values the function
+    copies in), in order of first use, and what the rest of the program
+    reads from it; None when the program reads one of its results before
+    its last op."""
+    members = set(ops)
+    last = ops[-1]
+    arguments: list[ir.Value] = []
+    copied: list[ir.Value] = []
+    for op in ops:
+        for _, _, value in _nested_operands(op):
+            owner = value.owner
+            if isinstance(owner, ir.Block):
+                if _inside(owner.owner, members):
+                    continue
+            elif _inside(owner, members):
+                continue
+            into = copied if _is_copied(value) else arguments
+            if value not in into:
+                into.append(value)
+    results: list[ir.Value] = []
+    for op in ops:
+        for result in op.results:
+            for use in result.uses:
+                user = _operation(use.owner)
+                if _inside(user, members):
+                    continue
+                top = user
+                while _operation(top.parent) != function:
+                    top = _operation(top.parent)
+                if not last.is_before_in_block(top):
+                    return None
+                if result not in results:
+                    results.append(result)
+    return arguments, copied, results
+
+
+def _build(function: ir.Operation, ops: list[ir.Operation], arguments: list[ir.Value],
+           copied: list[ir.Value], results: list[ir.Value], move: bool,
+           after: ir.Operation | None = None) -> ir.Operation:
+    """A private function of the group's ops (moved there, or copies of
+    them), placed after `after` (default: `function`)."""
+    with function.context, ops[0].location:
+        function_type = ir.FunctionType.get([v.type for v in arguments],
+                                            [v.type for v in results])
+        with ir.InsertionPoint.after(after or function):
+            body = func.FuncOp(_PENDING, function_type, visibility="private")
+        block = body.add_entry_block()
+        mapping = dict(zip(arguments, block.arguments))
+        with ir.InsertionPoint(block):
+            for value in copied:
+                mapping[value] = value.owner.operation.clone().results[0]
+        members = []
+        for op in ops:
+            if move:
+                block.append(op)
+                members.append(op)
             else:
-                name, copy = group, 0
-                while name in taken:
-                    copy += 1
-                    name = f"{group}_{copy}"
-                taken.add(name)
-                outlined[key] = name
-                body.operation.attributes["sym_name"] = ir.StringAttr.get(name)
-                _set_markers(body.operation, name)
-                place[0] = body.operation
-            call.operation.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)
-            calls.setdefault(name, []).append(call.operation)
+                copy = op.clone(ip=ir.InsertionPoint(block))
+                for old, new in zip(op.results, copy.results):
+                    mapping[old] = new
+                members.append(copy.operation)
+        for op in members:
+            for user, index, value in _nested_operands(op):
+                if value in mapping:
+                    user.operands[index] = mapping[value]
+        with ir.InsertionPoint(block):
+            func.ReturnOp([mapping.get(v, v) for v in results])
+        _set_markers(body.operation, _PENDING)
+    return body.operation
+
+
+def _key(body: ir.Operation) -> str:
+    """What identifies a group's function: its generic form, unnamed."""
+    return body.get_asm(print_generic_op_form=True, enable_debug_info=False,
+                        use_local_scope=True)
+
+
+def _call(function: ir.Operation, ops: list[ir.Operation], arguments: list[ir.Value],
+          results: list[ir.Value], name: str) -> None:
+    """A call of @name after the group's last op, which the rest of the
+    program reads the group's results from."""
+    members = set(ops)
+    with function.context, ops[0].location:
+        call = func.CallOp([v.type for v in results], ir.FlatSymbolRefAttr.get(name), arguments,
+                           ip=ir.InsertionPoint.after(ops[-1]))
+    for result, replacement in zip(results, call.results):
+        for use in list(result.uses):
+            user = _operation(use.owner)
+            if not _inside(user, members):
+                user.operands[use.operand_number] = replacement
