@@ -104,7 +104,36 @@ def correctness_cases() -> list[tuple[str, str]]:
         ("batched f16 3x72x136x40 +bias +gelu", batched),
         ("two kernels sharing a buffer", chain),
         ("hand-written hw: 3-stage cp.async", pipelined),
+        ("f16 NCHW conv 2x32x14x14 3x3 +bias +relu (implicit GEMM)",
+         conv_program((2, 32, 14, 14), (48, 32, 3, 3), "f16", "NCHW", padding=1)),
+        ("bf16 NHWC conv 1x15x15x24 3x3 stride 2 +bias +relu (implicit GEMM)",
+         conv_program((1, 15, 15, 24), (40, 24, 3, 3), "bf16", "NHWC", stride=2)),
+        ("f32 depthwise conv 1x24x13x13 3x3 +bias +relu (direct)",
+         conv_program((1, 24, 13, 13), (24, 1, 3, 3), "f32", "NCHW", padding=1, groups=24)),
     ]
+
+
+def conv_program(x: tuple[int, ...], w: tuple[int, ...], dtype: str, layout: str,
+                 stride: int = 1, padding: int = 0, groups: int = 1) -> str:
+    """An nn.conv2d of an input `x` and an OIHW filter `w` in `layout`,
+    with a bias of its channels and a relu."""
+    from lamina.dialects import nn
+    from lamina.types import TensorType
+
+    def t(shape):
+        return f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+    view = nn.Conv2dOp.detached(strides=(stride, stride), padding=(padding,) * 4,
+                                groups=groups, layout=layout)
+    y = t(view.infer_type(TensorType(x, dtype), TensorType(w, dtype),
+                          TensorType((w[0],), dtype)).shape)
+    attributes = (f"strides = array<i64: {stride}, {stride}>, padding = array<i64: "
+                  f"{', '.join([str(padding)] * 4)}>, groups = {groups} : i64, "
+                  f"layout = \"{layout}\"")
+    return (f"func.func @main(%x: {t(x)}, %w: {t(w)}, %b: {t((w[0],))}) -> {y} {{\n"
+            f"  %y = \"nn.conv2d\"(%x, %w, %b) {{{attributes}}} : ({t(x)}, {t(w)}, "
+            f"{t((w[0],))}) -> {y}\n"
+            f"  %r = \"nn.relu\"(%y) : ({y}) -> {y}\n"
+            f"  return %r : {y}\n}}\n")
 
 
 def check_data(source: str, function) -> tuple[list[np.ndarray], list[np.ndarray]]:

@@ -5,6 +5,7 @@ thread count.
     pip install -e '.[bench]'
     python bench/run.py                       # every system, every workload
     python bench/run.py --threads 1 --systems lamina,numpy --workloads matmul1024
+    python bench/run.py --target=cpu:x86-64-v3 --output /tmp/avx2.md   # AVX2 code
 
 Prints a table and writes bench/results.md (and bench/results.png when
 matplotlib is installed): median time per call, GFLOP/s (contractions) or
@@ -34,7 +35,9 @@ NumPy call per nn op). `matmul1024_bf16` has no NumPy row (NumPy has no
 bf16 matmul). The `linear*` workloads are a transformer's linear layers
 on `[batch, tokens, features]` activations (`linear3d*`) beside the same
 products written in 2-D (`linear2d*`, the batch's rows as one matrix):
-the 3-D figure should be the 2-D one.
+the 3-D figure should be the 2-D one. `--target` names Lamina's CPU target
+(`cpu:x86-64-v3`: AVX2 code, 16 registers of 8 lanes, on any machine that
+runs it); NumPy, XLA and Inductor dispatch on the machine's CPU as always.
 """
 
 from __future__ import annotations
@@ -254,9 +257,16 @@ def warm_up_lamina(lamina, target) -> None:
         _WARM.append(True)
 
 
+def lamina_target_spec(spec: str, threads: int) -> str:
+    """The target spec `spec` (`cpu`, `cpu:x86-64-v3`, ...) on `threads` threads."""
+    kind, _, rest = spec.partition(":")
+    return f"{kind}:{rest + ',' if rest else ''}threads={threads}"
+
+
 def run_lamina(workload: str, threads: int, fuse: bool = True, tune: float | None = None):
     import lamina
-    target = lamina.get_target(f"cpu:threads={threads}")
+    target = lamina.get_target(lamina_target_spec(os.environ.get("LAMINA_BENCH_TARGET", "cpu"),
+                                                  threads))
     warm_up_lamina(lamina, target)
     pipeline = None
     if not fuse:
@@ -644,8 +654,21 @@ def main(argv=None) -> int:
     parser.add_argument("--note", default="", help="a line written under the table's heading")
     parser.add_argument("--tune", type=float, metavar="SECONDS",
                         help="also run lamina_tuned: Lamina compiled with tune=SECONDS")
+    parser.add_argument("--target", default="cpu",
+                        help="Lamina's CPU target (e.g. cpu:x86-64-v3 for AVX2 code; default "
+                             "cpu, this machine's CPU); the other systems run as they are")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if not options.child:
+        import lamina
+        try:
+            target = lamina.get_target(lamina_target_spec(options.target, options.threads))
+        except ValueError as error:
+            parser.error(f"--target={options.target}: {error}")
+        if target.kind != "cpu" or not target.native:
+            parser.error(f"--target={options.target}: the bench runs a cpu target of this "
+                         "machine's architecture")
+        os.environ["LAMINA_BENCH_TARGET"] = options.target
     workloads = [w for w in options.workloads.split(",") if w]
     for workload in workloads:
         if workload not in WORKLOADS:
@@ -675,7 +698,8 @@ def main(argv=None) -> int:
     command = " ".join(["python bench/run.py"] + (argv if argv is not None else sys.argv[1:]))
     heading = (f"# Lamina benchmarks\n\n{datetime.date.today().isoformat()}, "
                f"{platform.machine()} {platform.processor() or ''}, {options.threads} thread(s), "
-               f"`{command}`; copy bandwidth {bandwidth:.1f} GB/s (NumPy copyto of 64 MiB "
+               f"`{command}`; Lamina's target `{options.target}`; copy bandwidth "
+               f"{bandwidth:.1f} GB/s (NumPy copyto of 64 MiB "
                f"over {options.threads} thread(s), bytes read and written).\n"
                + (f"\n{options.note}\n" if options.note else "") + "\n")
     workload_list = "\n".join(f"* `{w}`: {WORKLOADS[w]}" for w in workloads)

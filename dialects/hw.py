@@ -43,6 +43,12 @@ broadcasts to it, `hw.store_elements` stores a tile as such a run, and
 (through a shared scratch tile between barriers on the GPU), which
 elementwise ops then read broadcast.
 
+Convolutions. `hw.conv_elements` loads a run of a convolution's result
+space as the f32 sums of each element's window (a direct kernel, each
+thread walking its elements' windows), and `hw.im2col` gathers a box of a
+convolution's im2col matrix (output pixels by filter taps) into a shared
+tile, the A operand of an implicit GEMM's K step on tensor cores.
+
 Hazards. Threads are not synchronised by the ops themselves: a tile written
 by one op and read by another needs a `hw.barrier` in between (a
 `hw.wait` is one), an asynchronous copy (`hw.async_copy`, committed by
@@ -1488,6 +1494,203 @@ class FoldAxisOp(ElementsOp, name="fold_axis"):
                 dst[i] = np.sum(line[:coordinates[self.axis] + 1].astype(np.float32))
 
 
+# ---------------------------------------------------------------------------
+# Convolutions: the window of each output element (the direct kernel) and
+# boxes of the im2col matrix (the implicit GEMM kernel).
+
+CONV_LAYOUTS = ("NCHW", "NHWC")
+
+
+def _to_nchw(values: Sequence, layout: str) -> tuple:
+    """Four coordinates (or sizes) in `layout`'s order, in NCHW's."""
+    n, a, b, c = values
+    return (n, a, b, c) if layout == "NCHW" else (n, c, a, b)
+
+
+def _from_nchw(values: Sequence, layout: str) -> tuple:
+    """Four NCHW coordinates (or sizes) in `layout`'s order."""
+    n, c, h, w = values
+    return (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+
+
+class ConvGeometry:
+    """What the convolution ops share: `strides`, `padding` (top, left:
+    where a window starts above and left of its output element's scaled
+    position), `dilations` and `layout` of the input and the result
+    (NCHW, or NHWC); the filter is OIHW."""
+
+    def verify_geometry(self, x, weight) -> None:
+        for name, values, least in (("strides", self.strides, 1),
+                                    ("padding", self.padding, 0),
+                                    ("dilations", self.dilations, 1)):
+            if len(values) != 2 or min(values) < least:
+                raise VerifyError(f"'{name}' must be 2 values >= {least}, got {list(values)}")
+        _same_dtype(x, weight)
+        if x.rank != 4 or weight.rank != 4:
+            raise VerifyError(f"convolves a rank-4 input with a rank-4 OIHW filter; got {x} "
+                              f"and {weight}")
+
+    def input_position(self, oh, ow, kh, kw, ops=None) -> tuple:
+        """The input row and column of tap (kh, kw) of output (oh, ow):
+        integers, or IR values with `ops` = (add, mul) (negative above and
+        left of the input)."""
+        add, mul = ops or ((lambda a, b: a + b), (lambda a, b: a * b))
+        (sh, sw), (dh, dw), (top, left) = self.strides, self.dilations, self.padding
+        return (add(add(mul(oh, sh), mul(kh, dh)), -top),
+                add(add(mul(ow, sw), mul(kw, dw)), -left))
+
+
+class ConvElementsOp(ElementsOp, ConvGeometry, name="conv_elements"):
+    """Loads a run of elements of the index space `shape`, a convolution's
+    result (N, O, OH, OW in `layout`'s order), into a 1-d f32 register
+    tile, each the f32 sum of the products of its window: element (n, o,
+    oh, ow) is the sum over the input channels c of its group (`groups`
+    of them: c from g * C/groups, g = o / (O/groups)) and the taps (kh,
+    kw) of `x[n, c, oh * stride + kh * dilation - pad, ...] * weight[o, c
+    - g * C/groups, kh, kw]`, the input read as zero outside it (padding),
+    plus `bias[o]` where the op has one; products are of the operands
+    widened to f32. Elements outside the run are left as they are. Each
+    thread computes its own elements, walking the window: the direct
+    kernel of convolutions on CUDA cores.
+
+    Example: "hw.conv_elements"(%x, %w, %acc, %offset) {shape = array<i64: 1, 4, 6, 6>, count = 144 : i64, strides = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>} : (memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<256xf32, #gpu.address_space<private>>, index) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    weight: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf("f32", space="private")]
+    offset: Operand[Index]
+    bias: Optional[Operand[MemRefOf(*TILE_TYPES, space="global")]]
+    shape: I64ArrayAttr
+    count: IntAttr
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0)
+    dilations: I64ArrayAttr = (1, 1)
+    groups: IntAttr = 1
+    layout: EnumAttr(*CONV_LAYOUTS) = "NCHW"
+    order: I64ArrayAttr = ()
+
+    def verify_operands(self, x, weight, dst, offset, bias):
+        ElementsOp.verify_operands(self, dst, MemRefType((), "f32"), offset)
+        self.verify_geometry(x, weight)
+        if self.order:
+            raise VerifyError("walks its space in order ('order' is not taken)")
+        if len(self.shape) != 4:
+            raise VerifyError(f"its space is a convolution's result (4 dims), got "
+                              f"{dims(self.shape)}")
+        n, channels, _, _ = _to_nchw(x.shape, self.layout)
+        out_n, out, _, _ = _to_nchw(self.shape, self.layout)
+        o, per_group, _, _ = weight.shape
+        if self.groups < 1 or channels % self.groups or o % self.groups \
+                or per_group * self.groups != channels:
+            raise VerifyError(f"{groups_words(self.groups)} of {x} ({channels} channels) do "
+                              f"not match the filter {weight}")
+        if out_n != n or out != o:
+            raise VerifyError(f"the space {dims(self.shape)} is not a {self.layout} result of "
+                              f"{n} images of the filter's {o} channels")
+        if bias is not None:
+            _same_dtype(x, bias)
+            if bias.shape != (o,):
+                raise VerifyError(f"the bias {bias} is not a vector of the {o} output channels")
+
+    def window_sum(self, x, weight, bias, coordinates) -> np.float32:
+        """The element at space coordinates `coordinates` (NumPy arrays)."""
+        n, o, oh, ow = _to_nchw(coordinates, self.layout)
+        x = np.moveaxis(x, 3, 1) if self.layout == "NHWC" else x
+        _, _, height, width = x.shape
+        out, per_group, kh_size, kw_size = weight.shape
+        g = o // (out // self.groups)
+        total = np.float32(0.0)
+        for kh in range(kh_size):
+            for kw in range(kw_size):
+                ih, iw = self.input_position(oh, ow, kh, kw)
+                if not (0 <= ih < height and 0 <= iw < width):
+                    continue
+                taps = x[n, g * per_group:(g + 1) * per_group, ih, iw].astype(np.float32)
+                total += np.float32(np.dot(taps, weight[o, :, kh, kw].astype(np.float32)))
+        if bias is not None:
+            total += np.float32(bias[o])
+        return total
+
+    def reference(self, x, weight, dst, offset, bias):
+        for i, coordinates in self.positions(dst.shape[0], int(offset)):
+            dst[i] = self.window_sum(x, weight, bias, coordinates)
+
+
+class Im2colOp(KernelOp, ConvGeometry, name="im2col"):
+    """Gathers a box of a convolution's im2col matrix into a shared tile:
+    the matrix of M = N*OH*OW rows, the output pixels (n, oh, ow)
+    row-major over `space` = [N, OH, OW], by K = C*KH*KW columns, the taps
+    (c, kh, kw) row-major over the input's C channels and `window` =
+    [KH, KW] (an OIHW filter's order); its element (m, k) is `x[n, c, oh *
+    stride + kh * dilation - pad, ...]` (x in `layout`), zero in the
+    padding. `dst[i, j]` is the element (row + i, col + j), zero past the
+    matrix's ends: the A operand of an implicit GEMM's K step. With
+    `transposed`, the tile holds the box transposed: `dst[i, j]` is the
+    element (row + j, col + i), taps by pixels (the B operand of a GEMM
+    whose rows are the output channels: an NCHW result's). Each thread
+    gathers its elements one by one; the tile may be read once a barrier
+    follows.
+
+    Example: "hw.im2col"(%x, %a, %row, %k) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+    """
+
+    x: Operand[MemRefOf(*TILE_TYPES, space="global")]
+    dst: Operand[MemRefOf(*TILE_TYPES, space="workgroup")]
+    row: Operand[Index]
+    col: Operand[Index]
+    space: I64ArrayAttr
+    window: I64ArrayAttr
+    strides: I64ArrayAttr = (1, 1)
+    padding: I64ArrayAttr = (0, 0)
+    dilations: I64ArrayAttr = (1, 1)
+    layout: EnumAttr(*CONV_LAYOUTS) = "NCHW"
+    transposed: BoolAttr = False
+
+    def verify_operands(self, x, dst, row, col):
+        self.verify_geometry(x, MemRefType((1, 1, 1, 1), x.dtype))
+        _same_dtype(x, dst)
+        if dst.rank != 2:
+            raise VerifyError(f"gathers a box into a 2-d shared tile; got {dst}")
+        if len(self.space) != 3 or min(self.space) < 1 or len(self.window) != 2 \
+                or min(self.window) < 1:
+            raise VerifyError(f"'space' is [N, OH, OW] and 'window' [KH, KW], each >= 1; got "
+                              f"{list(self.space)} and {list(self.window)}")
+        if self.space[0] != x.shape[0]:
+            raise VerifyError(f"the space's {self.space[0]} images are not the {x.shape[0]} "
+                              f"of {x}")
+
+    def matrix_shape(self, x_shape) -> tuple[int, int]:
+        """(M, K) of the im2col matrix of an input of `x_shape`."""
+        channels = _to_nchw(x_shape, self.layout)[1]
+        return math.prod(self.space), channels * math.prod(self.window)
+
+    def reference(self, x, dst, row, col):
+        rows, cols = self.matrix_shape(x.shape)
+        nchw = np.moveaxis(x, 3, 1) if self.layout == "NHWC" else x
+        _, _, height, width = nchw.shape
+        kh_size, kw_size = self.window
+        dst[...] = 0
+        box = dst.T if self.transposed else dst
+        for i in range(box.shape[0]):
+            m = int(row) + i
+            if m >= rows:
+                break
+            n, oh, ow = walked_coordinates(m, self.space, range(3))
+            for j in range(box.shape[1]):
+                k = int(col) + j
+                if k >= cols:
+                    break
+                c, kh, kw = k // (kh_size * kw_size), k // kw_size % kh_size, k % kw_size
+                ih, iw = self.input_position(oh, ow, kh, kw)
+                if 0 <= ih < height and 0 <= iw < width:
+                    box[i, j] = nchw[n, c, ih, iw]
+
+
+def groups_words(groups: int) -> str:
+    return "one group" if groups == 1 else f"{groups} groups"
+
+
 # The steps of a block reduction and their identities.
 REDUCTION_COMBINES = {"add": 0.0, "mul": 1.0, "maximum": -math.inf, "minimum": math.inf}
 
@@ -1569,8 +1772,10 @@ class StoreOp(KernelOp, name="store"):
     the way: each element becomes `epilogue(acc, extras...)`, a scalar
     `func.func` called with the element and, for each of `extras`, the
     element of that global memref at the same position (a memref of
-    `dst`'s rank: a residual) or at the same column (a vector: a bias).
-    Without an epilogue the element is converted to `dst`'s element type.
+    `dst`'s shape: a residual), at the same column (a vector: a bias) or
+    broadcast (a memref of `dst`'s rank whose other dims are 1: at index 0
+    of those, such as a [1, O, 1] value per row of an NCHW convolution's
+    [N, O, OH*OW] result). Without an epilogue the element is converted to `dst`'s element type.
     The operands of the two variadic groups are counted by
     `operandSegmentSizes`.
 
@@ -1600,8 +1805,11 @@ class StoreOp(KernelOp, name="store"):
         for index, extra in enumerate(extras):
             if extra.rank == 1 and extra.shape[0] == dst.shape[-1] or extra.shape == dst.shape:
                 continue
+            if extra.rank == dst.rank and all(e in (1, d) for e, d in zip(extra.shape,
+                                                                          dst.shape)):
+                continue
             raise VerifyError(f"extra #{index} {extra} is neither a vector of {dst}'s columns "
-                              f"({dst.shape[-1]}) nor of its shape")
+                              f"({dst.shape[-1]}) nor of its shape (or its rank, broadcast)")
         if extras and self.epilogue is None:
             raise VerifyError("has extras but no epilogue to use them")
         if self.epilogue is None or self.operation is None:

@@ -31,6 +31,11 @@ Expects verified hw IR: kernels (`func.func` with `hw.kernel`) launched by
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   element of the tile inside the run and the space, reading operands
   broadcast; block reductions fold their tile's elements in order;
+* convolutions: `hw.conv_elements` sums each element's window in loops
+  over the taps and the group's channels (f32 products, taps outside the
+  input skipped, the bias added last), `hw.im2col` fills its tile with
+  the im2col matrix's elements (zero in the padding and past its ends),
+  each built as the GPU builds it;
 * elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add, hw.gelu,
   ..., `hw.elementwise` of any nn op) compute each element with the ops
   their scalar expression (`lamina.scalar`) builds, as on the GPU;
@@ -513,6 +518,79 @@ def fold_axis_element(view, position: ir.Value, write: Callable[[ir.Value], None
     write(arith.index_cast(element, loop.results[1]))
 
 
+def conv_element(view, position: ir.Value, write: Callable[[ir.Value], None]) -> None:
+    """`hw.conv_elements` at flat position `position` of its space: loops
+    over the window's taps (kh, kw) and, in each tap inside the input, over
+    its group's input channels, summing f32 products."""
+    x, weight, bias = view.operand("x"), view.operand("weight"), view.operand("bias")
+    n, o, oh, ow = hw._to_nchw(space_coordinates(view, position), view.layout)
+    _, channels, height, width = hw._to_nchw(shape(x), view.layout)
+    out, per_group, kh_size, kw_size = shape(weight)
+    first = _mul(arith.divui(o, index(out // view.groups)), per_group) if view.groups > 1 \
+        else index(0)
+
+    def taps(kh, kw, total):
+        ih, iw = view.input_position(oh, ow, kh, kw, (_add_any, _mul))
+        inside = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, ih, index(height)),
+                            arith.cmpi(arith.CmpIPredicate.ult, iw, index(width)))
+        branch = scf.IfOp(inside, [total.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            loop = scf.ForOp(index(0), index(per_group), index(1), [total])
+            with ir.InsertionPoint(loop.body):
+                c = loop.induction_variable
+                at = hw._from_nchw((n, arith.addi(first, c), ih, iw), view.layout)
+                product = arith.mulf(to_f32(memref.load(x, list(at))),
+                                     to_f32(memref.load(weight, [o, c, kh, kw])))
+                scf.YieldOp([arith.addf(loop.inner_iter_args[0], product)])
+            scf.YieldOp([loop.results[0]])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([total])
+        return branch.results[0]
+
+    rows = scf.ForOp(index(0), index(kh_size), index(1), [f32(0.0)])
+    with ir.InsertionPoint(rows.body):
+        cols = scf.ForOp(index(0), index(kw_size), index(1), [rows.inner_iter_args[0]])
+        with ir.InsertionPoint(cols.body):
+            scf.YieldOp([taps(rows.induction_variable, cols.induction_variable,
+                              cols.inner_iter_args[0])])
+        scf.YieldOp([cols.results[0]])
+    total = rows.results[0]
+    if bias is not None:
+        total = arith.addf(total, to_f32(memref.load(bias, [o])))
+    write(total)
+
+
+def im2col_element(view, x: ir.Value, m: ir.Value, k: ir.Value) -> ir.Value:
+    """Element (m, k) of the im2col matrix of `hw.im2col`: the input's
+    element at its pixel's tap, zero in the padding and past the matrix."""
+    rows, cols = view.matrix_shape(shape(x))
+    images, channels, height, width = hw._to_nchw(shape(x), view.layout)
+    kh_size, kw_size = view.window
+    n, oh, ow = hw.walked_coordinates(m, view.space, range(3), (
+        lambda a, b: arith.divui(a, index(b)), lambda a, b: arith.remui(a, index(b))))
+    c = arith.divui(k, index(kh_size * kw_size))
+    kh = arith.remui(arith.divui(k, index(kw_size)), index(kh_size))
+    kw = arith.remui(k, index(kw_size))
+    ih, iw = view.input_position(oh, ow, kh, kw, (_add_any, _mul))
+    inside = None
+    for value, size in ((m, rows), (k, cols), (ih, height), (iw, width)):
+        ok = arith.cmpi(arith.CmpIPredicate.ult, value, index(size))
+        inside = ok if inside is None else arith.andi(inside, ok)
+    at = [arith.minui(value, index(size - 1)) for value, size in
+          zip((n, c, ih, iw), (images, channels, height, width))]
+    value = memref.load(x, list(hw._from_nchw(at, view.layout)))
+    return arith.select(inside, value, constant_of(value.type, 0.0))
+
+
+def _add_any(a, b):
+    """`a + b` of index values, either an integer (folded when 0)."""
+    if isinstance(a, int):
+        a, b = b, a
+    if isinstance(b, int):
+        return _add(a, b) if b >= 0 else arith.subi(a, index(-b))
+    return arith.addi(a, b)
+
+
 def _run_of(view, tile: ir.Value, element_of) -> None:
     """Each element of a movement op's run, written into its tile."""
     (length,) = shape(tile)
@@ -542,6 +620,24 @@ def _index_elements(view):
 def _fold_axis(view):
     dst = view.operand("dst")
     _run_of(view, dst, lambda p, write: fold_axis_element(view, p, write, element_type(dst)))
+
+
+@lowers(hw.ConvElementsOp)
+def _conv_elements(view):
+    _run_of(view, view.operand("dst"), lambda p, write: conv_element(view, p, write))
+
+
+@lowers(hw.Im2colOp)
+def _im2col(view):
+    x, dst = view.operand("x"), view.operand("dst")
+    row, col = view.operand("row"), view.operand("col")
+
+    def body(ivs):
+        i, j = ivs
+        m, k = (j, i) if view.transposed else (i, j)
+        memref.store(im2col_element(view, x, arith.addi(row, m), arith.addi(col, k)), dst,
+                     [i, j])
+    loop_nest(shape(dst), body)
 
 
 COMBINES = {"add": arith.addf, "mul": arith.mulf, "maximum": arith.maximumf,
@@ -575,6 +671,17 @@ def _block_reduce(view):
                  [index(0)] * len(shape(out)))
 
 
+def extra_position(extra: ir.Value, dst: ir.Value, position: Sequence[ir.Value]
+                   ) -> list[ir.Value]:
+    """Where an `hw.store`'s extra is read for the element of `dst` at
+    `position`: its column (a vector), or the position with the dims the
+    extra broadcasts over (1 where `dst`'s are not) at 0."""
+    if len(shape(extra)) == 1 and len(shape(dst)) > 1:
+        return list(position[-1:])
+    return [index(0) if e == 1 and d != 1 else p
+            for e, d, p in zip(shape(extra), shape(dst), position)]
+
+
 @lowers(hw.StoreOp)
 def _store(view):
     src, dst = view.operand("src"), view.operand("dst")
@@ -592,8 +699,8 @@ def _store(view):
             if view.epilogue is None:
                 value = from_f32(value, target_type)
             else:
-                arguments = [value] + [memref.load(extra, position[-1:] if len(shape(extra)) == 1
-                                                   else position) for extra in extras]
+                arguments = [value] + [memref.load(extra, extra_position(extra, dst, position))
+                                       for extra in extras]
                 value = func.CallOp([target_type], ir.FlatSymbolRefAttr.get(view.epilogue),
                                     arguments).result
             memref.store(value, dst, position)

@@ -47,7 +47,7 @@ Each block-collective hw op is distributed over the threads of its block:
   `hw.mma` forces one kind or the other;
 * stores call their epilogue per element; a tile in an accumulator
   layout is stored column by column, a bias (1-d extra) read once per
-  column, each element guarded by its row's and its column's bounds, and
+  column, an extra broadcast over dims of 1 read at index 0 of those, each element guarded by its row's and its column's bounds, and
   two adjacent columns stored by one vector store when the destination's
   alignment allows (`TileStore.paired`);
 * elementwise register-tile ops (`hw.ElementwiseTileOp`: hw.add,
@@ -55,6 +55,11 @@ Each block-collective hw op is distributed over the threads of its block:
   compute each element a thread holds with the ops their scalar
   expression builds (`lamina.scalar`; arith only where it has such a
   body, as in the emulation);
+* convolutions: `hw.conv_elements` computes each element a thread holds
+  with the emulation's loops over its window; `hw.im2col` is a loop in
+  which thread t gathers the tile's elements t, t + threads, ...
+  (consecutive threads consecutive columns) into the row-major shared
+  tile;
 * runs of elements (`hw.load_elements`, `hw.store_elements`) move each
   thread's vectors with one vector load or store where the global memref
   is the run's space and the run's offset a multiple of the vector by
@@ -103,8 +108,9 @@ from mlir.dialects import arith, func, gpu, llvm, math as math_ops, memref, nvgp
 from lamina.dialects import hw
 from lamina.dialects.opdef import lookup_op
 from lamina.dialects.hw_instructions import Instruction
-from lamina.lowering.hw_to_loops import (constant_of, fold_axis_element, fold_start, from_f32,
-                                         gather_element,
+from lamina.lowering.hw_to_loops import (constant_of, conv_element, extra_position,
+                                         fold_axis_element, fold_start, from_f32,
+                                         gather_element, im2col_element,
                                          guarded_load, guarded_store, hidden, index,
                                          index_element, placed, shape, split_tf32, to_f32,
                                          to_tf32)
@@ -776,6 +782,33 @@ def _gather_elements(kernel: KernelLowering, view):
     _movement_run(kernel, view, lambda p, write: gather_element(view, p, write))
 
 
+@lowers("hw.conv_elements")
+def _conv_elements(kernel: KernelLowering, view):
+    _movement_run(kernel, view, lambda p, write: conv_element(view, p, write))
+
+
+@lowers("hw.im2col")
+def _im2col(kernel: KernelLowering, view):
+    """Each thread gathers the tile's elements tid, tid + threads, ... (a
+    loop), consecutive threads consecutive columns of a row."""
+    x, dst = view.operand("x"), view.operand("dst")
+    row, col = view.operand("row"), view.operand("col")
+    kernel.row_major(dst, view.operation)
+    rows, cols = type_view(dst.type).shape
+    count = rows * cols
+    loop = scf.ForOp(index(0), index(-(-count // kernel.threads)), index(1))
+    with ir.InsertionPoint(loop.body):
+        element = add(kernel.tid, mul(loop.induction_variable, kernel.threads))
+        i, j = div(element, cols), rem(element, cols)
+
+        def gather():
+            m, k = (j, i) if view.transposed else (i, j)
+            value = im2col_element(view, x, add(row, m), add(col, k))
+            memref.store(value, dst, kernel.shared_indices(dst, [i, j]))
+        when(less(element, count) if count % kernel.threads else None, gather)
+        scf.YieldOp([])
+
+
 @lowers("hw.index_elements")
 def _index_elements(kernel: KernelLowering, view):
     element = ir.MemRefType(view.operand("dst").type).element_type
@@ -920,7 +953,7 @@ class TileStore:
                 position = self.lead + [add(self.row0, row), add(self.col0, col)]
 
                 def write():
-                    extras = [memref.load(e, position[-1:] if len(shape(e)) == 1 else position)
+                    extras = [memref.load(e, extra_position(e, self.dst, position))
                               for e in self.extras]
                     memref.store(self.value(slot, extras), self.dst, position)
                 when(self.inside(position), write)
@@ -991,10 +1024,12 @@ class TileStore:
                     extras.append(columns[number][i])
                 elif width == 2 and _pairable(extra):
                     if number not in pairs:
-                        pairs[number] = self.load_pair(extra, position)
+                        pairs[number] = self.load_pair(extra, extra_position(extra, self.dst,
+                                                                             position))
                     extras.append(vector.extract(pairs[number], [], [i]))
                 else:
-                    extras.append(memref.load(extra, position[:-1] + [add(position[-1], i)]))
+                    extras.append(memref.load(extra, extra_position(
+                        extra, self.dst, position[:-1] + [add(position[-1], i)])))
             values.append(self.value(slot + i, extras))
         if width == 1:
             memref.store(values[0], self.dst, position)

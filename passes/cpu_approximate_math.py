@@ -77,7 +77,8 @@ def _splat(value: float, like: ir.Type) -> ir.Value:
 
 def _int_type(like: ir.Type) -> ir.Type:
     vector = ir.VectorType(like)
-    return ir.VectorType.get(vector.shape, ir.IntegerType.get_signless(32))
+    return ir.VectorType.get(vector.shape, ir.IntegerType.get_signless(32),
+                             scalable=vector.scalable_dims)
 
 
 def _horner(x: ir.Value, coefficients) -> ir.Value:

@@ -14,7 +14,8 @@ into register tiles of output pixels x output channels, decomposed into
 place, products as register tiles; elementwise ops and reductions are
 split over threads by rows, with the group's producers fused into the
 root's loop, and vectorised along their contiguous dim. The CPU model
-the kinds choose from is the options' (`threads`, `vector-bits`), with the
+the kinds choose from is the options' (`threads`, `vector-bits`,
+`vector-registers`, `l1-bytes`, `l2-bytes`: the target model's), with the
 fields a tuner chose for a group where its ops carry them as a
 `lamina.schedule_choice` dictionary (`{l1_bytes = 24576 : i64}`; the
 compile driver writes them from the tuning cache, lamina.tuning). Each
@@ -58,11 +59,23 @@ class CPUSchedule(Pass):
     """Threads the schedules split work for; 0: `LAMINA_NUM_THREADS`, else every core."""
     vector_bits: int = field(default=512, metadata={"minimum": 128})
     """Width of the target's vector registers."""
+    vector_registers: int = field(default=0, metadata={"minimum": 0})
+    """Vector registers of the target; 0: 32 for 512-bit vectors, else 16 (x86)."""
+    l1_bytes: int = field(default=0, metadata={"minimum": 0})
+    """Size of the L1 data cache the register tiles' panels fit in; 0: the CPU model's default."""
+    l2_bytes: int = field(default=0, metadata={"minimum": 0})
+    """Size of the L2 cache the cache blocks fit in; 0: the CPU model's default."""
+    scalable: bool = False
+    """Vectors are scalable (SVE) and `vector-bits` wide at least: elementwise vector code is vector-length agnostic, with masked tails."""
 
     def model(self) -> CPUModel:
-        registers = 32 if self.vector_bits >= 512 else 16
+        registers = self.vector_registers or (32 if self.vector_bits >= 512 else 16)
+        default = CPUModel()
         return CPUModel(vector_bits=self.vector_bits, vector_registers=registers,
-                        threads=self.threads or default_threads())
+                        l1_bytes=self.l1_bytes or default.l1_bytes,
+                        l2_bytes=self.l2_bytes or default.l2_bytes,
+                        threads=self.threads or default_threads(),
+                        scalable_vectors=int(self.scalable))
 
     def run(self, op: ir.Operation) -> None:
         previous = schedule_script(op)

@@ -14,7 +14,9 @@ runs one op after the other). Each is a located error at the offending op:
   between; a read of a shared tile written with no barrier in between; a
   write to a tile whose async copy or TMA load is still in flight;
 * a read of a shared tile by a gather (`hw.gather_elements`, which may
-  read any of its elements) with no barrier after the tile's write;
+  read any of its elements) with no barrier after the tile's write; a
+  write of a shared tile by an im2col gather (`hw.im2col`, whose threads
+  write all over it) that other threads may still be reading;
 * a block reduction's scratch tile written or read by another op with no
   barrier in between (the reduction synchronises the block after writing
   it and after reading it);
@@ -271,6 +273,11 @@ class KernelCheck:
             src = view.operand("src")
             if src in self.tiles:
                 self.read(op, self.tiles[src], tuple((0, d) for d in type_view(src.type).shape))
+        elif name == "hw.im2col":
+            # Each thread gathers elements all over the tile.
+            dst = view.operand("dst")
+            if dst in self.tiles:
+                self.write(op, self.tiles[dst], tuple((0, d) for d in type_view(dst.type).shape))
         elif name == "hw.commit":
             self.commit(op, view)
         elif name == "hw.wait":

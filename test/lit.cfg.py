@@ -66,6 +66,15 @@ if _which("nvidia-smi"):
                 config.available_features.add("cuda-sm_90a")
     except (OSError, subprocess.TimeoutExpired):
         pass
+# AArch64 programs link with the cross compiler and run under QEMU
+# (lamina.targets.cross): Debian's qemu-user, gcc-aarch64-linux-gnu,
+# libc6-dev-arm64-cross.
+_cross_gcc = _which("aarch64-linux-gnu-gcc")
+if _which("qemu-aarch64") and _cross_gcc:
+    _libc = subprocess.run([_cross_gcc, "-print-file-name=libc.a"], capture_output=True,
+                           text=True).stdout.strip()
+    if os.path.isabs(_libc):
+        config.available_features.add("aarch64-run")
 if _which("mpiexec"):
     config.available_features.add("mpi")
 # Graphviz's dot lays out --view-graph's pictures; %scripts is Lamina's tools

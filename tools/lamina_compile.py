@@ -7,13 +7,18 @@
     lamina-compile model.mlir --load-plugin=my_ops.py --emit=linalg
     lamina-compile model.mlir --report=report.html
     lamina-compile model.mlir --tune=30 --emit=obj -o model.o
+    lamina-compile model.mlir --target=cpu:aarch64 --emit=shared -o model.so
+    lamina-compile model.mlir --target=cpu:aarch64 --emit=header -o model.h
 
 MLIR stages print the module; `llvm` and `asm` print text; `obj` writes an
 ELF object whose public functions are C-callable as `_mlir_ciface_NAME`
-(see lamina.targets.cpu for the ABI). Errors print as `FILE:LINE:COL: error:`,
-the exit code is 1, and the `-o` file is left untouched. `--report=FILE`
-also writes an HTML page with the IR and time of every stage, the fusion
-graph and the kernels (lamina.report).
+(see lamina.targets.cpu for the ABI); on cpu targets, `shared` writes a
+shared library whose entry is `int lamina_ENTRY(const float *x, ...,
+float *result0)` and `header` its C header (lamina.targets.library).
+Errors print as `FILE:LINE:COL: error:`, the exit code is 1, and the `-o`
+file is left untouched. `--report=FILE` also writes an HTML page with the
+IR and time of every stage, the fusion graph and the kernels
+(lamina.report).
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ from lamina.targets import available_targets, get_target
 from lamina.tuning import applied, budget, tune
 
 
+# What cpu targets emit beyond their pipeline's stages (lamina.targets.library).
+LIBRARY_PRODUCTS = ("shared", "header")
+
+
 def _argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lamina-compile", allow_abbrev=False,
@@ -38,7 +47,12 @@ def _argument_parser() -> argparse.ArgumentParser:
                         help=f"target spec (kinds: {', '.join(available_targets())}; "
                              "e.g. cpu, cpu:znver4)")
     parser.add_argument("--emit", default=None, metavar="STAGE",
-                        help="the stage to stop after (default: the last stage, obj on cpu)")
+                        help="the stage to stop after (default: the last stage, obj on cpu); "
+                             "on cpu targets also 'shared' (a shared library with a C ABI) and "
+                             "'header' (its C header)")
+    parser.add_argument("--entry", default=None, metavar="NAME",
+                        help="the function of --emit=shared/header (default: main or the only "
+                             "public function)")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     parser.add_argument("--mlir-print-ir-after-all", action="store_true",
                         help="print the product after each pass (stderr)")
@@ -77,13 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         print(pipeline)
         return 0
     stage = pipeline.stages[-1] if options.emit is None else options.emit
-    if stage not in pipeline.stages:
+    products = LIBRARY_PRODUCTS if target.kind == "cpu" else ()
+    if stage not in pipeline.stages and stage not in products:
         raise UsageError(f"unknown stage '{stage}' for target '{target.name}' "
-                         f"(stages: {', '.join(pipeline.stages)})")
+                         f"(stages: {', '.join([*pipeline.stages, *products])})")
+    if options.entry is not None and stage not in products:
+        raise UsageError("--entry is for --emit=shared and --emit=header")
     if options.input is None:
         raise UsageError("no input file")
-    if options.tune is not None and target.kind != "cpu":
-        raise UsageError(f"--tune is for the cpu target, not '{target.name}'")
+    if options.tune is not None and (target.kind != "cpu" or not getattr(target, "native", True)):
+        raise UsageError(f"--tune is for the cpu target of this machine's architecture, not "
+                         f"'{target.name}'")
 
     source_name, text = read_source(options.input)
 
@@ -100,9 +118,18 @@ def main(argv: list[str] | None = None) -> int:
             print(tuned.tuning.describe(), file=sys.stderr)
             choices = tuned.tuning.choices
         with applied(choices):
-            product = target.emit(module, stage, pipeline=pipeline,
-                                  print_after_all=options.mlir_print_ir_after_all,
-                                  isolate=options.isolate_stages)
+            if stage == "header":
+                from lamina.targets.library import header_source
+                product = header_source(target, module, options.entry, source_name)
+            elif stage == "shared":
+                from lamina.targets.library import shared_library
+                product = shared_library(target, module, options.entry, pipeline,
+                                         print_after_all=options.mlir_print_ir_after_all,
+                                         isolate=options.isolate_stages)
+            else:
+                product = target.emit(module, stage, pipeline=pipeline,
+                                      print_after_all=options.mlir_print_ir_after_all,
+                                      isolate=options.isolate_stages)
     except CompileError as error:
         # LLVM's tools report without locations; the module, lowered in
         # place, still knows where each op came from.

@@ -17,6 +17,11 @@ them, writes them with `--output` and, with `--check`, compares them with
 the run of the same program in one process (its shardings erased), which
 is what `lamina-run` without `--distributed` does.
 
+`--target=cpu:aarch64` (any target of another architecture than this
+machine's) builds the program for it, links it with the cross compiler and
+runs it under emulation (`qemu-aarch64`; lamina.targets.cross), saying
+so; `--bench`, `--profile`, `--tune` and `--bind` are for native targets.
+
 `--target=cuda:ARCH` runs the target's hw kernels on this machine's GPU
 through the CUDA driver (an error where there is no driver or GPU);
 with `--emulate`, on the CPU through their emulation. Arguments that are
@@ -80,7 +85,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="input .mlir file, '-' for stdin")
     parser.add_argument("--entry", default=None, help="the function to run")
     parser.add_argument("--target", default="cpu",
-                        help="target spec (cpu, cuda:sm_80, cuda:sm_90a; default cpu)")
+                        help="target spec (cpu, cpu:znver4, cpu:aarch64 (emulated), cpu:aarch64+sve, "
+                             "cuda:sm_80, cuda:sm_90a; default cpu)")
     parser.add_argument("--emulate", action="store_true",
                         help="run a GPU target's kernels on the CPU through their emulation")
     source = parser.add_mutually_exclusive_group()
@@ -299,6 +305,16 @@ def run(options) -> int:
     if options.tune is not None and (target.kind != "cpu" or options.distributed):
         raise UsageError(f"--tune is for runs on the cpu target, not '{target.name}'"
                          + (" with --distributed" if options.distributed else ""))
+    emulated = target.kind == "cpu" and not getattr(target, "native", True)
+    if emulated:
+        used = [flag for flag, value in (("--bench", options.bench), ("--profile", options.profile),
+                                         ("--tune", options.tune is not None),
+                                         ("--distributed", options.distributed),
+                                         ("--bind", options.bind is not None)) if value]
+        if used:
+            raise UsageError(f"{used[0]} is not for '{target.name}': its code runs emulated on "
+                             f"this machine, where times say nothing of the CPU and no weights "
+                             f"are bound (run it with --check, --inputs, --output)")
     if options.distributed:
         return run_distributed(module, target, options)
     # Without --distributed a sharded program runs whole: its shardings go.
@@ -315,6 +331,9 @@ def run(options) -> int:
         print(function.tuning.describe(), file=sys.stderr)
     else:
         function = target.compile(module, entry=options.entry, pipeline=pipeline)
+    if emulated:
+        print(f"run: emulated, {target.model.architecture_name} code for '{target.name}' under "
+              f"{function.describe()}")
     arrays = arguments(options, module, function.name, function.inputs)
     try:
         arrays = function.check_arguments(arrays)

@@ -32,6 +32,17 @@ launch, and so does each nn op outside a group that a kernel covers:
 * attention (`nn.attention`): a flash-attention kernel, one block per
   query tile of each batch entry looping over key tiles with an online
   softmax, the scores never in global memory (`attention`).
+* convolutions (`nn.conv2d`, alone or with the elementwise ops of its
+  convolution group as the epilogue; `conv`): f16 and bf16 ones of one
+  group as an implicit GEMM on tensor cores (the matmul kernel on the
+  pixels by the O channels, K = C*KH*KW taps, each K step's tile of the
+  input's im2col matrix gathered into shared memory, `hw.im2col`, the
+  OIHW filter's rows read in place; an NCHW result a batch of the images'
+  O x OH*OW matrices), the others as a direct kernel on
+  CUDA cores (a thread per output element summing its window in f32,
+  `hw.conv_elements`, the group's ops computed on it in registers);
+  `nvidia.conv_kernel` chooses. A group built around a pooling is lowered
+  op by op.
 
 Elementwise and row kernels are written the same way (`GroupKernel`): each
 value of the group is a 1-d register tile, a row's (or a tile's) elements
@@ -50,7 +61,7 @@ and the hazard checker see the block-collective ops.
 
 The kernel kinds are modules of this package: `matmul` (contraction
 groups), `groups` (elementwise and row kernels), `attention` (flash
-attention), `movement` (data movement), `pooling`; `kernels` holds what
+attention), `movement` (data movement), `pooling`, `conv` (convolutions); `kernels` holds what
 they share, `convert` the pass.
 
 The lowerings are class-keyed, in the registry of this conversion
@@ -73,9 +84,9 @@ launch's output buffer.
 
 Expects verified nn IR (fusion groups formed or not). An nn op it does not
 convert is an error at the op saying why (the cuda targets have no other
-way to the GPU yet), unless `keep-unconverted` is set: convolutions,
-reductions of integers, attention with a mask broadcast over queries or
-keys. Booleans in global memory are i1 memrefs here (bytes after
+way to the GPU yet), unless `keep-unconverted` is set: attention with a
+mask broadcast over queries or keys, or with head dims whose tiles need
+more shared memory than a block has. Booleans in global memory are i1 memrefs here (bytes after
 convert-hw-to-nvgpu, through cpu-widen-bool-memrefs). Guarantees: the
 groups and ops it converts are gone, and so are the bodies of the groups
 (and the transposes a matmul kernel reads in place, where it was their
@@ -83,11 +94,12 @@ only user);
 each kernel verifies and computes the values of its ops, f16 and bf16
 products and sums accumulated in f32 and rounded once, f32 products
 accurate to f32 (3xTF32, or rounded to tf32 where nn.matmul allows it),
-each elementwise op rounded to its type, as the nn references do.
+each elementwise op rounded to its type, as the nn references do;
+convolutions' sums accumulated in f32 with the bias and rounded once.
 """
 
 # The kernel kinds register their lowerings when imported.
-from lamina.lowering.nn_to_hw import attention, groups, matmul, movement, pooling  # noqa: F401
+from lamina.lowering.nn_to_hw import attention, conv, groups, matmul, movement, pooling  # noqa: F401
 from lamina.lowering.nn_to_hw.convert import ConvertNNToHW
 from lamina.lowering.nn_to_hw.kernels import (TO_HW, GroupNotLowered, HWLowering, is_empty,
                                               launch, new_kernel, reshaped)

@@ -49,9 +49,10 @@ statistics are folded by the four threads that share it):
   its two groups are not.
 
 The hw ops are block-collective, so the kernel runs in the emulation
-and the hazard checker like the others. Left (with the reason, at the
-op): masks whose last two dims are not [Sq, Sk] (a mask broadcast over
-queries or keys), head dims whose tiles exceed the shared memory.
+and the hazard checker like the others. A mask broadcast over the queries
+or the keys (a language model's padding mask, [B, 1, 1, Sk]) is made
+[..., Sq, Sk] by a broadcast kernel first (`_broadcast_mask`). Left (with
+the reason, at the op): head dims whose tiles exceed the shared memory.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ from mlir.dialects import arith, func, scf
 
 from lamina.dialects import hw, nn
 from lamina.lowering.hw_to_loops import index
-from lamina.lowering.nn_to_hw.kernels import THREADS, HWLowering, is_empty, launch, new_kernel
+from lamina.lowering.nn_to_hw.kernels import (THREADS, TO_HW, HWLowering, is_empty, launch,
+                                             new_kernel)
 from lamina.lowering.registry import lowering
 from lamina.targets import nvidia
 from lamina.types import MemRefType, type_view
@@ -394,15 +396,28 @@ class AttentionKernel:
             hw.BarrierOp.build()
 
 
-def _mask_problem(op: nn.AttentionOp) -> str | None:
+def _broadcast_mask(op: nn.AttentionOp, target: HWLowering) -> None:
+    """A mask broadcast over the queries or the keys (a padding mask of
+    [B, 1, 1, Sk], as language models make one from their attention mask)
+    made [..., Sq, Sk] first by an `nn.broadcast_to`, lowered at once to
+    its data-movement kernel: the attention kernel reads masks whose last
+    two dims are [Sq, Sk] (batch dims broadcast in place)."""
     operands = list(op.operation.operands)
     if len(operands) < 4:
-        return None
+        return
     mask, q, k = (type_view(v.type) for v in (operands[3], operands[0], operands[1]))
-    if mask.rank < 2 or mask.shape[-2:] != (q.shape[-2], k.shape[-2]):
-        return (f"its mask {mask} is broadcast over queries or keys (the kernel reads masks "
-                f"whose last two dims are [Sq, Sk] = [{q.shape[-2]}, {k.shape[-2]}])")
-    return None
+    rows = (q.shape[-2], k.shape[-2])
+    if mask.rank >= 2 and mask.shape[-2:] == rows:
+        return
+    batch = ((1,) * (2 - mask.rank) + mask.shape)[:-2]
+    with ir.InsertionPoint(op.operation), op.operation.location:
+        full = nn.BroadcastToOp.build(operands[3], result_type=mask.with_shape(batch + rows))
+    op.operation.operands[3] = full
+    full_op = full.owner.operation
+    lowered = TO_HW.lookup(nn.BroadcastToOp)(nn.BroadcastToOp.from_operation(full_op), HWLowering(
+        target.chip, target.tiles, target.kernels, f"{target.name}_mask", target.reasons))
+    for done in reversed(list(lowered or [])):
+        done.erase()
 
 
 @lowering(nn.AttentionOp, to="hw")
@@ -410,12 +425,10 @@ def lower_attention(op: nn.AttentionOp, target: HWLowering) -> list[ir.Operation
     """An attention as a flash-attention kernel and its launch; returns the
     op. None (with a reason): its mask is broadcast over queries or keys,
     or its head dims need more shared memory than a block has."""
-    problem = _mask_problem(op)
-    if problem is not None:
-        return target.leave(op.operation, problem)
     if is_empty(op.operation):
         launch(op.operation, [], target.name, ())
         return [op.operation]
+    _broadcast_mask(op, target)
     kernel = AttentionKernel(op, target.name, target.chip)
     if kernel.tiles is None:
         return target.leave(op.operation, f"its head dims ({kernel.shape.depth} and "

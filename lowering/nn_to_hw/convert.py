@@ -9,6 +9,7 @@ from mlir import ir
 
 from lamina.dialects import hw, nn
 from lamina.dialects.opdef import lookup_op
+from lamina.lowering.nn_to_hw.conv import is_conv_group, lower_conv_fused
 from lamina.lowering.nn_to_hw.groups import KernelGroup, lower_group
 from lamina.lowering.nn_to_hw.kernels import DEFER, TO_HW, GroupNotLowered, HWLowering, is_empty, launch
 from lamina.lowering.nn_to_hw.matmul import (KernelBuilder, TileConfig, group_chain, launch_chain,
@@ -24,6 +25,8 @@ def lower_fused(op: nn.FusedOp, target: HWLowering) -> list[ir.Operation]:
     contraction group as its matmul's kernel with the group's other ops as
     its epilogue (`group_chain`; the pass inlines the others before)."""
     body = op.body_function()
+    if op.kind == nn.CONVOLUTION and is_conv_group(op.operation, body, target.chip):
+        return lower_conv_fused(op, target)
     if op.kind in (nn.CONTRACTION, nn.CONVOLUTION):
         chain = group_chain(op.operation, body)
         if chain is None:
@@ -66,7 +69,7 @@ def inline_group(fused: ir.Operation, body: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ConvertNNToHW(Pass):
-    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), flash-attention kernels for nn.attention, data movement and pooling."""
+    """Lowers fusion groups and nn ops to hw kernels and launches: f16, bf16 and f32 matmuls with their epilogues (transposed operands read in place), elementwise groups, row kernels for reductions and their groups (softmax, layer_norm, rms_norm), flash-attention kernels for nn.attention, data movement, pooling, and convolutions with their epilogues (implicit GEMM on tensor cores for f16/bf16, a direct kernel for f32, depthwise and grouped ones)."""
 
     argument = "convert-nn-to-hw"
     chip: str = "sm_80"
@@ -92,7 +95,8 @@ class ConvertNNToHW(Pass):
                 body_function = bodies[nn.FusedOp.from_operation(fused).body]
                 if ir.StringAttr(fused.attributes["kind"]).value in (nn.CONTRACTION,
                                                                      nn.CONVOLUTION) \
-                        and group_chain(fused, body_function) is None:
+                        and group_chain(fused, body_function) is None \
+                        and not is_conv_group(fused, body_function, self.chip):
                     inline_group(fused, body_function)
             functions = [op for name, op in bodies.items()
                          if not hw.is_kernel(op) and name not in names]
@@ -192,7 +196,7 @@ class ConvertNNToHW(Pass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in left:
             reason = next((r for o, r in self.reasons if o == op), None) or (
-                "the cuda targets compile every nn op but nn.conv2d")
+                "no kernel of the cuda targets covers it")
             message = f"'{op.name}' is not lowered to hw kernels: {reason}"
             if op is left[-1]:
                 raise PassFailure(message, op.location)

@@ -48,6 +48,15 @@ def compile(module, target="cpu", entry=None, pipeline=None, tune=None):
     return get_target(target).compile(module, entry=entry, pipeline=pipeline)
 
 
+def load(path):
+    """The entry function of a shared library built by `lamina-compile
+    --emit=shared`, callable on NumPy arrays like `compile`'s functions
+    (lamina.targets.library). Raises FileNotFoundError, and ValueError for
+    a file that is not such a library or is one for another architecture."""
+    from lamina.targets.library import load as load_library
+    return load_library(path)
+
+
 __all__ = ["CompileError", "Grid", "Pipeline", "Stage", "Target", "auto_shard", "compile",
-           "get_target", "grid", "jit", "from_onnx", "from_torch", "load_plugin", "nn", "parse",
+           "get_target", "grid", "jit", "from_onnx", "from_torch", "load", "load_plugin", "nn", "parse",
            "parse_file", "shard"]

@@ -81,6 +81,27 @@ def emulated(target: str) -> Runner:
     return run
 
 
+def cross_compiled(target: str) -> Runner:
+    """A runner compiling for a CPU `target` of another architecture and
+    running it under emulation (lamina.targets.cross); on a machine of that
+    architecture, natively."""
+    def run(text: str, inputs: list) -> list:
+        import lamina
+        function = lamina.compile(text, target=target)
+        outputs = function(*inputs)
+        return list(outputs) if isinstance(outputs, tuple) else [outputs]
+    return run
+
+
+_NO_EMULATOR = re.compile(r"running (\w+) code on this machine needs|has no C library to link")
+
+
+def no_emulator(error: str) -> str | None:
+    """`no emulator` when an emulated run's error says that QEMU or the
+    cross compiler is missing here, else None."""
+    return "no emulator or cross compiler" if _NO_EMULATOR.search(error) else None
+
+
 _NOT_LOWERED = re.compile(r"'([\w.]+)' is not lowered to hw kernels")
 
 
@@ -221,6 +242,12 @@ CONFIGURATIONS: list[Configuration] = [
     Configuration("jit-threads", jit_threads(),
                   f"one @lamina.jit function called from {JIT_THREADS} threads at once, "
                   "compiling concurrently; every thread's result checked", every=4),
+    Configuration("aarch64", cross_compiled("cpu:aarch64"),
+                  "the cpu:aarch64 pipeline (NEON), run under qemu-aarch64; unsupported where "
+                  "QEMU or the cross compiler is missing", every=4, unsupported=no_emulator),
+    Configuration("aarch64-sve", cross_compiled("cpu:aarch64+sve"),
+                  "the cpu:aarch64+sve pipeline (vector-length agnostic SVE), run under "
+                  "qemu-aarch64 at 256 bits", every=8, unsupported=no_emulator),
     Configuration("cuda-emulate", emulated("cuda:sm_80"),
                   "the cuda:sm_80 pipeline's hw kernels run in the CPU emulation; programs "
                   "with an op it does not lower are counted as unsupported", every=4,

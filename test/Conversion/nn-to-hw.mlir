@@ -116,26 +116,35 @@ func.func @batched(%a: tensor<3x72x40xbf16>, %b: tensor<3x40x100xbf16>, %r: tens
 
 // A batched B times an unbatched A is a batched kernel whose A has no
 // batch index; a matmul whose result has two users keeps them outside,
-// where each is an elementwise kernel. An op no kernel covers is left
-// with keep-unconverted, and an error without it.
-// ERROR: nn-to-hw.mlir:[[@LINE+17]]:8: error: 'nn.conv2d' is not lowered to hw kernels: the cuda targets compile every nn op but nn.conv2d
+// where each is an elementwise kernel; a conv is a kernel of its own; an
+// attention's mask broadcast over the keys is broadcast by a kernel first.
+// An op no kernel covers (an attention whose head dims need more shared
+// memory than a block has) is left with keep-unconverted, and an error
+// without it.
+// ERROR: nn-to-hw.mlir:[[@LINE+24]]:8: error: 'nn.attention' is not lowered to hw kernels: its head dims (4096 and 4096) need more shared memory than a block has on sm_80
 // ERROR-NOT: error:
 // CHECK-LABEL: func.func @left_alone
 // CHECK: "hw.launch"({{.+}}) {{{.+}}grid = array<i64: 1, 1, 2>, kernel = @left_alone_matmul_0}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_matmul_1}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_relu_0}
 // CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_add_0}
-// CHECK: "nn.conv2d"
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_conv2d_0}
+// CHECK: "hw.launch"(%{{.+}}, %[[MASK:.+]]) {{{.+}}kernel = @left_alone_attention_0_mask} : (memref<16x1xf16>, memref<16x16xf16>) -> ()
+// CHECK: %[[MASKED:.+]] = bufferization.to_tensor %[[MASK]]
+// CHECK: "hw.launch"({{.+}}) {{{.+}}kernel = @left_alone_attention_0}
+// CHECK: "nn.attention"
 // CHECK-NOT: "nn.relu"(
 // CHECK-NOT: "nn.add"(
 // CHECK-LABEL: func.func private @left_alone_matmul_0(
 // CHECK-SAME: memref<16x16xf16>, %{{.+}}: memref<2x16x16xf16>
-func.func @left_alone(%y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>, %w: tensor<4x2x3x3xf16>) -> (tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>) {
+func.func @left_alone(%y: tensor<2x16x16xf16>, %h: tensor<16x16xf16>, %w: tensor<4x2x3x3xf16>, %m: tensor<16x1xf16>, %e: tensor<16x4096xf32>) -> (tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>, tensor<16x16xf16>, tensor<16x4096xf32>) {
   %1 = "nn.matmul"(%h, %y) : (tensor<16x16xf16>, tensor<2x16x16xf16>) -> tensor<2x16x16xf16>
   %2 = "nn.matmul"(%h, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
   %3 = "nn.relu"(%2) : (tensor<16x16xf16>) -> tensor<16x16xf16>
   %4 = "nn.add"(%2, %h) : (tensor<16x16xf16>, tensor<16x16xf16>) -> tensor<16x16xf16>
   %x = "nn.reshape"(%y) : (tensor<2x16x16xf16>) -> tensor<1x2x16x16xf16>
   %5 = "nn.conv2d"(%x, %w) : (tensor<1x2x16x16xf16>, tensor<4x2x3x3xf16>) -> tensor<1x4x14x14xf16>
-  return %1, %3, %4, %5 : tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>
+  %6 = "nn.attention"(%h, %h, %h, %m) : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x1xf16>) -> tensor<16x16xf16>
+  %7 = "nn.attention"(%e, %e, %e) : (tensor<16x4096xf32>, tensor<16x4096xf32>, tensor<16x4096xf32>) -> tensor<16x4096xf32>
+  return %1, %3, %4, %5, %6, %7 : tensor<2x16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16>, tensor<1x4x14x14xf16>, tensor<16x16xf16>, tensor<16x4096xf32>
 }

@@ -7,8 +7,10 @@
 //     %a = memref.alloc() : memref<4xf32>
 //     return %a, %a : memref<4xf32>, memref<4xf32> }
 // with --buffer-results-to-out-params=hoist-static-allocs. The pipeline now
-// copies the buffer for its second result first (cpu-copy-repeated-results).
+// copies the buffer for its second result first (func-copy-repeated-results),
+// and so do the cuda targets' hw stage (the emulation ended so too).
 // RUN: lamina-run %s --random --seed 0 --check -q | FileCheck %s
+// RUN: lamina-run %s --target=cuda:sm_80 --emulate --random --seed 0 --check -q | FileCheck %s
 // CHECK: check res0 {{.*}}: ok
 // CHECK: check res1 {{.*}}: ok
 // CHECK: check: all results match the reference

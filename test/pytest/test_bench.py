@@ -116,3 +116,26 @@ def test_linear_layers_are_the_workload(workload):
     with torch.no_grad():
         got = run.torch_function(workload)(*[torch.from_numpy(a) for a in arrays])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-3)
+
+
+def test_target_option_names_lamina_target():
+    assert run.lamina_target_spec("cpu", 2) == "cpu:threads=2"
+    assert run.lamina_target_spec("cpu:x86-64-v3", 1) == "cpu:x86-64-v3,threads=1"
+    assert run.lamina_target_spec("cpu:znver4,-avx512f", 2) == "cpu:znver4,-avx512f,threads=2"
+    with pytest.raises(SystemExit):
+        run.main(["--target=cpu:bogus", "--workloads", "matmul512"])
+    with pytest.raises(SystemExit):
+        run.main(["--target=cpu:aarch64", "--workloads", "matmul512"])
+    with pytest.raises(SystemExit):
+        run.main(["--target=cuda:sm_80", "--workloads", "matmul512"])
+
+
+def test_lamina_runs_the_target_option(monkeypatch):
+    monkeypatch.setenv("LAMINA_BENCH_TARGET", "cpu:x86-64-v3")
+    targets = []
+    real = lamina.get_target
+    monkeypatch.setattr(lamina, "get_target", lambda spec: targets.append(spec) or real(spec))
+    monkeypatch.setattr(run, "measure", lambda call, **_: (call(), 1.0)[1])
+    seconds, _, _ = run.run_lamina("matmul512", 1)
+    assert seconds == 1.0
+    assert targets[0] == "cpu:x86-64-v3,threads=1"

@@ -25,7 +25,8 @@ as the README writes them):
 A command (or a python block's first line) that needs what this machine
 may lack ends in a visible `# requires: FEATURE`, one of the lit features
 of test/lit.cfg.py: `mpi` (an `mpiexec` command), `ptxas` (`--emit=cubin`),
-`cuda-gpu` (a cuda target run without `--emulate`). The marker must be
+`cuda-gpu` (a cuda target run without `--emulate`), `aarch64-run` (an AArch64
+target's `lamina-run`, emulated). The marker must be
 justified (the feature known, the command of its kind); where the feature
 is present the command runs like any other, and where it is absent it is
 reported as not run.
@@ -71,7 +72,13 @@ def _needs_cuda_gpu(command: str) -> bool:
         and not re.search(r"--emit=(?!cubin)", command)
 
 
-FEATURE_COMMANDS = {"mpi": _needs_mpi, "ptxas": _needs_ptxas, "cuda-gpu": _needs_cuda_gpu}
+def _needs_aarch64_run(command: str) -> bool:
+    return ("lamina-run" in command and ("aarch64" in command or "neoverse" in command)
+            or "qemu-aarch64" in command)
+
+
+FEATURE_COMMANDS = {"mpi": _needs_mpi, "ptxas": _needs_ptxas, "cuda-gpu": _needs_cuda_gpu,
+                    "aarch64-run": _needs_aarch64_run}
 
 
 @dataclass
@@ -129,6 +136,12 @@ def available_features() -> set[str]:
         found.add("mpi")
     if find_ptxas():
         found.add("ptxas")
+    cross_gcc = shutil.which("aarch64-linux-gnu-gcc", path=path)
+    if shutil.which("qemu-aarch64", path=path) and cross_gcc:
+        libc = subprocess.run([cross_gcc, "-print-file-name=libc.a"], capture_output=True,
+                              text=True).stdout.strip()
+        if os.path.isabs(libc):
+            found.add("aarch64-run")
     if shutil.which("nvidia-smi", path=path):
         try:
             listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20)

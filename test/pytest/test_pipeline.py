@@ -222,10 +222,12 @@ def test_target_strings_are_checked_against_llvm():
               '  %0 = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
               '  return %0 : tensor<4xf32>\n}\n')
     with pytest.raises(ValueError, match=r"unknown CPU 'bogus' in target 'cpu:bogus' "
-                                         r"\(x86-64 CPUs the pinned LLVM knows: .*znver4"):
+                                         r"\(presets: .*neoverse-v2.*; x86-64 CPUs the pinned "
+                                         r"LLVM knows: .*znver4.*; AArch64 CPUs the pinned LLVM "
+                                         r"knows: .*neoverse-n1"):
         lamina.compile(source, target="cpu:bogus")
-    with pytest.raises(ValueError, match="AArch64 is not a target yet"):
-        lamina.compile(source, target="cpu:aarch64")
+    with pytest.raises(ValueError, match="'arm' is an ARM architecture: ARM is not a target"):
+        lamina.compile(source, target="cpu:arm")
     with pytest.raises(ValueError, match="unknown CPU 'bogus'"):
         CPUTarget(cpu="bogus")
     with pytest.raises(ValueError, match="unknown CPU feature 'foo'"):

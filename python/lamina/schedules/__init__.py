@@ -73,8 +73,9 @@ class ScheduleChoiceError(ValueError):
 
 
 def choice_fields() -> list[str]:
-    """The CPU model's fields a `lamina.schedule_choice` may set."""
-    return [f.name for f in dataclasses.fields(CPUModel)]
+    """The CPU model's fields a `lamina.schedule_choice` may set (not the
+    target's facts, such as scalable vectors)."""
+    return [f.name for f in dataclasses.fields(CPUModel) if f.metadata.get("choice", True)]
 
 
 def chosen_model(group: Group, model: CPUModel) -> CPUModel:

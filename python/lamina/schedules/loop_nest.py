@@ -205,12 +205,12 @@ def loop_nest_schedules(name: str, ops: list[LinalgOp], model: CPUModel) -> list
                 inside.add(_op_key(op.op))
     schedules: list[Schedule] = []
     for index, op in enumerate(reversed(alone)):
-        tiling = op_tiling(op, model)
+        tiling = op_tiling(op, model, scalable=True)
         schedules.append(LoopNestSchedule(group=f"{name}_{index}", root=op.tag,
                                           threads=_forall_tiles(op, model),
                                           ops=(tiling,) if tiling else ()))
-    tilings = [op_tiling(root, model, threads)] + [
-        op_tiling(op, model, _fused_tiles(op, root, threads)) for op in fused]
+    tilings = [op_tiling(root, model, threads, scalable=True)] + [
+        op_tiling(op, model, _fused_tiles(op, root, threads), scalable=True) for op in fused]
     schedules.append(LoopNestSchedule(group=name, root=root.tag, threads=threads,
                                       fused=tuple(op.tag for op in fused),
                                       ops=tuple(t for t in tilings if t)))

@@ -36,14 +36,29 @@ class OpTiling:
     accumulate: bool = False
     """A contraction whose innermost tile loop runs over its reduction:
     vectorised into FMAs, the accumulators kept in registers across it."""
+    scalable: tuple[bool, ...] = ()
+    """Per loop, whether its tile is a multiple of the scalable vector
+    length (SVE: `vector_tile` times vscale); such a tile is vectorised
+    with masks (the last one is partial), to `vector_sizes`."""
+    vector_sizes: tuple[int, ...] = ()
 
     def describe(self) -> str:
-        return (f"  {self.tag}: vector {list(self.vector_tile)}"
+        tile = [f"[{t}]" if scalable else str(t)
+                for t, scalable in zip(self.vector_tile, self.scalable or [False] * 99)]
+        return (f"  {self.tag}: vector [{', '.join(tile)}]"
                 + (f" reduction {list(self.reduction_tile)}" if self.reduction_tile else ""))
 
     def render(self, root: ir.Value) -> None:
         """Emits the tiling and vectorisation of the op tagged `tag`."""
         target = match_tag(root, self.tag)
+        if any(self.scalable):
+            tiled, loops = tile(target, self.vector_tile, self.scalable)
+            vectorize(tiled, self.vector_sizes, self.scalable)
+            # Masked transfers as transfers with a mask operand: the
+            # `vector.mask` regions would stop bufferization's deallocation.
+            patterns(loops[-1], vector_transform.ApplyLowerMaskedTransfersPatternsOp,
+                     canonicalization)
+            return
         tiled, loops = tile(target, self.vector_tile)
         if self.accumulate:
             vectorize(tiled)
@@ -109,18 +124,23 @@ def vector_dim(linalg: LinalgOp) -> int | None:
 
 
 def op_tiling(linalg: LinalgOp, model: CPUModel,
-              forall: tuple[int, ...] = ()) -> OpTiling | None:
+              forall: tuple[int, ...] = (), scalable: bool = False) -> OpTiling | None:
     """The vector tile of one op: one vector step along its vector dim,
     one element along every other loop. `forall` gives the tile sizes of
     the op's loops in the thread loop around it (0: whole): inside it
     those loops have the tile's extent (a copy of the op left outside the
-    loop, for uses outside the group, is tiled the same way)."""
+    loop, for uses outside the group, is tiled the same way). With
+    `scalable`, on a model of scalable vectors, an op that allows it gets
+    scalable vector code (a loop nest's: the other kinds' loops around
+    their ops have fixed tiles)."""
     forall = forall or (0,) * linalg.rank
     extents = tuple(t or e for t, e in zip(forall, linalg.extents))
     tiled = replace(linalg, extents=extents)
     dim = vector_dim(tiled)
     if dim is None:
         return None
+    if scalable and model.scalable_vectors and _scalable(tiled, dim):
+        return _scalable_tiling(linalg, model, forall, extents, dim)
     # Strided reads (a transpose's) are gathered element by element: one
     # vector at a time keeps the unrolled code small.
     length = vector_length(extents[dim], model if tiled.vector_dim() is not None
@@ -143,6 +163,54 @@ def op_tiling(linalg: LinalgOp, model: CPUModel,
         return OpTiling(linalg.tag, tuple(tile_sizes), tuple(reduction))
     tile_sizes[dim] = length
     return OpTiling(linalg.tag, tuple(tile_sizes))
+
+
+def _scalable(linalg: LinalgOp, dim: int) -> bool:
+    """Whether an op's vector code can be scalable: its vector dim is
+    contiguous and parallel, every operand reads along it (upstream's
+    transfer lowering cannot broadcast a value to a scalable vector), and
+    every op of its body has scalable vector code (`_scalable_op`)."""
+    if linalg.vector_dim() != dim or linalg.reduction[dim]:
+        return False
+    if any(dims and dim not in dims for dims in linalg.maps):
+        return False
+    body = linalg.op.regions[0].blocks[0].operations if linalg.op.regions else []
+    return all(_scalable_op(o) for o in body)
+
+
+# Math ops LLVM's backends lower on scalable vectors themselves, and those
+# cpu-approximate-math turns into polynomials on f32 vectors. Others
+# (cos, pow, ...) become libm calls per element, which LLVM can make of
+# fixed vectors only; so does `arith.remf`.
+_NATIVE_MATH = {"math.sqrt", "math.fma", "math.absf", "math.floor", "math.ceil",
+                "math.roundeven", "math.copysign", "math.absi"}
+_APPROXIMATED_MATH = {"math.exp", "math.log", "math.tanh", "math.erf", "math.rsqrt"}
+
+
+def _scalable_op(op: ir.Operation) -> bool:
+    """Whether an op of a linalg body vectorises to code for scalable
+    vectors: no gather (`tensor.extract`, which upstream's masked
+    vectorisation does not turn into scalable loads), no math op but those
+    LLVM lowers on them or Lamina approximates (on f32)."""
+    name = op.name
+    if name == "tensor.extract" or name == "arith.remf":
+        return False
+    if not name.startswith("math.") or name in _NATIVE_MATH:
+        return True
+    return name in _APPROXIMATED_MATH and all(isinstance(r.type, ir.F32Type) for r in op.results)
+
+
+def _scalable_tiling(linalg: LinalgOp, model: CPUModel, forall: tuple[int, ...],
+                     extents: tuple[int, ...], dim: int) -> OpTiling:
+    """Scalable vector code along `dim`: `unroll` vectors of the minimum
+    width times vscale per step where the extent has that many, else one;
+    the last step masked."""
+    step = model.lanes * (model.unroll if extents[dim] >= model.lanes * model.unroll else 1)
+    tile_sizes = [t or (0 if extent == 1 else 1) for t, extent in zip(forall, linalg.extents)]
+    tile_sizes[dim] = step
+    sizes = tuple(t or e for t, e in zip(tile_sizes, extents))
+    scalable = tuple(d == dim for d in range(linalg.rank))
+    return OpTiling(linalg.tag, tuple(tile_sizes), scalable=scalable, vector_sizes=sizes)
 
 
 def _reads_index(op: ir.Operation, dim: int) -> bool:

@@ -28,12 +28,19 @@ def match_tag(target: ir.Value, tag: str) -> ir.Value:
     return structured.MatchOp(any_op(), target, op_attrs=attrs).result
 
 
-def tile(target: ir.Value, sizes: tuple[int, ...]) -> tuple[ir.Value, list[ir.Value]]:
-    """`target` tiled by `scf.for` loops of `sizes` (0: not tiled): the
-    tiled op and the loops, outermost first; no loops when all are 0."""
+def _sizes(sizes: tuple[int, ...], scalable: tuple[bool, ...]) -> list:
+    """Sizes as the builders take them: a scalable one in a list (`[4]`)."""
+    return [[s] if scalable and scalable[i] else s for i, s in enumerate(sizes)]
+
+
+def tile(target: ir.Value, sizes: tuple[int, ...],
+         scalable: tuple[bool, ...] = ()) -> tuple[ir.Value, list[ir.Value]]:
+    """`target` tiled by `scf.for` loops of `sizes` (0: not tiled; those
+    flagged `scalable` are multiples of vscale): the tiled op and the
+    loops, outermost first; no loops when all are 0."""
     if not any(sizes):
         return target, []
-    op = structured.TileUsingForOp(target, sizes=list(sizes))
+    op = structured.TileUsingForOp(target, sizes=_sizes(sizes, scalable))
     return op.tiled_linalg_op, list(op.loops)
 
 
@@ -55,8 +62,14 @@ def fuse_into(producers: list[ir.Value], container: ir.Value) -> list[ir.Value]:
     return fused
 
 
-def vectorize(target: ir.Value) -> None:
-    structured.VectorizeOp(target)
+def vectorize(target: ir.Value, sizes: tuple[int, ...] = (),
+              scalable: tuple[bool, ...] = ()) -> None:
+    """Vectorises `target`; with `sizes` (scalable ones flagged), masked
+    to vectors of those sizes."""
+    if sizes:
+        structured.VectorizeOp(target, vector_sizes=_sizes(sizes, scalable))
+    else:
+        structured.VectorizeOp(target)
 
 
 def patterns(target: ir.Value, *builders, cse: bool = False) -> None:

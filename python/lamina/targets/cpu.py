@@ -1,5 +1,6 @@
-"""The CPU target: x86-64 CPUs (the host by default), JIT-compiled through
-MLIR's ExecutionEngine or compiled ahead of time to object files.
+"""The CPU target: x86-64 and AArch64 CPUs (the host by default),
+JIT-compiled through MLIR's ExecutionEngine or compiled ahead of time to
+object files.
 
 The CPU pipeline, stage by stage (the first two are the shared front end,
 lamina.targets.frontend):
@@ -53,7 +54,7 @@ lamina.targets.frontend):
   ABI below), buffers are freed by ownership-based deallocation. Arguments
   of public functions are read-only, so inputs are never written
   (`cpu-protect-inputs`); a buffer returned twice is copied for its
-  second result (`cpu-copy-repeated-results`); a result computed in a
+  second result (`func-copy-repeated-results`); a result computed in a
   reshaped buffer is computed in the out-parameter itself
   (`cpu-forward-result-copies`);
 * `loops`: what no schedule covered becomes scf loops; exp, log, tanh,
@@ -78,10 +79,15 @@ lamina.targets.frontend):
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
-Target specs: `cpu` (the host), `cpu:CPU` (an x86-64 CPU the pinned
-LLVM knows: `llc -mtriple=x86_64 -mcpu=help`), then options after commas:
-`threads=N` and features `+name` / `-name` (`cpu:znver4,-avx512f,threads=2`).
-An unknown CPU, feature or option is an error when the spec is parsed.
+Target specs: `cpu` (the host), `cpu:CPU` (a preset of
+lamina.targets.cpu_model, or an x86-64 or AArch64 CPU the pinned LLVM
+knows: `llc -mtriple=ARCH -mcpu=help`), features glued on with `+`
+(`cpu:aarch64+sve`), then options after commas: `threads=N` and features
+`+name` / `-name` (`cpu:znver4,-avx512f,threads=2`). An unknown CPU,
+feature or option is an error when the spec is parsed. A target of
+another architecture than the host's (AArch64 on x86-64) compiles the
+same pipeline for its triple; `compile()` links the object into an
+executable run under emulation (lamina.targets.cross), on one thread.
 
 Threads: all cores by default; `LAMINA_NUM_THREADS`, or the target spec
 `cpu:threads=N` (also `cpu:znver4,threads=N`), sets how many. Code for
@@ -96,10 +102,13 @@ C ABI of a compiled public function `@f(%a: tensor<..>, ...) -> (tensor<..>, ...
 `memref_t` is MLIR's descriptor `{T *allocated, T *aligned, int64_t offset,
 int64_t sizes[rank], int64_t strides[rank]}` of a contiguous row-major
 buffer, and the caller allocates the results. i1 elements are bytes.
+`lamina-compile --emit=shared` wraps it in a plain C ABI, a pointer per
+argument and result (lamina.targets.library).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import glob
 import os
@@ -115,7 +124,7 @@ from lamina.passes.cpu_pointwise_convolutions_to_contractions import (
 from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
-from lamina.passes.cpu_copy_repeated_results import CPUCopyRepeatedResults
+from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
@@ -144,9 +153,10 @@ from lamina.runtime import (ArrayFunction, CompiledFunction, argument_names, fin
                             jit_compile, jit_compile_bound)
 from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
-from lamina.targets.cpu_model import CPUModel, default_threads
+from lamina.targets.cpu_model import (ARCHITECTURE_NAMES, ARCHITECTURES, CPU_PRESETS,
+                                      CPUTargetModel, default_threads, host_model, model_for)
 from lamina.targets.frontend import frontend_stages
-from lamina.targets.host import detect_host
+from lamina.targets.host import detect_host, host_architecture, host_architecture_name
 from lamina.targets.llvm_tools import LLC, Opt, TranslateToLLVMIR, machine_names
 from lamina.toolchain import library_path
 from lamina.tuning import TunedChoices
@@ -172,31 +182,55 @@ def openmp_library() -> str:
 
 
 class CPUTarget(Target):
-    """x86-64 CPUs (the host by default), JIT-compiled through MLIR's
-    ExecutionEngine or compiled ahead of time to object files."""
+    """CPUs (the host by default, or a CPU target model of
+    lamina.targets.cpu_model: x86-64 and AArch64), JIT-compiled through
+    MLIR's ExecutionEngine for the host's architecture, or compiled ahead
+    of time to object files (and, for another architecture, linked and run
+    under emulation: lamina.targets.cross)."""
 
     kind = "cpu"
 
     def __init__(self, cpu: str | None = None, features: tuple[str, ...] | None = None,
-                 triple: str | None = None, opt_level: int = 3, threads: int | None = None):
+                 triple: str | None = None, opt_level: int = 3, threads: int | None = None,
+                 model: CPUTargetModel | None = None):
         host = detect_host()
-        self.triple = triple or host.triple
-        self.cpu = cpu or host.cpu
-        if self.cpu != host.cpu:
-            check_cpu_name(self.cpu)
-        if features is None:
-            features = host.features if self.cpu == host.cpu else ()
-        else:
-            check_feature_names(features)
-        self.features = tuple(features)
+        if model is None:
+            if cpu is None or cpu == host.cpu:
+                model = host_model(host.triple, host.cpu, host.features)
+                if features is not None:
+                    check_feature_names(features, model.arch)
+                    model = dataclasses.replace(model, name=host.cpu).with_features(
+                        tuple(features))
+            else:
+                model = cpu_model_named(cpu)
+                if features is not None:
+                    check_feature_names(features, model.arch)
+                    model = model.with_features(tuple(features))
+        self.model = model
+        self.host = model.name == "host"
+        self.triple = triple or (host.triple if self.host else model.triple)
+        self.cpu = model.cpu
+        self.features = tuple(model.features)
         self.opt_level = opt_level
         if threads is not None and not 1 <= threads <= MAX_THREADS:
             raise ValueError(f"threads must be at least 1 and at most {MAX_THREADS}, got {threads}")
-        self.threads = threads or default_threads()
+        if not self.native and threads not in (None, 1):
+            raise ValueError(f"threads={threads}: code for {model.architecture_name} compiled on "
+                             f"this {host_architecture_name()} machine runs on one thread (no "
+                             f"OpenMP runtime for {model.architecture_name} with LLVM's "
+                             "__kmpc interface is available here: Debian's libgomp has "
+                             "GCC's only)")
+        self.threads = threads or (default_threads() if self.native else 1)
+
+    @property
+    def native(self) -> bool:
+        """Whether code for this target runs on this machine (its
+        architecture is the host's)."""
+        return self.model.arch == host_architecture()
 
     @property
     def name(self) -> str:
-        return "cpu" if self.cpu == detect_host().cpu else f"cpu:{self.cpu}"
+        return "cpu" if self.host else f"cpu:{self.model.name}"
 
     def runtime_libraries(self) -> list[str]:
         libraries = [library_path(name) for name in RUNTIME_LIBRARIES]
@@ -206,20 +240,32 @@ class CPUTarget(Target):
 
     @property
     def vector_bits(self) -> int:
-        if "+avx512f" in self.features:
-            return 512
-        return 256 if "+avx2" in self.features or "+avx" in self.features else 128
+        return self.model.vector_bits
+
+    def llvm_options(self) -> tuple[str, ...]:
+        """Backend options beyond triple, CPU and features: the SVE vector
+        length that code is specific to."""
+        if self.model.sve_bits:
+            return (f"-aarch64-sve-vector-bits-min={self.model.sve_bits}",
+                    f"-aarch64-sve-vector-bits-max={self.model.sve_bits}")
+        return ()
 
     @property
     def converts_bf16(self) -> bool:
         """Whether the CPU has an f32 -> bf16 conversion instruction (else
         the code generator calls `__truncsfbf2`, which the module defines:
         `cpu-define-bf16-truncation`)."""
+        if self.model.arch == "aarch64":
+            return "+bf16" in self.features
         return "+avx512bf16" in self.features or "+avxneconvert" in self.features
 
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
-        schedule = CPUSchedule(threads=self.threads, vector_bits=self.vector_bits)
+        model = self.model
+        schedule = CPUSchedule(threads=self.threads, vector_bits=model.vector_bits,
+                               vector_registers=model.vector_registers,
+                               l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes,
+                               scalable=model.scalable)
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
@@ -250,7 +296,7 @@ class CPUTarget(Target):
                 ConvertShardCollectivesToMPI(),
                 "eliminate-empty-tensors",
                 BUFFERIZE,
-                CPUCopyRepeatedResults(),
+                FuncCopyRepeatedResults(),
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
                 "canonicalize",
                 CPUForwardResultCopies(),
@@ -299,11 +345,13 @@ class CPUTarget(Target):
             ], description="the LLVM dialect"),
             Stage("llvm", [
                 TranslateToLLVMIR(self.triple),
-                Opt(self.triple, self.cpu, self.features, self.opt_level),
+                Opt(self.triple, self.cpu, self.features, self.opt_level, self.llvm_options()),
             ], kind="llvm", description="optimized LLVM IR"),
-            Stage("asm", [LLC(self.triple, self.cpu, self.features, "asm", self.opt_level)],
+            Stage("asm", [LLC(self.triple, self.cpu, self.features, "asm", self.opt_level,
+                              self.llvm_options())],
                   kind="asm", input="llvm", description="assembly"),
-            Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level)],
+            Stage("obj", [LLC(self.triple, self.cpu, self.features, "obj", self.opt_level,
+                              self.llvm_options())],
                   kind="obj", input="llvm", description="relocatable object file"),
         ], target=self)
         # Batch norms folded into the weights before them, and what depends
@@ -315,7 +363,7 @@ class CPUTarget(Target):
         # f16/bf16 contractions through the f32 schedules.
         pipeline.insert_before("nn-fuse", CPUWidenContractions(), stage="fused")
         # Attention flash-style, in tiles of this CPU's register tile.
-        queries, keys = attention_tiles(CPUModel.for_features(self.features, self.threads))
+        queries, keys = attention_tiles(self.model.schedule_model(self.threads))
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
             attention_query_tile=queries, attention_key_tile=keys), stage="linalg")
 
@@ -356,6 +404,9 @@ class CPUTarget(Target):
         cached, so a second compile of the same one loads it (lamina.cache)."""
         self.check_program(module, pipeline)
         pipeline = (pipeline or self.pipeline()).copy()
+        if distributed and not self.native:
+            raise ValueError(f"a distributed run is for the host's architecture, not "
+                             f"{self.model.architecture_name}")
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
         if self.threads > 1:
@@ -369,6 +420,9 @@ class CPUTarget(Target):
             passes = pipeline.stage(stage).passes
             passes[:] = [NNShardErase() if isinstance(p, NNShardPartition) else p
                          for p in passes]
+        if not self.native:
+            from lamina.targets.cross import compile_emulated
+            return compile_emulated(self.model, module, entry, pipeline)
         function = cached_compile(module, entry, self.description(), pipeline, libraries,
                                   lambda: jit_compile(module, entry=entry, pipeline=pipeline,
                                                       shared_libs=libraries,
@@ -442,8 +496,10 @@ _REUSE_SET = False
 
 # Architectures LLVM has a backend for that Lamina's cpu target does not
 # compile for (yet).
-_OTHER_ARCHITECTURES = {"aarch64": "AArch64", "arm64": "AArch64", "arm": "ARM",
-                        "riscv64": "RISC-V", "riscv32": "RISC-V", "ppc64le": "PowerPC"}
+_OTHER_ARCHITECTURES = {"arm": "ARM", "riscv64": "RISC-V", "riscv32": "RISC-V",
+                        "ppc64le": "PowerPC"}
+# Other names of presets.
+_ALIASES = {"arm64": "aarch64"}
 
 
 def _near(name: str, known) -> str:
@@ -452,54 +508,65 @@ def _near(name: str, known) -> str:
     return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
 
 
-def check_cpu_name(cpu: str) -> None:
-    """Raises ValueError unless `cpu` is an x86 CPU the pinned LLVM knows
-    (`llc -mcpu=help`), naming the near ones and listing all; an AArch64
-    architecture or CPU name says that AArch64 is not a target yet."""
-    known = machine_names("x86_64").cpus
-    if cpu in known:
-        return
+def cpu_model_named(cpu: str) -> CPUTargetModel:
+    """The model of a preset (CPU_PRESETS) or of a CPU the pinned LLVM
+    knows (x86-64 first, then AArch64: `llc -mcpu=help`). Raises
+    ValueError naming the near ones and listing all."""
+    cpu = _ALIASES.get(cpu, cpu)
+    if cpu in CPU_PRESETS:
+        return CPU_PRESETS[cpu]
+    for arch in ARCHITECTURES:
+        if cpu in machine_names(arch).cpus:
+            return model_for(arch, cpu, ())
     other = _OTHER_ARCHITECTURES.get(cpu.lower())
-    if other is None and cpu in machine_names("aarch64").cpus:
-        other = "AArch64"
     if other is not None:
-        article = "an" if other in ("AArch64", "ARM") else "a"
-        raise ValueError(f"'{cpu}' is {article} {other} "
-                         f"{'architecture' if cpu.lower() in _OTHER_ARCHITECTURES else 'CPU'}: "
-                         f"{other} is not a target yet (the cpu target compiles for x86-64 CPUs)")
-    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{_near(cpu, known)} (x86-64 "
-                     f"CPUs the pinned LLVM knows: {', '.join(known)})")
+        raise ValueError(f"'{cpu}' is {'an' if other == 'ARM' else 'a'} {other} architecture: "
+                         f"{other} is not a target yet (the cpu target compiles for x86-64 "
+                         "and AArch64 CPUs)")
+    known = list(dict.fromkeys([*CPU_PRESETS, *machine_names("x86_64").cpus,
+                                *machine_names("aarch64").cpus]))
+    raise ValueError(f"unknown CPU '{cpu}' in target 'cpu:{cpu}'{_near(cpu, known)} (presets: "
+                     f"{', '.join(CPU_PRESETS)}; x86-64 CPUs the pinned LLVM knows: "
+                     f"{', '.join(machine_names('x86_64').cpus)}; AArch64 CPUs the pinned LLVM "
+                     f"knows: {', '.join(machine_names('aarch64').cpus)})")
 
 
-def check_feature_names(features) -> None:
+def check_cpu_name(cpu: str) -> None:
+    """Raises ValueError unless `cpu` names a preset or a CPU the pinned
+    LLVM knows (see `cpu_model_named`)."""
+    cpu_model_named(cpu)
+
+
+def check_feature_names(features, arch: str = "x86_64") -> None:
     """Raises ValueError unless every feature is `+name` or `-name` with a
-    name the pinned LLVM's x86 backend knows."""
-    known = machine_names("x86_64").features
+    name the pinned LLVM's backend for `arch` knows."""
+    known = machine_names(arch).features
     for feature in features:
         name = feature[1:]
         if feature[:1] in ("+", "-") and name in known:
             continue
         if feature[:1] not in ("+", "-"):
             raise ValueError(f"feature '{feature}' must start with '+' (enable) or '-' (disable)")
-        raise ValueError(f"unknown CPU feature '{name}'{_near(name, known)} (x86-64 features the "
-                         f"pinned LLVM knows: {', '.join(known)})")
+        raise ValueError(f"unknown CPU feature '{name}'{_near(name, known)} "
+                         f"({ARCHITECTURE_NAMES[arch]} features the pinned LLVM knows: "
+                         f"{', '.join(known)})")
 
 
-def _with_features(base: tuple[str, ...], changes: list[str]) -> tuple[str, ...]:
-    """`base` with each `+name` / `-name` of `changes` replacing what it
-    said about that name."""
-    signs = {feature[1:]: feature[0] for feature in base}
-    for feature in changes:
-        signs.pop(feature[1:], None)
-        signs[feature[1:]] = feature[0]
-    return tuple(sign + name for name, sign in signs.items())
+def _split_glued_features(item: str) -> tuple[str, list[str]]:
+    """`aarch64+sve+bf16` -> (`aarch64`, [`+sve`, `+bf16`]); a name that
+    is a preset or an LLVM CPU as it is stays whole."""
+    if "+" not in item or item in _ALIASES or item in CPU_PRESETS:
+        return item, []
+    name, *features = item.split("+")
+    return name, [f"+{f}" for f in features]
 
 
 @register_target("cpu")
 def _cpu_target(arch: str | None) -> Target:
-    """`cpu`, `cpu:CPU`, and options after a comma: `threads=N`, features
-    `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An unknown CPU,
-    feature or option is a ValueError."""
+    """`cpu`, `cpu:CPU` (a preset or an LLVM CPU name, features glued on
+    with `+`: `cpu:aarch64+sve`), and options after a comma: `threads=N`,
+    features `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An
+    unknown CPU, feature or option is a ValueError."""
     cpu, threads, changes = None, None, []
     items = arch.split(",") if arch else []
     for index, item in enumerate(items):
@@ -519,13 +586,11 @@ def _cpu_target(arch: str | None) -> Target:
         elif not item:
             raise ValueError(f"empty item in target 'cpu:{arch}'")
         elif index == 0:
-            cpu = item
+            cpu, glued = _split_glued_features(item)
+            changes.extend(glued)
         else:
             raise ValueError(f"unknown option '{item}' in target 'cpu:{arch}' (the CPU comes "
                              "first; options: threads=N, +feature, -feature)")
     if not changes:
         return CPUTarget(cpu=cpu, threads=threads)
-    check_feature_names(changes)
-    host = detect_host()
-    base = host.features if cpu in (None, host.cpu) else ()
-    return CPUTarget(cpu=cpu, features=_with_features(base, changes), threads=threads)
+    return CPUTarget(cpu=cpu, features=tuple(changes), threads=threads)

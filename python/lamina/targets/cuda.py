@@ -68,6 +68,7 @@ from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, p
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU
+from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
 from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
@@ -343,6 +344,7 @@ class CUDATarget(Target):
             ConvertNNToHW(chip=self.arch.name),
             "hw-pipeline",
             BUFFERIZE,
+            FuncCopyRepeatedResults(),
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize",
             "cse",

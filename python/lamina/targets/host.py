@@ -78,3 +78,13 @@ def _detect_from_cpuinfo() -> HostInfo:
     machine = platform.machine() or "x86_64"
     return HostInfo(f"{machine}-unknown-linux-gnu", "x86-64" if machine == "x86_64" else "generic",
                     tuple(f"+{f}" for f in features))
+
+
+def host_architecture() -> str:
+    """The architecture of this machine by LLVM's name (`x86_64`, `aarch64`)."""
+    machine = platform.machine().lower()
+    return {"arm64": "aarch64", "amd64": "x86_64"}.get(machine, machine)
+
+
+def host_architecture_name() -> str:
+    return {"x86_64": "x86-64", "aarch64": "AArch64"}.get(host_architecture(), host_architecture())

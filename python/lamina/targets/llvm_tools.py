@@ -63,14 +63,16 @@ def run_llvm_tool(command: list[str], input_bytes: bytes) -> bytes:
 class _MachineTool:
     """An LLVM tool run for a triple, CPU and feature list."""
 
-    def __init__(self, triple: str, cpu: str, features: tuple[str, ...], opt_level: int = 3):
+    def __init__(self, triple: str, cpu: str, features: tuple[str, ...], opt_level: int = 3,
+                 options: tuple[str, ...] = ()):
         self.triple, self.cpu, self.features, self.opt_level = triple, cpu, features, opt_level
+        self.options = tuple(options)
 
     def machine_flags(self) -> list[str]:
         flags = [f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
         if self.features:
             flags.append(f"-mattr={','.join(self.features)}")
-        return flags
+        return flags + list(self.options)
 
 
 class Opt(_MachineTool):
@@ -94,8 +96,8 @@ class LLC(_MachineTool):
     file with the wheel's `llc`."""
 
     def __init__(self, triple: str, cpu: str, features: tuple[str, ...], filetype: str,
-                 opt_level: int = 3):
-        super().__init__(triple, cpu, features, opt_level)
+                 opt_level: int = 3, options: tuple[str, ...] = ()):
+        super().__init__(triple, cpu, features, opt_level, options)
         self.filetype = filetype
         self.argument = f"llc-{filetype}"
 

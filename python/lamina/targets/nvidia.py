@@ -695,3 +695,37 @@ def row_kernel_shape(columns: int) -> tuple[int, int, int]:
         chunk = MAX_THREADS * LONG_ROW_ELEMENTS_PER_THREAD
         return MAX_THREADS, LONG_ROW_ELEMENTS_PER_THREAD, -(-columns // chunk)
     return threads, per_thread, 1
+
+
+# ---------------------------------------------------------------------------
+# Convolutions.
+
+# The element types of convolutions on tensor cores (implicit GEMM).
+IMPLICIT_GEMM_TYPES = ("f16", "bf16")
+
+
+def conv_kernel(dtype: str, groups: int) -> str:
+    """Which kernel a convolution gets: "implicit_gemm" (tensor cores: the
+    input's im2col matrix, output pixels by K = C*KH*KW taps, times the
+    filter, tiled as a matmul; NCHW and NHWC results alike) for f16 and
+    bf16 convs of one group (a depthwise or grouped conv is many small
+    GEMMs, K = C/groups * KH * KW, which leave the tensor cores idle),
+    else "direct" (CUDA cores: each thread an output element, walking its
+    window, f32 sums; f32 convs too, whose 3xTF32 products on tensor cores
+    would need each gathered element split into two tf32 parts). NCHW and
+    NHWC convs get the same choice."""
+    if dtype in IMPLICIT_GEMM_TYPES and groups == 1:
+        return "implicit_gemm"
+    return "direct"
+
+
+def direct_conv_kernel_shape(elements: int, arch: Architecture) -> tuple[int, int, int]:
+    """(threads per block, elements per thread, blocks) of a direct
+    convolution over `elements` outputs: 256 threads of one element each
+    (consecutive threads consecutive outputs, so that their window reads
+    of a row of the input are coalesced; an element walks its whole
+    window, so one is work enough), the blocks striding over the tiles,
+    eight per SM at most."""
+    threads = 256
+    tiles = max(1, -(-elements // threads))
+    return threads, 1, min(tiles, 8 * arch.sms)

@@ -125,7 +125,7 @@ func.func @store_epilogue_type(%c: memref<100x100xf16>, %bias: memref<100xf16>) 
 func.func @store_extra_shape(%c: memref<100x100xf16>, %bias: memref<64xf16>) attributes {hw.kernel} {
   %c0 = arith.constant 0 : index
   %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
-  // expected-error @+1 {{'hw.store' op extra #0 memref<64xf16> is neither a vector of memref<100x100xf16>'s columns (100) nor of its shape}}
+  // expected-error @+1 {{'hw.store' op extra #0 memref<64xf16> is neither a vector of memref<100x100xf16>'s columns (100) nor of its shape (or its rank, broadcast)}}
   "hw.store"(%acc, %c, %bias, %c0, %c0) {epilogue = @e, operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<100x100xf16>, memref<64xf16>, index, index) -> ()
   return
 }

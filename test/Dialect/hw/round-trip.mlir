@@ -161,3 +161,36 @@ func.func private @split_transposed() attributes {hw.kernel} {
   "hw.mma"(%at, %at, %acc) {precision = "tf32_rounded", transpose_a = true} : (memref<32x64xf32, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
   return
 }
+
+// The convolution ops: a direct kernel's window sums (with a bias, groups)
+// and an implicit GEMM's im2col gather.
+// CHECK-LABEL: func.func private @convolutions
+// CHECK: "hw.conv_elements"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {count = 144 : i64, dilations = array<i64: 2, 1>, groups = 3 : i64, padding = array<i64: 1, 0>, shape = array<i64: 1, 6, 6, 6>}
+// CHECK: "hw.im2col"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {layout = "NHWC", padding = array<i64: 1, 1>, space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>}
+func.func private @convolutions(%x: memref<1x3x8x8xf32>, %w: memref<6x1x3x3xf32>, %b: memref<6xf32>, %h: memref<1x8x8x16xf16>) attributes {hw.kernel} {
+  %t = "hw.alloc"() : () -> memref<256xf32, #gpu.address_space<private>>
+  %a = "hw.alloc"() : () -> memref<64x32xf16, #gpu.address_space<workgroup>>
+  %o = arith.constant 0 : index
+  "hw.conv_elements"(%x, %w, %t, %o, %b) {shape = array<i64: 1, 6, 6, 6>, count = 144 : i64, padding = array<i64: 1, 0>, dilations = array<i64: 2, 1>, groups = 3 : i64} : (memref<1x3x8x8xf32>, memref<6x1x3x3xf32>, memref<256xf32, #gpu.address_space<private>>, index, memref<6xf32>) -> ()
+  "hw.im2col"(%h, %a, %o, %o) {space = array<i64: 1, 8, 8>, window = array<i64: 3, 3>, padding = array<i64: 1, 1>, layout = "NHWC"} : (memref<1x8x8x16xf16>, memref<64x32xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  return
+}
+
+// An NCHW conv's transposed im2col tile and a store whose extra is read
+// per row (broadcast over its dims of 1).
+// CHECK-LABEL: func.func private @per_row_store
+// CHECK: "hw.im2col"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {space = array<i64: 2, 8, 8>, transposed = true, window = array<i64: 3, 3>}
+// CHECK: "hw.store"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {epilogue = @row_scale, operandSegmentSizes = array<i32: 1, 1, 1, 3>}
+func.func private @row_scale(%acc: f32, %s: f16) -> f16 {
+  %0 = arith.truncf %acc : f32 to f16
+  %1 = arith.mulf %0, %s : f16
+  return %1 : f16
+}
+func.func private @per_row_store(%x: memref<2x16x8x8xf16>, %y: memref<2x70x64xf16>, %s: memref<1x70x1xf16>) attributes {hw.kernel} {
+  %b = "hw.alloc"() : () -> memref<32x64xf16, #gpu.address_space<workgroup>>
+  %acc = "hw.alloc"() : () -> memref<64x64xf32, #gpu.address_space<private>>
+  %o = arith.constant 0 : index
+  "hw.im2col"(%x, %b, %o, %o) {space = array<i64: 2, 8, 8>, window = array<i64: 3, 3>, transposed = true} : (memref<2x16x8x8xf16>, memref<32x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  "hw.store"(%acc, %y, %s, %o, %o, %o) {epilogue = @row_scale, operandSegmentSizes = array<i32: 1, 1, 1, 3>} : (memref<64x64xf32, #gpu.address_space<private>>, memref<2x70x64xf16>, memref<1x70x1xf16>, index, index, index) -> ()
+  return
+}

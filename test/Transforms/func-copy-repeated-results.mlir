@@ -1,6 +1,6 @@
-// RUN: lamina-opt %s --split-input-file --cpu-copy-repeated-results | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --func-copy-repeated-results | FileCheck %s
 // The upstream pass that ends the process on a repeated result runs after it:
-// RUN: lamina-opt %s --split-input-file --cpu-copy-repeated-results \
+// RUN: lamina-opt %s --split-input-file --func-copy-repeated-results \
 // RUN:   | mlir-opt --split-input-file --buffer-results-to-out-params="hoist-static-allocs modify-public-functions" \
 // RUN:   | FileCheck %s --check-prefix=OUT
 

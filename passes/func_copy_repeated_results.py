@@ -1,4 +1,4 @@
-"""--cpu-copy-repeated-results: a buffer returned more than once is
+"""--func-copy-repeated-results: a buffer returned more than once is
 returned once, and copied for its other results.
 
 A function that returns one value twice (`return %0, %0`) returns one
@@ -28,10 +28,10 @@ from lamina.pass_registry import Pass, register_pass
 
 @register_pass
 @dataclass
-class CPUCopyRepeatedResults(Pass):
+class FuncCopyRepeatedResults(Pass):
     """Copies a buffer that a function returns more than once, so that each result is a buffer of its own."""
 
-    argument = "cpu-copy-repeated-results"
+    argument = "func-copy-repeated-results"
     verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
 
