@@ -90,6 +90,7 @@ class NNInlineFused(Pass):
                          for f in op.regions[0].blocks[0].operations
                          if "sym_name" in f.operation.attributes}
         groups: set[str] = set()
+        referred = _other_uses(op)
         remaining: dict[str, int] = {}
         for call in calls:
             name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
@@ -111,22 +112,22 @@ class NNInlineFused(Pass):
                 group = f"{name}_{copy}"
             groups.add(group)
             inline_call(call, body, group,
-                        consume=remaining[name] == 0 and not _other_uses(op, name))
+                        consume=remaining[name] == 0 and name not in referred)
 
 
-def _other_uses(module: ir.Operation, name: str) -> bool:
-    """True when something other than a marked call refers to @name."""
-    found = False
+def _other_uses(module: ir.Operation) -> set[str]:
+    """The symbols that something other than a marked call refers to.
+    Inlining moves and copies ops that refer to symbols but adds no new
+    name, so the set found before it holds throughout."""
+    found: set[str] = set()
 
     def visit(op):
-        nonlocal found
         if op.name == "func.call" and FUSION_KIND in op.attributes:
             return ir.WalkResult.ADVANCE
         for attribute in op.attributes:
             value = op.attributes[attribute]
-            if isinstance(value, ir.FlatSymbolRefAttr) and ir.FlatSymbolRefAttr(value).value == name:
-                found = True
-                return ir.WalkResult.INTERRUPT
+            if isinstance(value, ir.FlatSymbolRefAttr):
+                found.add(ir.FlatSymbolRefAttr(value).value)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -14,7 +14,8 @@ shared library (with the runtime libraries it calls: MLIR's runner
 utilities, the OpenMP runtime) and loaded with local symbols, as the JIT's
 runtime libraries are (lamina.runtime); the entry is called through the
 same `_mlir_ciface_` function. Its key is a hash of the module without
-its locations, the entry, the target (triple, CPU, features, threads,
+its locations (printed with its large dense constants elided, and a
+digest of those constants' bytes, `constants_digest`), the entry, the target (triple, CPU, features, threads,
 optimisation level), the pipeline's passes and options, the tuning
 cache's entries, Lamina (its version and the sizes and times of its
 sources) and the files of any code outside Lamina that defines dialects,
@@ -23,11 +24,17 @@ with pipeline observers (reports) or for distributed runs, and programs
 compiled while such definitions come from code without a file (typed at
 a prompt), are not cached.
 
+The large constants the program reads as data (a model's weights, see
+`lamina.runtime.bind_constant_globals`) are linked into the library's
+read-only data by the assembler, so a cached program's weights are mapped
+from the file when it loads, neither compiled nor copied.
+
 Every entry is written to a temporary file and renamed into place, the
-library before its record (`KEY.json`, with the library's SHA-256): a
-reader sees whole entries or none. An entry whose record is unreadable or
-whose library does not match it or does not load is ignored and
-replaced. Beyond `LIMIT_BYTES` of programs, the least recently used go.
+library before its record (`KEY.json`, with the library's size and
+modification time, checked instead of a digest so that loading a model of
+hundreds of megabytes does not read them all): a reader sees whole entries
+or none. An entry whose record is unreadable or whose library is not the
+one it records or does not load is ignored and replaced. Beyond `LIMIT_BYTES` of programs, the least recently used go.
 """
 
 from __future__ import annotations
@@ -50,7 +57,10 @@ from mlir import ir
 from lamina.parsing import parse
 from lamina.runtime import ArrayFunction, CompiledFunction, entry_signature
 
-FORMAT = 1
+FORMAT = 3
+LARGE_ELEMENTS = 64
+"""Dense constants of more elements than this enter a program's key by a
+digest of their bytes rather than as printed text (`constants_digest`)."""
 LIMIT_BYTES = 1 << 30
 """Compiled programs beyond this total size are removed, least recently
 used first, down to three quarters of it."""
@@ -197,13 +207,63 @@ def program_key(module: ir.Module, entry: str | None, target_description: str,
     definitions = user_definitions()
     if definitions is None:
         return None
-    text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True)
+    text = module.operation.get_asm(enable_debug_info=False, print_generic_op_form=True,
+                                    large_elements_limit=LARGE_ELEMENTS)
     digest = hashlib.sha256()
     for part in (f"format {FORMAT}", lamina_version(), target_description, f"entry {entry}",
-                 pipeline_text, definitions, _tuning_state(directory), text):
+                 pipeline_text, definitions, _tuning_state(directory), text,
+                 constants_digest(module)):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _large_elements(attribute: ir.Attribute, found: list) -> None:
+    """Appends to `found` the dense elements attributes in `attribute`
+    (itself, or inside arrays and dictionaries) that the printer elides."""
+    if isinstance(attribute, ir.DenseElementsAttr):
+        if not attribute.is_splat and len(attribute) > LARGE_ELEMENTS:
+            found.append(attribute)
+    elif isinstance(attribute, ir.ArrayAttr):
+        for element in attribute:
+            _large_elements(element, found)
+    elif isinstance(attribute, ir.DictAttr):
+        for index in range(len(attribute)):
+            _large_elements(attribute[index].attr, found)
+
+
+def constants_digest(module: ir.Module) -> str:
+    """A digest of the bytes of the module's large dense constants (those
+    that `LARGE_ELEMENTS` keeps out of the printed key), in the order of
+    their ops, hashed straight from their buffers: a model's weights are
+    never printed as text to be hashed. The constants are hashed on two
+    threads (hashlib releases the GIL)."""
+    found: list[ir.DenseElementsAttr] = []
+
+    def visit(op):
+        attributes = op.attributes
+        for index in range(len(attributes)):
+            _large_elements(attributes[index].attr, found)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return ""
+
+    def digest(attribute: ir.DenseElementsAttr) -> bytes:
+        try:
+            data = memoryview(attribute)
+        except (TypeError, ValueError, RuntimeError):
+            data = str(attribute).encode()  # an element type without a buffer format
+        return str(attribute.type).encode() + b"\0" + hashlib.sha256(data).digest()
+
+    if len(found) == 1:
+        digests = [digest(found[0])]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            digests = list(pool.map(digest, found))
+    return hashlib.sha256(b"".join(digests)).hexdigest()
 
 
 class LoadedLibrary:
@@ -228,19 +288,24 @@ class LoadedLibrary:
             _ctypes.dlclose(library._handle)
 
 
+def _library_stamp(path: str) -> dict:
+    """What identifies a library file as written: its size and time."""
+    stat = os.stat(path)
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
 def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
                  start: float) -> CompiledFunction | None:
     """The cached program `key`, or None when there is none or it is
-    unusable (an unreadable record, a library that does not match its
-    digest or does not load)."""
+    unusable (an unreadable record, a library that is not the one it
+    recorded or does not load)."""
     record_path = os.path.join(directory, "programs", key + ".json")
     library_path = os.path.join(directory, "programs", key + ".so")
     try:
         with open(record_path, "rb") as file:
             record = json.loads(file.read())
-        with open(library_path, "rb") as file:
-            if hashlib.sha256(file.read()).hexdigest() != record["sha256"]:
-                return None
+        if _library_stamp(library_path) != record["library"]:
+            return None
         name, inputs, results = entry_signature(module, entry)
         if record["entry"] != name:
             return None
@@ -254,11 +319,34 @@ def load_program(directory: str, key: str, module: ir.Module, entry: str | None,
         return None
 
 
+def _data_section(work: str, constants: Sequence) -> str:
+    """An assembly file defining the large constants a program reads as
+    data (`lamina.runtime.bind_constant_globals`) in the library's
+    read-only data, their bytes included from a file by the assembler
+    (not compiled by LLVM)."""
+    data_path = os.path.join(work, "constants.bin")
+    lines = ['.section .rodata.lamina_constants,"a",@progbits']
+    offset = 0
+    with open(data_path, "wb") as data:
+        for constant in constants:
+            size = constant.array.nbytes
+            data.write(memoryview(constant.array).cast("B"))
+            lines += [f".globl {constant.symbol}", f".hidden {constant.symbol}",
+                      f".type {constant.symbol}, @object", f".size {constant.symbol}, {size}",
+                      f".balign {constant.alignment}", f"{constant.symbol}:",
+                      f'.incbin "{data_path}", {offset}, {size}']
+            offset += size
+    assembly = os.path.join(work, "constants.s")
+    with open(assembly, "w") as file:
+        file.write("\n".join(lines) + "\n")
+    return assembly
+
+
 def store_program(directory: str, key: str, engine, name: str,
-                  libraries: Sequence[str]) -> bool:
-    """Links the JIT's object file into a shared library and records it as
-    `key`; False (nothing stored) when the object cannot be dumped or
-    linked."""
+                  libraries: Sequence[str], constants: Sequence = ()) -> bool:
+    """Links the JIT's object file (with the large constants it reads as
+    data) into a shared library and records it as `key`; False (nothing
+    stored) when the object cannot be dumped or linked."""
     programs = os.path.join(directory, "programs")
     try:
         os.makedirs(programs, exist_ok=True)
@@ -266,19 +354,20 @@ def store_program(directory: str, key: str, engine, name: str,
             obj = os.path.join(work, "program.o")
             library = os.path.join(work, "program.so")
             engine.dump_to_object_file(obj)
+            sources = [obj] + ([_data_section(work, constants)] if constants else [])
             # The JIT's code (large code model, absolute relocations) needs
             # text relocations in a shared library; only the runtime
             # libraries it calls become its dependencies.
             rpaths = sorted({os.path.dirname(path) for path in libraries})
-            command = ["cc", "-shared", "-o", library, obj, "-Wl,-z,notext", "-Wl,--as-needed",
-                       *libraries, "-lm", *[f"-Wl,-rpath,{d}" for d in rpaths]]
+            command = ["cc", "-shared", "-o", library, *sources, "-Wl,-z,notext",
+                       "-Wl,--as-needed", *libraries, "-lm",
+                       *[f"-Wl,-rpath,{d}" for d in rpaths]]
             linked = subprocess.run(command, capture_output=True)
             if linked.returncode != 0 or not os.path.exists(library):
                 return False
-            with open(library, "rb") as file:
-                data = file.read()
-            write_atomically(os.path.join(programs, key + ".so"), data)
-            record = {"entry": name, "sha256": hashlib.sha256(data).hexdigest(),
+            final = os.path.join(programs, key + ".so")
+            os.replace(library, final)
+            record = {"entry": name, "library": _library_stamp(final),
                       "lamina": lamina_version()}
             write_atomically(os.path.join(programs, key + ".json"), json.dumps(record).encode())
         evict(programs)
@@ -332,5 +421,6 @@ def cached_compile(module: ir.Module, entry: str | None, target_description: str
     function = compile()
     engine = getattr(function, "engine", None)
     if engine is not None:
-        store_program(directory, key, engine, function.name, libraries)
+        store_program(directory, key, engine, function.name, libraries,
+                      getattr(function, "constants", ()))
     return function

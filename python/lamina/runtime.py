@@ -20,6 +20,12 @@ An argument that is a memref in global memory (the entry of an hw program)
 is passed in place: the compiled code may write it, which is how kernels
 return their results, so it must be a writeable, C-contiguous array.
 
+Weights as data: the constant globals of more than 4 KiB in the LLVM
+dialect (a model's weights, folded and laid out by the pipeline) are not
+compiled into the code: `bind_constant_globals` makes them external and
+the JIT binds their symbols to aligned arrays that the compiled function
+owns (`constants`).
+
 Element types: f32, f64, f16 (`np.float16`), bf16 (`ml_dtypes.bfloat16`),
 i1 (`np.bool_`), i8, i16, i32, i64.
 
@@ -360,9 +366,11 @@ class CompiledFunction(ArrayFunction):
 
     def __init__(self, engine, name: str, inputs: Sequence[TensorType | MemRefType],
                  results: Sequence[TensorType], module: ir.Module | None = None,
-                 compile_seconds: float = 0.0):
+                 compile_seconds: float = 0.0, constants: Sequence["BoundConstant"] = ()):
         super().__init__(name, inputs, results, module, compile_seconds)
         self.engine = engine
+        # The large constants the code reads as data (bind_constant_globals).
+        self.constants = tuple(constants)
         address = engine.raw_lookup("_mlir_ciface_" + name)
         if not address:
             raise CompileError([Diagnostic(None, 0, 0, "error",
@@ -452,10 +460,18 @@ def check_symbols(module: ir.Module, libraries: Sequence[str]) -> None:
 
 
 def clone_module(module: ir.Module) -> ir.Module:
-    """A copy of `module` in its context, with its locations."""
-    text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    """A copy of `module` in its context, with its locations. The copy is
+    made in memory: attributes are uniqued in the context, so a model's
+    weights are shared, not printed and parsed again."""
     with module.context:
-        return ir.Module.parse(text)
+        copy = ir.Module.create(module.operation.location)
+        cloned = module.operation.clone()
+        for op in list(cloned.regions[0].blocks[0].operations):
+            copy.body.append(op.operation)
+        for name in cloned.attributes:
+            copy.operation.attributes[name] = cloned.attributes[name]
+        cloned.erase()
+    return copy
 
 
 def entry_signature(module: ir.Module, entry: str | None
@@ -471,11 +487,67 @@ def entry_signature(module: ir.Module, entry: str | None
     return name, inputs, results
 
 
+# Constant globals of more bytes than this are data bound at load time, not
+# code (see `bind_constant_globals`).
+DATA_CONSTANT_BYTES = 4096
+
+
+class BoundConstant:
+    """A constant global of a compiled program held as data: its symbol,
+    and the aligned array the code reads in its place."""
+
+    def __init__(self, symbol: str, array: np.ndarray, alignment: int):
+        self.symbol = symbol
+        self.array = array
+        self.alignment = alignment
+
+
+def bind_constant_globals(lowered: ir.Module,
+                          min_bytes: int = DATA_CONSTANT_BYTES) -> list[BoundConstant]:
+    """Makes the large constant globals of an LLVM-dialect module (the
+    weights of a model, after the pipeline folded and laid them out)
+    external declarations, and returns their values as aligned arrays
+    for the loader to bind their symbols to. LLVM then neither optimises
+    nor emits megabytes of initialisers: the code reads the same bytes
+    from the arrays. Globals of element types without a buffer format
+    (bf16) stay as they are."""
+    bound = []
+    with lowered.context:
+        external = ir.Attribute.parse("#llvm.linkage<external>")
+        for op in lowered.body.operations:
+            op = op.operation
+            if op.name != "llvm.mlir.global" or "constant" not in op.attributes \
+                    or "value" not in op.attributes:
+                continue
+            value = op.attributes["value"]
+            if not isinstance(value, ir.DenseElementsAttr) or value.is_splat:
+                continue
+            try:
+                data = np.asarray(memoryview(value))
+            except (TypeError, ValueError, RuntimeError):
+                continue
+            if data.dtype == np.bool_ or data.nbytes <= min_bytes:
+                continue
+            alignment = (ir.IntegerAttr(op.attributes["alignment"]).value
+                         if "alignment" in op.attributes else 0)
+            alignment = max(alignment, WEIGHT_ALIGNMENT)
+            array = aligned_empty(data.shape, data.dtype, alignment)
+            array[...] = data
+            del op.attributes["value"]
+            del op.attributes["constant"]
+            op.attributes["linkage"] = external
+            bound.append(BoundConstant(ir.StringAttr(op.attributes["sym_name"]).value, array,
+                                       alignment))
+    return bound
+
+
 def _engine(lowered: ir.Module, shared_libs: Sequence[str], opt_level: int):
     """The ExecutionEngine of an LLVM-dialect module, with the runtime
-    `shared_libs`' functions registered."""
+    `shared_libs`' functions registered, and the large constants it binds
+    to arrays (`bind_constant_globals`), which must outlive it."""
     check_llvm_dialect(lowered)
     addresses = external_symbols(lowered, shared_libs)
+    constants = bind_constant_globals(lowered)
     with lowered.context:
         # The runtime libraries are not given to the engine, which would
         # load them into the global namespace (see `_library`): their
@@ -483,7 +555,9 @@ def _engine(lowered: ir.Module, shared_libs: Sequence[str], opt_level: int):
         engine = ExecutionEngine(lowered, opt_level=opt_level)
         for symbol, address in addresses.items():
             engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
-    return engine
+        for constant in constants:
+            engine.raw_register_runtime(constant.symbol, ctypes.c_void_p(constant.array.ctypes.data))
+    return engine, constants
 
 
 def _mark_bound(func: ir.Operation, bound: Sequence[int]) -> None:
@@ -516,9 +590,9 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
     # The caller passes every argument: none is bound (see `bind`).
     _mark_bound(find_entry(module, name), ())
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
-    engine = _engine(lowered, shared_libs, opt_level)
+    engine, constants = _engine(lowered, shared_libs, opt_level)
     return CompiledFunction(engine, name, inputs, results, lowered,
-                            time.perf_counter() - start)
+                            time.perf_counter() - start, constants)
 
 
 def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequence[int],
@@ -549,7 +623,8 @@ def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequenc
     inputs, results = signature(func)
     if splits[-1] != stages[-1]:
         pipeline.run(module, start=stages[stages.index(splits[-1]) + 1], until=stages[-1])
-    engine = _engine(module, shared_libs, opt_level)
+    engine, constants = _engine(module, shared_libs, opt_level)
     seconds = time.perf_counter() - start
-    return (CompiledFunction(engine, init_name, init_inputs, init_results, module, 0.0),
-            CompiledFunction(engine, name, inputs, results, module, seconds))
+    return (CompiledFunction(engine, init_name, init_inputs, init_results, module, 0.0,
+                             constants),
+            CompiledFunction(engine, name, inputs, results, module, seconds, constants))

