@@ -148,12 +148,14 @@ func.func @no_queries(%q: tensor<2x0x16xf16>, %k: tensor<2x5x16xf16>, %v: tensor
 
 // -----
 
-// A mask broadcast over the keys is not read by the kernel: the attention
-// stays (keep-unconverted), or is reported at the op.
+// A mask broadcast over the keys (or the queries) is broadcast to
+// [Sq, Sk] by a kernel of its own first; the attention kernel reads that.
 // CHECK-LABEL: func.func @mask_over_keys
-// CHECK: "nn.attention"
-// CHECK-NOT: "hw.launch"
-// ERROR: nn-to-hw-attention.mlir:[[# @LINE + 2]]:8: error: 'nn.attention' is not lowered to hw kernels: its mask tensor<16x1xf16> is broadcast over queries or keys (the kernel reads masks whose last two dims are [Sq, Sk] = [16, 8])
+// CHECK: "hw.launch"(%{{.+}}, %[[FULL:.+]]) {{{.+}}kernel = @mask_over_keys_attention_0_mask} : (memref<16x1xf16>, memref<16x8xf16>) -> ()
+// CHECK: %[[MASK:.+]] = bufferization.to_tensor %[[FULL]]
+// CHECK: %[[MASKED:.+]] = bufferization.to_buffer %[[MASK]]
+// CHECK: "hw.launch"(%{{.+}}, %{{.+}}, %{{.+}}, %[[MASKED]], %{{.+}}) {{{.+}}kernel = @mask_over_keys_attention_0}
+// CHECK-NOT: "nn.attention"
 func.func @mask_over_keys(%q: tensor<16x32xf16>, %k: tensor<8x32xf16>, %v: tensor<8x32xf16>, %m: tensor<16x1xf16>) -> tensor<16x32xf16> {
   %o = "nn.attention"(%q, %k, %v, %m) : (tensor<16x32xf16>, tensor<8x32xf16>, tensor<8x32xf16>, tensor<16x1xf16>) -> tensor<16x32xf16>
   return %o : tensor<16x32xf16>
