@@ -253,7 +253,7 @@ def constants_digest(module: ir.Module) -> str:
     def digest(attribute: ir.DenseElementsAttr) -> bytes:
         try:
             data = memoryview(attribute)
-        except (TypeError, ValueError, RuntimeError):
+        except (TypeError, ValueError, RuntimeError, BufferError):
             data = str(attribute).encode()  # an element type without a buffer format
         return str(attribute.type).encode() + b"\0" + hashlib.sha256(data).digest()
 

@@ -524,7 +524,7 @@ def bind_constant_globals(lowered: ir.Module,
                 continue
             try:
                 data = np.asarray(memoryview(value))
-            except (TypeError, ValueError, RuntimeError):
+            except (TypeError, ValueError, RuntimeError, BufferError):
                 continue
             if data.dtype == np.bool_ or data.nbytes <= min_bytes:
                 continue

@@ -144,3 +144,25 @@ def test_code_outside_lamina_that_defines_lowerings_is_part_of_the_key(monkeypat
         return None
     monkeypatch.setitem(registry(to).functions, type("UserOp", (), {}), lower_user_op)
     assert os.path.realpath(__file__) in user_definitions() != before
+
+
+def test_bf16_constants_are_hashed_and_bound():
+    """Large bf16 constants (no Python buffer format) are hashed from their
+    text and stay initialisers; the program compiles and runs."""
+    from lamina.cache import constants_digest
+    from lamina.context import make_context
+    from mlir import ir
+
+    def module(last: float) -> str:
+        values = ", ".join(["1.0"] * 99 + [str(last)])
+        return (f"func.func @main(%x: tensor<100xbf16>) -> tensor<100xbf16> {{\n"
+                f"  %w = arith.constant dense<[{values}]> : tensor<100xbf16>\n"
+                f"  %y = \"nn.add\"(%x, %w) : (tensor<100xbf16>, tensor<100xbf16>) -> tensor<100xbf16>\n"
+                f"  return %y : tensor<100xbf16>\n}}\n")
+    with make_context():
+        one, two = (constants_digest(ir.Module.parse(module(v))) for v in (2.0, 3.0))
+    assert one and two and one != two
+    f = lamina.compile(module(2.0))
+    x = np.zeros(100, lamina.types.numpy_dtype("bf16"))
+    y = f(x)
+    assert y.astype(np.float32)[-1] == 2.0 and (y.astype(np.float32)[:-1] == 1.0).all()
