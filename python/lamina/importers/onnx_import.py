@@ -1063,7 +1063,19 @@ def _layer_norm(im, node):
         if _type_of(param).shape != normalized:
             param = im.op("broadcast_to", param, result_type=x_type.with_shape(normalized))
         params.append(param)
-    return im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon"))
+    y = im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon"))
+    if not any(name in im.used for name in node.proto.output[1:]):
+        return y
+    # The optional Mean and InvStdDev outputs, of the stash type (float).
+    if x_type.dtype != "f32":
+        raise _NodeProblem("the Mean and InvStdDev outputs of a LayerNormalization of "
+                           f"element type {x_type.dtype} are not supported (only float)")
+    axes = tuple(range(axis, x_type.rank))
+    mean = im.op("reduce_mean", x, axes=axes, keepdims=True)
+    centred = im.op("sub", x, im.op("broadcast_to", mean, result_type=x_type))
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=axes, keepdims=True)
+    inverse = im.op("rsqrt", im.op("add", variance, im.scalar(node.attr("epsilon"), variance)))
+    return [y, mean, inverse]
 
 
 @converts("Softmax", "LogSoftmax", attributes=("axis",))
@@ -1463,6 +1475,205 @@ def _logical(im, node):
 def _is_nan(im, node):
     x = im.tensor(node.input(0))
     return im.op("compare", x, x, predicate="ne")
+
+
+# -- compositions of nn ops ---------------------------------------------------
+
+
+def _float_tensor(im, node, i: int = 0) -> ir.Value:
+    """Input `i` as a tensor, which must be of a float type."""
+    x = im.tensor(node.input(i))
+    if _type_of(x).dtype not in ("f32", "f16", "bf16"):
+        raise _NodeProblem(f"{node.op_type} of element type {_type_of(x).dtype} is not "
+                           "supported (only float, float16 and bfloat16)")
+    return x
+
+
+def _negative_part(im, x, alpha: float) -> ir.Value:
+    """alpha * (exp(x) - 1)."""
+    return im.op("mul", im.op("sub", im.op("exp", x), im.scalar(1.0, x)), im.scalar(alpha, x))
+
+
+def _softplus(im, x) -> ir.Value:
+    """log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): no overflow."""
+    tail = im.op("log", im.op("add", im.scalar(1.0, x),
+                               im.op("exp", im.op("neg", im.op("abs", x)))))
+    return im.op("add", im.op("maximum", x, im.scalar(0.0, x)), tail)
+
+
+@converts("Elu", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Swish", "Mish",
+          attributes={"Elu": ("alpha",), "Selu": ("alpha", "gamma"), "Celu": ("alpha",),
+                      "ThresholdedRelu": ("alpha",), "Swish": ("alpha",)})
+def _activation(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    if kind == "Softplus":
+        return _softplus(im, x)
+    if kind == "Mish":
+        return im.op("mul", x, im.op("tanh", _softplus(im, x)))
+    if kind == "Softsign":
+        return im.op("div", x, im.op("add", im.scalar(1.0, x), im.op("abs", x)))
+    if kind == "Swish":
+        return im.op("mul", x, im.op("sigmoid", im.op("mul", x, im.scalar(node.attr("alpha"), x))))
+    if kind == "ThresholdedRelu":
+        above = im.op("compare", x, im.scalar(node.attr("alpha"), x), predicate="gt")
+        return im.op("select", above, x, im.scalar(0.0, x))
+    alpha = node.attr("alpha")
+    if kind == "Celu":
+        # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+        scaled = im.op("div", x, im.scalar(alpha, x))
+        return im.op("add", im.op("maximum", x, im.scalar(0.0, x)),
+                     im.op("minimum", _negative_part(im, scaled, alpha), im.scalar(0.0, x)))
+    positive = im.op("compare", x, im.scalar(0.0, x), predicate="gt")
+    y = im.op("select", positive, x, _negative_part(im, x, alpha))
+    return im.op("mul", y, im.scalar(node.attr("gamma"), x)) if kind == "Selu" else y
+
+
+@converts("Sign")
+def _sign(im, node):
+    x = im.tensor(node.input(0))
+    positive = im.op("compare", x, im.scalar(0, x), predicate="gt")
+    negative = im.op("compare", x, im.scalar(0, x), predicate="lt")
+    return im.op("select", positive, im.scalar(1, x),
+                 im.op("select", negative, im.scalar(-1, x), im.scalar(0, x)))
+
+
+@converts("IsInf", attributes=("detect_positive", "detect_negative"))
+def _is_inf(im, node):
+    x = _float_tensor(im, node)
+    positive = im.op("compare", x, im.scalar(np.inf, x), predicate="eq")
+    negative = im.op("compare", x, im.scalar(-np.inf, x), predicate="eq")
+    detect_positive, detect_negative = node.attr("detect_positive"), node.attr("detect_negative")
+    if detect_positive and detect_negative:
+        return im.op("select", positive, im.scalar(True, positive), negative)
+    if detect_positive:
+        return positive
+    if detect_negative:
+        return negative
+    return im.op("select", positive, im.scalar(False, positive), im.scalar(False, positive))
+
+
+@converts("Mean")
+def _mean(im, node):
+    operands = im.operands(node)
+    if _type_of(operands[0]).dtype not in ("f32", "f16", "bf16"):
+        raise _NodeProblem(f"Mean of element type {_type_of(operands[0]).dtype} is not "
+                           "supported (only float, float16 and bfloat16)")
+    total = operands[0]
+    for operand in operands[1:]:
+        total = im.op("add", total, operand)
+    return im.op("div", total, im.scalar(float(len(operands)), total))
+
+
+@converts("ArgMin", attributes=("axis", "keepdims"), defaults_only=("select_last_index",))
+def _argmin(im, node):
+    x = im.tensor(node.input(0))
+    # The first maximum of a reversal of order is the first minimum: -x for
+    # floats, -1 - x (= ~x, no overflow) for integers.
+    if _type_of(x).dtype in ("f32", "f16", "bf16"):
+        reversed_order = im.op("neg", x)
+    elif _type_of(x).dtype in ("i32", "i64"):
+        reversed_order = im.op("sub", im.scalar(-1, x), x)
+    else:
+        raise _NodeProblem(f"ArgMin of element type {_type_of(x).dtype} is not supported")
+    return im.op("argmax", reversed_order, axis=_axis(node.attr("axis"), _type_of(x).rank),
+                 keepdims=bool(node.attr("keepdims")))
+
+
+_REDUCE_COMPOSED = ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                    "ReduceLogSumExp")
+
+
+@converts(*_REDUCE_COMPOSED, attributes=("axes", "keepdims", "noop_with_empty_axes"))
+def _reduce_composed(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    axes = _reduce_axes(im, node, _type_of(x).rank)
+    keepdims = bool(node.attr("keepdims"))
+    if axes is None:  # the reduction of each element alone
+        if kind == "ReduceL1":
+            return im.op("abs", x)
+        if kind == "ReduceL2":
+            return im.op("abs", x)
+        if kind == "ReduceSumSquare":
+            return im.op("mul", x, x)
+        return x if kind == "ReduceLogSumExp" else im.op("log", x)
+    if kind == "ReduceLogSumExp":
+        peak = im.op("reduce_max", x, axes=axes, keepdims=True)
+        # An infinite maximum would give inf - inf: shift by 0 there.
+        finite = im.op("compare", im.op("abs", peak), im.scalar(np.inf, peak), predicate="lt")
+        peak = im.op("select", finite, peak, im.scalar(0.0, peak))
+        total = im.op("reduce_sum", im.op("exp", im.op("sub", x, peak)), axes=axes,
+                      keepdims=keepdims)
+        if not keepdims:
+            peak = im.reshape(peak, _type_of(total).shape)
+        return im.op("add", im.op("log", total), peak)
+    terms = {"ReduceL1": lambda: im.op("abs", x), "ReduceL2": lambda: im.op("mul", x, x),
+             "ReduceSumSquare": lambda: im.op("mul", x, x), "ReduceLogSum": lambda: x}[kind]()
+    total = im.op("reduce_sum", terms, axes=axes, keepdims=keepdims)
+    if kind == "ReduceL2":
+        return im.op("sqrt", total)
+    return im.op("log", total) if kind == "ReduceLogSum" else total
+
+
+@converts("LpNormalization", attributes=("axis", "p"))
+def _lp_normalization(im, node):
+    x = _float_tensor(im, node)
+    axis, p = _axis(node.attr("axis"), _type_of(x).rank), node.attr("p")
+    if p not in (1, 2):
+        raise _NodeProblem(f"attribute 'p' = {p} is not supported (1 or 2)")
+    terms = im.op("abs", x) if p == 1 else im.op("mul", x, x)
+    norm = im.op("reduce_sum", terms, axes=(axis,), keepdims=True)
+    if p == 2:
+        norm = im.op("sqrt", norm)
+    norm = im.op("broadcast_to", norm, result_type=_type_of(x))
+    # A zero norm gives zeros (the reference's), not 0 / 0.
+    zero = im.op("compare", norm, im.scalar(0.0, norm), predicate="eq")
+    return im.op("select", zero, im.scalar(0.0, x),
+                 im.op("div", x, im.op("select", zero, im.scalar(1.0, norm), norm)))
+
+
+@converts("RMSNormalization", attributes=("axis", "epsilon"), defaults_only=("stash_type",))
+def _rms_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    axis = _axis(node.attr("axis"), x_type.rank)
+    normalized = x_type.shape[axis:]
+    scale = im.tensor(node.input(1), x_type.dtype)
+    if _type_of(scale).shape != normalized:
+        scale = im.op("broadcast_to", scale, result_type=x_type.with_shape(normalized))
+    return im.op("rms_norm", x, scale, axis=axis, epsilon=node.attr("epsilon"))
+
+
+@converts("DepthToSpace", "SpaceToDepth", attributes=("blocksize", "mode"))
+def _depth_space(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    if len(shape) != 4:
+        raise _NodeProblem(f"{node.op_type} of rank {len(shape)} is not supported (rank 4)")
+    n, c, h, w = shape
+    b = node.attr("blocksize")
+    if node.op_type == "SpaceToDepth":
+        if h % b or w % b:
+            raise _NodeProblem(f"blocksize {b} does not divide the spatial dims {[h, w]}")
+        mode = node.attr("mode", b"DCR").decode()
+        if mode not in ("DCR", "CRD"):
+            raise _NodeProblem(f"attribute 'mode' = '{mode}' is not supported (DCR or CRD)")
+        y = im.reshape(x, (n, c, h // b, b, w // b, b))
+        y = im.op("transpose", y, perm=(0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4))
+        return im.reshape(y, (n, c * b * b, h // b, w // b))
+    if c % (b * b):
+        raise _NodeProblem(f"blocksize {b} squared does not divide the channels {c}")
+    mode = node.attr("mode").decode()
+    if mode == "DCR":
+        y = im.reshape(x, (n, b, b, c // (b * b), h, w))
+        y = im.op("transpose", y, perm=(0, 3, 4, 1, 5, 2))
+    elif mode == "CRD":
+        y = im.reshape(x, (n, c // (b * b), b, b, h, w))
+        y = im.op("transpose", y, perm=(0, 1, 4, 2, 5, 3))
+    else:
+        raise _NodeProblem(f"attribute 'mode' = '{mode}' is not supported (DCR or CRD)")
+    return im.reshape(y, (n, c // (b * b), h * b, w * b))
 
 
 @folds("Gather", attributes=("axis",))
