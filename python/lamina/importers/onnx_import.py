@@ -1436,7 +1436,13 @@ def _gather_nd(im, node):
 
 @converts("Trilu", attributes=("upper",))
 def _trilu(im, node):
-    k = int(_item(im.static(node.input(1), "k"))) if node.input(1) else 0
+    if node.input(1) and not im.is_static(node.input(1)):
+        k = im.tensor(node.input(1))
+        if _type_of(k).dtype != "i64" or math.prod(_type_of(k).shape) != 1:
+            raise _NodeProblem("k must be one int64")
+        k = im.reshape(k, ())
+    else:
+        k = int(_item(im.static(node.input(1), "k"))) if node.input(1) else 0
     return indexing.triangle(im, im.tensor(node.input(0)), k, upper=bool(node.attr("upper")))
 
 
