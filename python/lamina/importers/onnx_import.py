@@ -1682,6 +1682,66 @@ def _depth_space(im, node):
     return im.reshape(y, (n, c // (b * b), h * b, w * b))
 
 
+def _negative_log_likelihood(im, node, log_probabilities: ir.Value) -> ir.Value:
+    """The loss of NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss)
+    on [N, C, d...] log-probabilities: the target class of each position
+    picked through a one-hot mask of an iota over the classes."""
+    x_type = _type_of(log_probabilities)
+    if x_type.rank < 2:
+        raise _NodeProblem(f"an input of rank {x_type.rank} is not supported (rank 2 or more)")
+    target = im.tensor(node.input(1))
+    if _type_of(target).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"a target of element type {_type_of(target).dtype} is not supported")
+    n, c, rest = x_type.shape[0], x_type.shape[1], x_type.shape[2:]
+    if _type_of(target).shape != (n,) + rest:
+        raise _NodeProblem(f"a target of shape {list(_type_of(target).shape)} for an input of "
+                           f"shape {list(x_type.shape)} is not supported")
+    index_type = x_type.with_dtype(_type_of(target).dtype)
+    wide_target = im.op("broadcast_to", im.reshape(target, (n, 1) + rest), result_type=index_type)
+    one_hot = im.op("compare", im.op("iota", result_type=index_type, axis=1), wide_target,
+                    predicate="eq")
+    zero = im.scalar(0.0, log_probabilities)
+    picked = im.op("reduce_sum", im.op("select", one_hot, log_probabilities, zero), axes=(1,),
+                   keepdims=False)
+    # The weight of each position: the target class's (or 1), 0 where ignored.
+    if node.input(2):
+        weight = im.tensor(node.input(2), x_type.dtype)
+        if _type_of(weight).shape != (c,):
+            raise _NodeProblem(f"a weight of shape {list(_type_of(weight).shape)} is not "
+                               f"supported (expected [{c}])")
+        wide_weight = im.op("broadcast_to", im.reshape(weight, (1, c) + (1,) * len(rest)),
+                            result_type=x_type)
+        weights = im.op("reduce_sum", im.op("select", one_hot, wide_weight, zero), axes=(1,),
+                        keepdims=False)
+    else:
+        weights = im.op("broadcast_to", im.scalar(1.0, picked), result_type=_type_of(picked))
+    ignore_index = node.attr("ignore_index")
+    if ignore_index is not None:
+        ignored = im.op("compare", target, im.scalar(int(ignore_index), target), predicate="eq")
+        weights = im.op("select", ignored, im.scalar(0.0, weights), weights)
+    loss = im.op("mul", im.op("neg", picked), weights)
+    reduction = node.attr("reduction").decode()
+    axes = tuple(range(_type_of(loss).rank))
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return im.op("reduce_sum", loss, axes=axes, keepdims=False)
+    if reduction == "mean":
+        return im.op("div", im.op("reduce_sum", loss, axes=axes, keepdims=False),
+                     im.op("reduce_sum", weights, axes=axes, keepdims=False))
+    raise _NodeProblem(f"attribute 'reduction' = '{reduction}' is not supported")
+
+
+@converts("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
+          attributes=("ignore_index", "reduction"))
+def _loss(im, node):
+    x = _float_tensor(im, node)
+    if node.op_type == "NegativeLogLikelihoodLoss":
+        return _negative_log_likelihood(im, node, x)
+    log_probabilities = im.op("log_softmax", x, axis=1) if _type_of(x).rank >= 2 else x
+    return [_negative_log_likelihood(im, node, log_probabilities), log_probabilities]
+
+
 @folds("Gather", attributes=("axis",))
 def _fold_gather(im, node):
     return np.take(im.static(node.input(0)), im.static(node.input(1)), axis=node.attr("axis"))
