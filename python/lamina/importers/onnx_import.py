@@ -712,7 +712,11 @@ def _identity(im, node):
             (node.input(2) and im.static(node.input(2)).any())
             or (im.opset < 7 and not node.attr("is_test"))):
         raise _NodeProblem("dropout in training mode is not supported")
-    return im.values[node.input(0)]
+    x = im.values[node.input(0)]
+    if node.op_type == "Dropout" and len(node.proto.output) > 1 and im.opset >= 7:
+        # In inference every element is kept: the mask is all true.
+        return [x, np.ones(im.shape(node.input(0)), np.bool_)]
+    return x
 
 
 @converts("Reciprocal")
@@ -1453,11 +1457,24 @@ def _cumsum(im, node):
     return im.op("cumsum", x, axis=axis)
 
 
-@converts("ArgMax", attributes=("axis", "keepdims"), defaults_only=("select_last_index",))
+def _arg_extreme(im, node, x: ir.Value) -> ir.Value:
+    """The index of the first (or, with select_last_index, the last)
+    maximum of `x` along the node's axis."""
+    axis = _axis(node.attr("axis"), _type_of(x).rank)
+    keepdims = bool(node.attr("keepdims"))
+    if not node.attr("select_last_index"):
+        return im.op("argmax", x, axis=axis, keepdims=keepdims)
+    # The last maximum is the first of the reversed dim, counted from its end.
+    size = _type_of(x).shape[axis]
+    reversed_x = im.op("gather", x, im.constant(np.arange(size - 1, -1, -1, dtype=np.int64)),
+                       axis=axis)
+    index = im.op("argmax", reversed_x, axis=axis, keepdims=keepdims)
+    return im.op("sub", im.scalar(size - 1, index), index)
+
+
+@converts("ArgMax", attributes=("axis", "keepdims", "select_last_index"))
 def _argmax(im, node):
-    x = im.tensor(node.input(0))
-    return im.op("argmax", x, axis=_axis(node.attr("axis"), _type_of(x).rank),
-                 keepdims=bool(node.attr("keepdims")))
+    return _arg_extreme(im, node, im.tensor(node.input(0)))
 
 
 @converts("Not")
@@ -1571,7 +1588,7 @@ def _mean(im, node):
     return im.op("div", total, im.scalar(float(len(operands)), total))
 
 
-@converts("ArgMin", attributes=("axis", "keepdims"), defaults_only=("select_last_index",))
+@converts("ArgMin", attributes=("axis", "keepdims", "select_last_index"))
 def _argmin(im, node):
     x = im.tensor(node.input(0))
     # The first maximum of a reversal of order is the first minimum: -x for
@@ -1582,8 +1599,7 @@ def _argmin(im, node):
         reversed_order = im.op("sub", im.scalar(-1, x), x)
     else:
         raise _NodeProblem(f"ArgMin of element type {_type_of(x).dtype} is not supported")
-    return im.op("argmax", reversed_order, axis=_axis(node.attr("axis"), _type_of(x).rank),
-                 keepdims=bool(node.attr("keepdims")))
+    return _arg_extreme(im, node, reversed_order)
 
 
 _REDUCE_COMPOSED = ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
@@ -1740,6 +1756,64 @@ def _loss(im, node):
         return _negative_log_likelihood(im, node, x)
     log_probabilities = im.op("log_softmax", x, axis=1) if _type_of(x).rank >= 2 else x
     return [_negative_log_likelihood(im, node, log_probabilities), log_probabilities]
+
+
+@converts("Hardmax", attributes=("axis",))
+def _hardmax(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    axis = _axis(node.attr("axis"), x_type.rank)
+    shape = x_type.shape
+    if im.opset < 13:  # the input flattened to 2-D at `axis` first
+        x = im.reshape(x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
+        axis = 1
+    index_type = _type_of(x).with_dtype("i64")
+    first = im.op("broadcast_to", im.op("argmax", x, axis=axis, keepdims=True),
+                  result_type=index_type)
+    hit = im.op("compare", im.op("iota", result_type=index_type, axis=axis), first,
+                predicate="eq")
+    return im.reshape(im.op("select", hit, im.scalar(1.0, x), im.scalar(0.0, x)), shape)
+
+
+@converts("OneHot", attributes=("axis",))
+def _one_hot(im, node):
+    indices = im.tensor(node.input(0))
+    depth = int(_item(im.static(node.input(1), "depth")))
+    values = im.static(node.input(2), "values").reshape(-1)
+    if values.size != 2:
+        raise _NodeProblem(f"values must be [off, on], got {values.size} values")
+    if _type_of(indices).dtype not in ("i32", "i64"):
+        indices = im.op("cast", indices, result_type=_type_of(indices).with_dtype("i64"))
+    shape = _type_of(indices).shape
+    axis = _axis(node.attr("axis"), len(shape) + 1)
+    out_shape = shape[:axis] + (depth,) + shape[axis:]
+    index_type = TensorType(out_shape, _type_of(indices).dtype)
+    negative = im.op("compare", indices, im.scalar(0, indices), predicate="lt")
+    indices = im.op("select", negative, im.op("add", indices, im.scalar(depth, indices)), indices)
+    wide = im.op("broadcast_to", im.reshape(indices, shape[:axis] + (1,) + shape[axis:]),
+                 result_type=index_type)
+    hit = im.op("compare", im.op("iota", result_type=index_type, axis=axis), wide,
+                predicate="eq")
+    off, on = im.constant(values[:1].reshape(()), None), im.constant(values[1:].reshape(()), None)
+    return im.op("select", hit, on, off)
+
+
+@converts("EyeLike", attributes=("dtype", "k"))
+def _eye_like(im, node):
+    shape = im.shape(node.input(0))
+    if len(shape) != 2:
+        raise _NodeProblem(f"an input of rank {len(shape)} is not supported (rank 2)")
+    if node.attr("dtype") is not None:
+        dtype = im.onnx.helper.tensor_dtype_to_np_dtype(node.attr("dtype"))
+    elif im.is_static(node.input(0)):
+        dtype = im.static(node.input(0)).dtype
+    else:
+        dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64,
+                 "i1": np.bool_}.get(im.dtype(node.input(0)))
+        if dtype is None:
+            raise _NodeProblem(f"EyeLike of element type {im.dtype(node.input(0))} is not "
+                               "supported")
+    return np.eye(shape[0], shape[1], node.attr("k"), dtype=dtype)
 
 
 @folds("Gather", attributes=("axis",))
