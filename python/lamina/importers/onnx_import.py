@@ -753,12 +753,15 @@ def _clip(im, node):
     if im.opset < 11:
         low, high = node.attr("min"), node.attr("max")
     else:
-        low, high = [None if node.input(i) is None else _item(im.static(node.input(i)))
-                     for i in (1, 2)]
+        # Bounds known here, or scalar tensors computed at run time.
+        low, high = [None if node.input(i) is None
+                     else _item(im.static(node.input(i))) if im.is_static(node.input(i))
+                     else im.reshape(im.tensor(node.input(i)), ()) for i in (1, 2)]
+    bound = lambda value: value if isinstance(value, ir.Value) else im.scalar(value, x)
     if low is not None:
-        x = im.op("maximum", x, im.scalar(low, x))
+        x = im.op("maximum", x, bound(low))
     if high is not None:
-        x = im.op("minimum", x, im.scalar(high, x))
+        x = im.op("minimum", x, bound(high))
     return x
 
 
