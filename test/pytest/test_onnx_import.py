@@ -451,3 +451,22 @@ def test_files_that_are_no_models(tmp_path):
         lamina.from_onnx(str(text))
     with pytest.raises(ValueError, match="params must be one of arguments, constants"):
         lamina.from_onnx(str(text), params="weights")
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("elem_type", [TensorProto.FLOAT, TensorProto.INT32])
+def test_cumsum_exclusive_and_reverse(elem_type, exclusive, reverse):
+    dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+    graph = helper.make_graph(
+        [node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)], "cumsum",
+        [tensor_info("x", [3, 4], elem_type)], [tensor_info("y", [3, 4], elem_type)],
+        [constant("axis", 1, np.int64)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    x = (np.arange(12).reshape(3, 4) * 3 - 7).astype(dtype)
+    flipped = x[:, ::-1] if reverse else x
+    expected = np.cumsum(flipped, axis=1) - (flipped if exclusive else 0)
+    expected = expected[:, ::-1] if reverse else expected
+    result = lamina.compile(lamina.from_onnx(model, params="constants"))(x)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, expected)

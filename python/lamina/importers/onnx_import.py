@@ -1453,11 +1453,26 @@ def _trilu(im, node):
     return indexing.triangle(im, im.tensor(node.input(0)), k, upper=bool(node.attr("upper")))
 
 
-@converts("CumSum", defaults_only=("exclusive", "reverse"))
+@converts("CumSum", attributes=("exclusive", "reverse"))
 def _cumsum(im, node):
     x = im.tensor(node.input(0))
-    axis = _axis(int(_item(im.static(node.input(1), "axis"))), _type_of(x).rank)
-    return im.op("cumsum", x, axis=axis)
+    x_type = _type_of(x)
+    axis = _axis(int(_item(im.static(node.input(1), "axis"))), x_type.rank)
+    size = x_type.shape[axis]
+    flip = lambda value: im.op("gather", value, im.constant(
+        np.arange(size - 1, -1, -1, dtype=np.int64)), axis=axis)
+    if node.attr("reverse"):
+        x = flip(x)
+    y = im.op("cumsum", x, axis=axis)
+    if node.attr("exclusive") and size:
+        # Each sum moved one place along: a zero first, the last sum dropped.
+        first = x_type.shape[:axis] + (1,) + x_type.shape[axis + 1:]
+        zeros = im.constant(np.zeros(first), x_type.dtype)
+        limits = list(x_type.shape)
+        limits[axis] = size - 1
+        kept = im.op("slice", y, starts=[0] * x_type.rank, limits=limits)
+        y = im.op("concat", [zeros, kept], axis=axis) if size > 1 else zeros
+    return flip(y) if node.attr("reverse") else y
 
 
 def _arg_extreme(im, node, x: ir.Value) -> ir.Value:
