@@ -340,16 +340,73 @@ def elementwise_model(path):
                       outputs, initializers, opset=23)
 
 
-@pytest.mark.parametrize("build", [windows_model, elementwise_model])
+def composed_model(path):
+    """The op types Lamina composes of nn ops: activations, reductions,
+    normalizations, losses, index ops and rearrangements (opset 23)."""
+    nodes = [
+        node("Elu", ["x"], ["elu"], alpha=0.7),
+        node("Selu", ["x"], ["selu"]),
+        node("Celu", ["x"], ["celu"], alpha=1.5),
+        node("Softplus", ["x"], ["softplus"]),
+        node("Softsign", ["x"], ["softsign"]),
+        node("ThresholdedRelu", ["x"], ["thresholded"], alpha=0.2),
+        node("Mish", ["x"], ["mish"]),
+        node("Sign", ["x"], ["sign"]),
+        node("Mean", ["elu", "selu", "celu"], ["mean"]),
+        node("Sum", ["mean", "softplus", "softsign", "thresholded", "mish", "sign"],
+             ["activations"]),
+        node("ReduceL1", ["x", "axis1"], ["l1"]),
+        node("ReduceL2", ["x", "axis1"], ["l2"], keepdims=0),
+        node("ReduceSumSquare", ["x"], ["sum_square"], keepdims=0),
+        node("ReduceLogSumExp", ["x", "axis_last"], ["log_sum_exp"]),
+        node("ReduceLogSum", ["softplus", "axis_last"], ["log_sum"], keepdims=0),
+        node("LpNormalization", ["x"], ["lp"], axis=1, p=1),
+        node("RMSNormalization", ["x", "gamma"], ["rms"], epsilon=1e-3),
+        node("Hardmax", ["x"], ["hardmax"], axis=1),
+        node("ArgMin", ["x"], ["argmin"], axis=2, keepdims=0),
+        node("ArgMax", ["sign"], ["last_argmax"], axis=2, select_last_index=1),
+        node("Clip", ["x", "low", "high"], ["clipped"]),
+        node("NegativeLogLikelihoodLoss", ["x", "target", "class_weights"], ["nll"],
+             ignore_index=1),
+        node("SoftmaxCrossEntropyLoss", ["x", "target"], ["cross_entropy", "log_prob"],
+             reduction="sum"),
+        node("Reshape", ["x", "image_shape"], ["image"]),
+        node("SpaceToDepth", ["image"], ["depth"], blocksize=2),
+        node("DepthToSpace", ["depth"], ["space"], blocksize=2, mode="CRD"),
+        node("OneHot", ["target", "depth_count", "on_off"], ["one_hot"], axis=1),
+    ]
+    initializers = [
+        constant("axis1", [1], np.int64), constant("axis_last", [-1], np.int64),
+        constant("gamma", weights(8, seed=11) + 1), constant("class_weights", [0.5, 1, 2]),
+        constant("image_shape", [1, 4, 2, 6], np.int64), constant("depth_count", 5, np.int64),
+        constant("on_off", [0.0, 3.0]),
+    ]
+    inputs = [tensor_info("x", [2, 3, 8]), tensor_info("target", [2, 8], TensorProto.INT64),
+              tensor_info("low", []), tensor_info("high", [])]
+    outputs = ["activations", "l1", "l2", "sum_square", "log_sum_exp", "log_sum", "lp", "rms",
+               "hardmax", "argmin", "last_argmax", "clipped", "nll", "cross_entropy",
+               "log_prob", "space", "one_hot"]
+    return make_model(path, nodes, inputs, outputs, initializers, opset=23)
+
+
+def composed_inputs(session):
+    x = random_input(2, 3, 8, seed=0)
+    x[0, 0, :3] = 0  # ties for ArgMin and Sign's zero
+    target = np.random.default_rng(1).integers(0, 3, (2, 8)).astype(np.int64)
+    return [x, target, np.array(-0.5, np.float32), np.array(0.75, np.float32)]
+
+
+@pytest.mark.parametrize("build", [windows_model, elementwise_model, composed_model])
 def test_mapped_ops_match_onnxruntime(models_dir, build):
     path = build(models_dir / f"{build.__name__}.onnx")
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    inputs = [random_input(*i.shape, seed=n) for n, i in enumerate(session.get_inputs())]
+    inputs = composed_inputs(session) if build is composed_model else \
+        [random_input(*i.shape, seed=n) for n, i in enumerate(session.get_inputs())]
     expected = onnxruntime_outputs(path, inputs)
     actual = lamina_outputs(path, inputs)
     assert len(actual) == len(expected)
     for output, got, want in zip(session.get_outputs(), actual, expected):
-        assert got.shape == want.shape, output.name
+        assert got.shape == want.shape and got.dtype == want.dtype, output.name
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=output.name)
 
 
@@ -394,3 +451,22 @@ def test_files_that_are_no_models(tmp_path):
         lamina.from_onnx(str(text))
     with pytest.raises(ValueError, match="params must be one of arguments, constants"):
         lamina.from_onnx(str(text), params="weights")
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("elem_type", [TensorProto.FLOAT, TensorProto.INT32])
+def test_cumsum_exclusive_and_reverse(elem_type, exclusive, reverse):
+    dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+    graph = helper.make_graph(
+        [node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)], "cumsum",
+        [tensor_info("x", [3, 4], elem_type)], [tensor_info("y", [3, 4], elem_type)],
+        [constant("axis", 1, np.int64)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    x = (np.arange(12).reshape(3, 4) * 3 - 7).astype(dtype)
+    flipped = x[:, ::-1] if reverse else x
+    expected = np.cumsum(flipped, axis=1) - (flipped if exclusive else 0)
+    expected = expected[:, ::-1] if reverse else expected
+    result = lamina.compile(lamina.from_onnx(model, params="constants"))(x)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, expected)

@@ -91,15 +91,18 @@ def take_along_axis(builder: Builder, x: ir.Value, index: ir.Value, axis: int) -
     return take(builder, x, positions, 0)
 
 
-def triangle(builder: Builder, x: ir.Value, diagonal: int, upper: bool) -> ir.Value:
+def triangle(builder: Builder, x: ir.Value, diagonal, upper: bool) -> ir.Value:
     """`x` with the elements off a triangle of its last two dims zeroed:
     the upper keeps column - row >= diagonal, the lower column - row <=
-    diagonal."""
+    diagonal (an int, or an i64 tensor of one element computed at run
+    time)."""
     x_type = _type(x)
     square = TensorType(x_type.shape[-2:], "i64")
     rows = builder.op("iota", result_type=square, axis=0)
     columns = builder.op("iota", result_type=square, axis=1)
-    if diagonal:
+    if isinstance(diagonal, ir.Value):
+        rows = builder.op("add", rows, diagonal)
+    elif diagonal:
         rows = builder.op("add", rows, builder.scalar(int(diagonal), rows))
     kept = builder.op("compare", columns, rows, predicate="ge" if upper else "le")
     return builder.op("select", kept, x, builder.scalar(0, x))

@@ -712,7 +712,11 @@ def _identity(im, node):
             (node.input(2) and im.static(node.input(2)).any())
             or (im.opset < 7 and not node.attr("is_test"))):
         raise _NodeProblem("dropout in training mode is not supported")
-    return im.values[node.input(0)]
+    x = im.values[node.input(0)]
+    if node.op_type == "Dropout" and len(node.proto.output) > 1 and im.opset >= 7:
+        # In inference every element is kept: the mask is all true.
+        return [x, np.ones(im.shape(node.input(0)), np.bool_)]
+    return x
 
 
 @converts("Reciprocal")
@@ -749,12 +753,15 @@ def _clip(im, node):
     if im.opset < 11:
         low, high = node.attr("min"), node.attr("max")
     else:
-        low, high = [None if node.input(i) is None else _item(im.static(node.input(i)))
-                     for i in (1, 2)]
+        # Bounds known here, or scalar tensors computed at run time.
+        low, high = [None if node.input(i) is None
+                     else _item(im.static(node.input(i))) if im.is_static(node.input(i))
+                     else im.reshape(im.tensor(node.input(i)), ()) for i in (1, 2)]
+    bound = lambda value: value if isinstance(value, ir.Value) else im.scalar(value, x)
     if low is not None:
-        x = im.op("maximum", x, im.scalar(low, x))
+        x = im.op("maximum", x, bound(low))
     if high is not None:
-        x = im.op("minimum", x, im.scalar(high, x))
+        x = im.op("minimum", x, bound(high))
     return x
 
 
@@ -1063,7 +1070,19 @@ def _layer_norm(im, node):
         if _type_of(param).shape != normalized:
             param = im.op("broadcast_to", param, result_type=x_type.with_shape(normalized))
         params.append(param)
-    return im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon"))
+    y = im.op("layer_norm", x, *params, axis=axis, epsilon=node.attr("epsilon"))
+    if not any(name in im.used for name in node.proto.output[1:]):
+        return y
+    # The optional Mean and InvStdDev outputs, of the stash type (float).
+    if x_type.dtype != "f32":
+        raise _NodeProblem("the Mean and InvStdDev outputs of a LayerNormalization of "
+                           f"element type {x_type.dtype} are not supported (only float)")
+    axes = tuple(range(axis, x_type.rank))
+    mean = im.op("reduce_mean", x, axes=axes, keepdims=True)
+    centred = im.op("sub", x, im.op("broadcast_to", mean, result_type=x_type))
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=axes, keepdims=True)
+    inverse = im.op("rsqrt", im.op("add", variance, im.scalar(node.attr("epsilon"), variance)))
+    return [y, mean, inverse]
 
 
 @converts("Softmax", "LogSoftmax", attributes=("axis",))
@@ -1424,22 +1443,56 @@ def _gather_nd(im, node):
 
 @converts("Trilu", attributes=("upper",))
 def _trilu(im, node):
-    k = int(_item(im.static(node.input(1), "k"))) if node.input(1) else 0
+    if node.input(1) and not im.is_static(node.input(1)):
+        k = im.tensor(node.input(1))
+        if _type_of(k).dtype != "i64" or math.prod(_type_of(k).shape) != 1:
+            raise _NodeProblem("k must be one int64")
+        k = im.reshape(k, ())
+    else:
+        k = int(_item(im.static(node.input(1), "k"))) if node.input(1) else 0
     return indexing.triangle(im, im.tensor(node.input(0)), k, upper=bool(node.attr("upper")))
 
 
-@converts("CumSum", defaults_only=("exclusive", "reverse"))
+@converts("CumSum", attributes=("exclusive", "reverse"))
 def _cumsum(im, node):
     x = im.tensor(node.input(0))
-    axis = _axis(int(_item(im.static(node.input(1), "axis"))), _type_of(x).rank)
-    return im.op("cumsum", x, axis=axis)
+    x_type = _type_of(x)
+    axis = _axis(int(_item(im.static(node.input(1), "axis"))), x_type.rank)
+    size = x_type.shape[axis]
+    flip = lambda value: im.op("gather", value, im.constant(
+        np.arange(size - 1, -1, -1, dtype=np.int64)), axis=axis)
+    if node.attr("reverse"):
+        x = flip(x)
+    y = im.op("cumsum", x, axis=axis)
+    if node.attr("exclusive") and size:
+        # Each sum moved one place along: a zero first, the last sum dropped.
+        first = x_type.shape[:axis] + (1,) + x_type.shape[axis + 1:]
+        zeros = im.constant(np.zeros(first), x_type.dtype)
+        limits = list(x_type.shape)
+        limits[axis] = size - 1
+        kept = im.op("slice", y, starts=[0] * x_type.rank, limits=limits)
+        y = im.op("concat", [zeros, kept], axis=axis) if size > 1 else zeros
+    return flip(y) if node.attr("reverse") else y
 
 
-@converts("ArgMax", attributes=("axis", "keepdims"), defaults_only=("select_last_index",))
+def _arg_extreme(im, node, x: ir.Value) -> ir.Value:
+    """The index of the first (or, with select_last_index, the last)
+    maximum of `x` along the node's axis."""
+    axis = _axis(node.attr("axis"), _type_of(x).rank)
+    keepdims = bool(node.attr("keepdims"))
+    if not node.attr("select_last_index"):
+        return im.op("argmax", x, axis=axis, keepdims=keepdims)
+    # The last maximum is the first of the reversed dim, counted from its end.
+    size = _type_of(x).shape[axis]
+    reversed_x = im.op("gather", x, im.constant(np.arange(size - 1, -1, -1, dtype=np.int64)),
+                       axis=axis)
+    index = im.op("argmax", reversed_x, axis=axis, keepdims=keepdims)
+    return im.op("sub", im.scalar(size - 1, index), index)
+
+
+@converts("ArgMax", attributes=("axis", "keepdims", "select_last_index"))
 def _argmax(im, node):
-    x = im.tensor(node.input(0))
-    return im.op("argmax", x, axis=_axis(node.attr("axis"), _type_of(x).rank),
-                 keepdims=bool(node.attr("keepdims")))
+    return _arg_extreme(im, node, im.tensor(node.input(0)))
 
 
 @converts("Not")
@@ -1463,6 +1516,322 @@ def _logical(im, node):
 def _is_nan(im, node):
     x = im.tensor(node.input(0))
     return im.op("compare", x, x, predicate="ne")
+
+
+# -- compositions of nn ops ---------------------------------------------------
+
+
+def _float_tensor(im, node, i: int = 0) -> ir.Value:
+    """Input `i` as a tensor, which must be of a float type."""
+    x = im.tensor(node.input(i))
+    if _type_of(x).dtype not in ("f32", "f16", "bf16"):
+        raise _NodeProblem(f"{node.op_type} of element type {_type_of(x).dtype} is not "
+                           "supported (only float, float16 and bfloat16)")
+    return x
+
+
+def _negative_part(im, x, alpha: float) -> ir.Value:
+    """alpha * (exp(x) - 1)."""
+    return im.op("mul", im.op("sub", im.op("exp", x), im.scalar(1.0, x)), im.scalar(alpha, x))
+
+
+def _softplus(im, x) -> ir.Value:
+    """log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): no overflow."""
+    tail = im.op("log", im.op("add", im.scalar(1.0, x),
+                               im.op("exp", im.op("neg", im.op("abs", x)))))
+    return im.op("add", im.op("maximum", x, im.scalar(0.0, x)), tail)
+
+
+@converts("Elu", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Swish", "Mish",
+          attributes={"Elu": ("alpha",), "Selu": ("alpha", "gamma"), "Celu": ("alpha",),
+                      "ThresholdedRelu": ("alpha",), "Swish": ("alpha",)})
+def _activation(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    if kind == "Softplus":
+        return _softplus(im, x)
+    if kind == "Mish":
+        return im.op("mul", x, im.op("tanh", _softplus(im, x)))
+    if kind == "Softsign":
+        return im.op("div", x, im.op("add", im.scalar(1.0, x), im.op("abs", x)))
+    if kind == "Swish":
+        return im.op("mul", x, im.op("sigmoid", im.op("mul", x, im.scalar(node.attr("alpha"), x))))
+    if kind == "ThresholdedRelu":
+        above = im.op("compare", x, im.scalar(node.attr("alpha"), x), predicate="gt")
+        return im.op("select", above, x, im.scalar(0.0, x))
+    alpha = node.attr("alpha")
+    if kind == "Celu":
+        # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+        scaled = im.op("div", x, im.scalar(alpha, x))
+        return im.op("add", im.op("maximum", x, im.scalar(0.0, x)),
+                     im.op("minimum", _negative_part(im, scaled, alpha), im.scalar(0.0, x)))
+    positive = im.op("compare", x, im.scalar(0.0, x), predicate="gt")
+    y = im.op("select", positive, x, _negative_part(im, x, alpha))
+    return im.op("mul", y, im.scalar(node.attr("gamma"), x)) if kind == "Selu" else y
+
+
+@converts("Sign")
+def _sign(im, node):
+    x = im.tensor(node.input(0))
+    positive = im.op("compare", x, im.scalar(0, x), predicate="gt")
+    negative = im.op("compare", x, im.scalar(0, x), predicate="lt")
+    return im.op("select", positive, im.scalar(1, x),
+                 im.op("select", negative, im.scalar(-1, x), im.scalar(0, x)))
+
+
+@converts("IsInf", attributes=("detect_positive", "detect_negative"))
+def _is_inf(im, node):
+    x = _float_tensor(im, node)
+    positive = im.op("compare", x, im.scalar(np.inf, x), predicate="eq")
+    negative = im.op("compare", x, im.scalar(-np.inf, x), predicate="eq")
+    detect_positive, detect_negative = node.attr("detect_positive"), node.attr("detect_negative")
+    if detect_positive and detect_negative:
+        return im.op("select", positive, im.scalar(True, positive), negative)
+    if detect_positive:
+        return positive
+    if detect_negative:
+        return negative
+    return im.op("select", positive, im.scalar(False, positive), im.scalar(False, positive))
+
+
+@converts("Mean")
+def _mean(im, node):
+    operands = im.operands(node)
+    if _type_of(operands[0]).dtype not in ("f32", "f16", "bf16"):
+        raise _NodeProblem(f"Mean of element type {_type_of(operands[0]).dtype} is not "
+                           "supported (only float, float16 and bfloat16)")
+    total = operands[0]
+    for operand in operands[1:]:
+        total = im.op("add", total, operand)
+    return im.op("div", total, im.scalar(float(len(operands)), total))
+
+
+@converts("ArgMin", attributes=("axis", "keepdims", "select_last_index"))
+def _argmin(im, node):
+    x = im.tensor(node.input(0))
+    # The first maximum of a reversal of order is the first minimum: -x for
+    # floats, -1 - x (= ~x, no overflow) for integers.
+    if _type_of(x).dtype in ("f32", "f16", "bf16"):
+        reversed_order = im.op("neg", x)
+    elif _type_of(x).dtype in ("i32", "i64"):
+        reversed_order = im.op("sub", im.scalar(-1, x), x)
+    else:
+        raise _NodeProblem(f"ArgMin of element type {_type_of(x).dtype} is not supported")
+    return _arg_extreme(im, node, reversed_order)
+
+
+_REDUCE_COMPOSED = ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                    "ReduceLogSumExp")
+
+
+@converts(*_REDUCE_COMPOSED, attributes=("axes", "keepdims", "noop_with_empty_axes"))
+def _reduce_composed(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    axes = _reduce_axes(im, node, _type_of(x).rank)
+    keepdims = bool(node.attr("keepdims"))
+    if axes is None:  # the reduction of each element alone
+        if kind == "ReduceL1":
+            return im.op("abs", x)
+        if kind == "ReduceL2":
+            return im.op("abs", x)
+        if kind == "ReduceSumSquare":
+            return im.op("mul", x, x)
+        return x if kind == "ReduceLogSumExp" else im.op("log", x)
+    if kind == "ReduceLogSumExp":
+        peak = im.op("reduce_max", x, axes=axes, keepdims=True)
+        # An infinite maximum would give inf - inf: shift by 0 there.
+        finite = im.op("compare", im.op("abs", peak), im.scalar(np.inf, peak), predicate="lt")
+        peak = im.op("select", finite, peak, im.scalar(0.0, peak))
+        total = im.op("reduce_sum", im.op("exp", im.op("sub", x, peak)), axes=axes,
+                      keepdims=keepdims)
+        if not keepdims:
+            peak = im.reshape(peak, _type_of(total).shape)
+        return im.op("add", im.op("log", total), peak)
+    terms = {"ReduceL1": lambda: im.op("abs", x), "ReduceL2": lambda: im.op("mul", x, x),
+             "ReduceSumSquare": lambda: im.op("mul", x, x), "ReduceLogSum": lambda: x}[kind]()
+    total = im.op("reduce_sum", terms, axes=axes, keepdims=keepdims)
+    if kind == "ReduceL2":
+        return im.op("sqrt", total)
+    return im.op("log", total) if kind == "ReduceLogSum" else total
+
+
+@converts("LpNormalization", attributes=("axis", "p"))
+def _lp_normalization(im, node):
+    x = _float_tensor(im, node)
+    axis, p = _axis(node.attr("axis"), _type_of(x).rank), node.attr("p")
+    if p not in (1, 2):
+        raise _NodeProblem(f"attribute 'p' = {p} is not supported (1 or 2)")
+    terms = im.op("abs", x) if p == 1 else im.op("mul", x, x)
+    norm = im.op("reduce_sum", terms, axes=(axis,), keepdims=True)
+    if p == 2:
+        norm = im.op("sqrt", norm)
+    norm = im.op("broadcast_to", norm, result_type=_type_of(x))
+    # A zero norm gives zeros (the reference's), not 0 / 0.
+    zero = im.op("compare", norm, im.scalar(0.0, norm), predicate="eq")
+    return im.op("select", zero, im.scalar(0.0, x),
+                 im.op("div", x, im.op("select", zero, im.scalar(1.0, norm), norm)))
+
+
+@converts("RMSNormalization", attributes=("axis", "epsilon"), defaults_only=("stash_type",))
+def _rms_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    axis = _axis(node.attr("axis"), x_type.rank)
+    normalized = x_type.shape[axis:]
+    scale = im.tensor(node.input(1), x_type.dtype)
+    if _type_of(scale).shape != normalized:
+        scale = im.op("broadcast_to", scale, result_type=x_type.with_shape(normalized))
+    return im.op("rms_norm", x, scale, axis=axis, epsilon=node.attr("epsilon"))
+
+
+@converts("DepthToSpace", "SpaceToDepth", attributes=("blocksize", "mode"))
+def _depth_space(im, node):
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    if len(shape) != 4:
+        raise _NodeProblem(f"{node.op_type} of rank {len(shape)} is not supported (rank 4)")
+    n, c, h, w = shape
+    b = node.attr("blocksize")
+    if node.op_type == "SpaceToDepth":
+        if h % b or w % b:
+            raise _NodeProblem(f"blocksize {b} does not divide the spatial dims {[h, w]}")
+        mode = node.attr("mode", b"DCR").decode()
+        if mode not in ("DCR", "CRD"):
+            raise _NodeProblem(f"attribute 'mode' = '{mode}' is not supported (DCR or CRD)")
+        y = im.reshape(x, (n, c, h // b, b, w // b, b))
+        y = im.op("transpose", y, perm=(0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4))
+        return im.reshape(y, (n, c * b * b, h // b, w // b))
+    if c % (b * b):
+        raise _NodeProblem(f"blocksize {b} squared does not divide the channels {c}")
+    mode = node.attr("mode").decode()
+    if mode == "DCR":
+        y = im.reshape(x, (n, b, b, c // (b * b), h, w))
+        y = im.op("transpose", y, perm=(0, 3, 4, 1, 5, 2))
+    elif mode == "CRD":
+        y = im.reshape(x, (n, c // (b * b), b, b, h, w))
+        y = im.op("transpose", y, perm=(0, 1, 4, 2, 5, 3))
+    else:
+        raise _NodeProblem(f"attribute 'mode' = '{mode}' is not supported (DCR or CRD)")
+    return im.reshape(y, (n, c // (b * b), h * b, w * b))
+
+
+def _negative_log_likelihood(im, node, log_probabilities: ir.Value) -> ir.Value:
+    """The loss of NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss)
+    on [N, C, d...] log-probabilities: the target class of each position
+    picked through a one-hot mask of an iota over the classes."""
+    x_type = _type_of(log_probabilities)
+    if x_type.rank < 2:
+        raise _NodeProblem(f"an input of rank {x_type.rank} is not supported (rank 2 or more)")
+    target = im.tensor(node.input(1))
+    if _type_of(target).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"a target of element type {_type_of(target).dtype} is not supported")
+    n, c, rest = x_type.shape[0], x_type.shape[1], x_type.shape[2:]
+    if _type_of(target).shape != (n,) + rest:
+        raise _NodeProblem(f"a target of shape {list(_type_of(target).shape)} for an input of "
+                           f"shape {list(x_type.shape)} is not supported")
+    index_type = x_type.with_dtype(_type_of(target).dtype)
+    wide_target = im.op("broadcast_to", im.reshape(target, (n, 1) + rest), result_type=index_type)
+    one_hot = im.op("compare", im.op("iota", result_type=index_type, axis=1), wide_target,
+                    predicate="eq")
+    zero = im.scalar(0.0, log_probabilities)
+    picked = im.op("reduce_sum", im.op("select", one_hot, log_probabilities, zero), axes=(1,),
+                   keepdims=False)
+    # The weight of each position: the target class's (or 1), 0 where ignored.
+    if node.input(2):
+        weight = im.tensor(node.input(2), x_type.dtype)
+        if _type_of(weight).shape != (c,):
+            raise _NodeProblem(f"a weight of shape {list(_type_of(weight).shape)} is not "
+                               f"supported (expected [{c}])")
+        wide_weight = im.op("broadcast_to", im.reshape(weight, (1, c) + (1,) * len(rest)),
+                            result_type=x_type)
+        weights = im.op("reduce_sum", im.op("select", one_hot, wide_weight, zero), axes=(1,),
+                        keepdims=False)
+    else:
+        weights = im.op("broadcast_to", im.scalar(1.0, picked), result_type=_type_of(picked))
+    ignore_index = node.attr("ignore_index")
+    if ignore_index is not None:
+        ignored = im.op("compare", target, im.scalar(int(ignore_index), target), predicate="eq")
+        weights = im.op("select", ignored, im.scalar(0.0, weights), weights)
+    loss = im.op("mul", im.op("neg", picked), weights)
+    reduction = node.attr("reduction").decode()
+    axes = tuple(range(_type_of(loss).rank))
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return im.op("reduce_sum", loss, axes=axes, keepdims=False)
+    if reduction == "mean":
+        return im.op("div", im.op("reduce_sum", loss, axes=axes, keepdims=False),
+                     im.op("reduce_sum", weights, axes=axes, keepdims=False))
+    raise _NodeProblem(f"attribute 'reduction' = '{reduction}' is not supported")
+
+
+@converts("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
+          attributes=("ignore_index", "reduction"))
+def _loss(im, node):
+    x = _float_tensor(im, node)
+    if node.op_type == "NegativeLogLikelihoodLoss":
+        return _negative_log_likelihood(im, node, x)
+    log_probabilities = im.op("log_softmax", x, axis=1) if _type_of(x).rank >= 2 else x
+    return [_negative_log_likelihood(im, node, log_probabilities), log_probabilities]
+
+
+@converts("Hardmax", attributes=("axis",))
+def _hardmax(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    axis = _axis(node.attr("axis"), x_type.rank)
+    shape = x_type.shape
+    if im.opset < 13:  # the input flattened to 2-D at `axis` first
+        x = im.reshape(x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
+        axis = 1
+    index_type = _type_of(x).with_dtype("i64")
+    first = im.op("broadcast_to", im.op("argmax", x, axis=axis, keepdims=True),
+                  result_type=index_type)
+    hit = im.op("compare", im.op("iota", result_type=index_type, axis=axis), first,
+                predicate="eq")
+    return im.reshape(im.op("select", hit, im.scalar(1.0, x), im.scalar(0.0, x)), shape)
+
+
+@converts("OneHot", attributes=("axis",))
+def _one_hot(im, node):
+    indices = im.tensor(node.input(0))
+    depth = int(_item(im.static(node.input(1), "depth")))
+    values = im.static(node.input(2), "values").reshape(-1)
+    if values.size != 2:
+        raise _NodeProblem(f"values must be [off, on], got {values.size} values")
+    if _type_of(indices).dtype not in ("i32", "i64"):
+        indices = im.op("cast", indices, result_type=_type_of(indices).with_dtype("i64"))
+    shape = _type_of(indices).shape
+    axis = _axis(node.attr("axis"), len(shape) + 1)
+    out_shape = shape[:axis] + (depth,) + shape[axis:]
+    index_type = TensorType(out_shape, _type_of(indices).dtype)
+    negative = im.op("compare", indices, im.scalar(0, indices), predicate="lt")
+    indices = im.op("select", negative, im.op("add", indices, im.scalar(depth, indices)), indices)
+    wide = im.op("broadcast_to", im.reshape(indices, shape[:axis] + (1,) + shape[axis:]),
+                 result_type=index_type)
+    hit = im.op("compare", im.op("iota", result_type=index_type, axis=axis), wide,
+                predicate="eq")
+    off, on = im.constant(values[:1].reshape(()), None), im.constant(values[1:].reshape(()), None)
+    return im.op("select", hit, on, off)
+
+
+@converts("EyeLike", attributes=("dtype", "k"))
+def _eye_like(im, node):
+    shape = im.shape(node.input(0))
+    if len(shape) != 2:
+        raise _NodeProblem(f"an input of rank {len(shape)} is not supported (rank 2)")
+    if node.attr("dtype") is not None:
+        dtype = im.onnx.helper.tensor_dtype_to_np_dtype(node.attr("dtype"))
+    elif im.is_static(node.input(0)):
+        dtype = im.static(node.input(0)).dtype
+    else:
+        dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64,
+                 "i1": np.bool_}.get(im.dtype(node.input(0)))
+        if dtype is None:
+            raise _NodeProblem(f"EyeLike of element type {im.dtype(node.input(0))} is not "
+                               "supported")
+    return np.eye(shape[0], shape[1], node.attr("k"), dtype=dtype)
 
 
 @folds("Gather", attributes=("axis",))
