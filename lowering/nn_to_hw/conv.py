@@ -44,15 +44,15 @@ from mlir.dialects import arith, scf, tensor
 
 from lamina import scalar
 from lamina.dialects import hw, nn
-from lamina.dialects.opdef import lookup_op
 from lamina.lowering.hw_to_loops import index
 from lamina.lowering.nn_to_hw.groups import ROW, GroupKernel, KernelGroup
 from lamina.lowering.nn_to_hw.kernels import GroupNotLowered, HWLowering, launch, splat_value
-from lamina.lowering.nn_to_hw.matmul import KernelBuilder, MatmulChain, TileConfig, choose_tiles
+from lamina.lowering.nn_to_hw.matmul import (KernelBuilder, MatmulChain, TileConfig, choose_tiles,
+                                             is_epilogue_op)
 from lamina.lowering.nn_to_hw.movement import reshaped_view
 from lamina.lowering.registry import lowering
 from lamina.targets import nvidia
-from lamina.types import MemRefType, VerifyError, type_view
+from lamina.types import MemRefType, type_view
 
 
 def conv_of(group: KernelGroup) -> ir.Operation | None:
@@ -189,18 +189,8 @@ def conv_chain(group: KernelGroup, conv: ir.Operation, last: ir.Operation) -> Ma
             if op != conv:
                 produced.add(op.results[0])
             continue
-        op_class = lookup_op(op.name)
-        if op_class is None or not issubclass(op_class, nn.ElementwiseOp) \
-                or type_view(op.results[0].type).shape != result.shape \
-                or type_view(op.results[0].type).dtype not in hw.TILE_TYPES:
+        if not is_epilogue_op(op, result.shape):
             return None
-        if not issubclass(op_class, nn.CastOp):
-            try:
-                tree = op_class.from_operation(op).scalar_tree()
-            except VerifyError:
-                return None
-            if tree is None or not scalar.arith_only_supported(tree):
-                return None
         for value in op.operands:
             if value in produced:
                 continue

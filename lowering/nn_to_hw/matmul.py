@@ -268,6 +268,24 @@ def folds_batch(matmul: ir.Operation) -> bool:
     return a.rank > 2 and b.rank == 2
 
 
+def is_epilogue_op(op: ir.Operation, shape: tuple[int, ...]) -> bool:
+    """Whether a kernel's epilogue computes `op` per element: an
+    elementwise op with a result of `shape` and a tile type, a cast or an
+    op whose scalar form has an arith-only body."""
+    op_class = lookup_op(op.name)
+    if op_class is None or not issubclass(op_class, nn.ElementwiseOp) \
+            or type_view(op.results[0].type).shape != shape \
+            or type_view(op.results[0].type).dtype not in hw.TILE_TYPES:
+        return False
+    if issubclass(op_class, nn.CastOp):
+        return True
+    try:
+        tree = op_class.from_operation(op).scalar_tree()
+    except VerifyError:
+        return False
+    return tree is not None and scalar.arith_only_supported(tree)
+
+
 def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
     """The chain of a contraction group whose matmul fits a kernel and whose
     other ops are an epilogue: elementwise ops of the matmul's result shape
@@ -289,15 +307,8 @@ def group_chain(fused: ir.Operation, body: ir.Operation) -> MatmulChain | None:
             if splat_value(op) is not None:
                 produced.add(op.results[0])
             continue
-        op_class = lookup_op(op.name)
-        if op_class is None or not issubclass(op_class, nn.ElementwiseOp) \
-                or type_view(op.results[0].type).shape != result.shape \
-                or type_view(op.results[0].type).dtype not in hw.TILE_TYPES:
+        if not is_epilogue_op(op, result.shape):
             return None
-        if not issubclass(op_class, nn.CastOp):
-            tree = op_class.from_operation(op).scalar_tree()
-            if tree is None or not scalar.arith_only_supported(tree):
-                return None
         for value in op.operands:
             if value in produced:
                 continue

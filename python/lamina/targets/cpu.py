@@ -250,15 +250,6 @@ class CPUTarget(Target):
                     f"-aarch64-sve-vector-bits-max={self.model.sve_bits}")
         return ()
 
-    @property
-    def converts_bf16(self) -> bool:
-        """Whether the CPU has an f32 -> bf16 conversion instruction (else
-        the code generator calls `__truncsfbf2`, which the module defines:
-        `cpu-define-bf16-truncation`)."""
-        if self.model.arch == "aarch64":
-            return "+bf16" in self.features
-        return "+avx512bf16" in self.features or "+avxneconvert" in self.features
-
     def pipeline(self) -> Pipeline:
         front = frontend_stages()
         model = self.model
@@ -339,7 +330,8 @@ class CPUTarget(Target):
                 "convert-to-llvm",
                 "reconcile-unrealized-casts",
                 CPUHideImplementations(),
-                *([] if self.converts_bf16 else [CPUDefineBF16Truncation()]),
+                # Without the instruction, LLVM calls __truncsfbf2: defined here.
+                *([] if self.model.converts_bf16 else [CPUDefineBF16Truncation()]),
                 "canonicalize",
                 CPUCheckLoweredToLLVM(),
             ], description="the LLVM dialect"),

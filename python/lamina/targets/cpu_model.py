@@ -95,6 +95,14 @@ class CPUTargetModel:
     def has(self, feature: str) -> bool:
         return f"+{feature}" in self.features
 
+    @property
+    def converts_bf16(self) -> bool:
+        """Whether the CPU has an f32 -> bf16 conversion instruction (where
+        not, LLVM's code calls the runtime's `__truncsfbf2`)."""
+        if self.arch == "aarch64":
+            return self.has("bf16")
+        return self.has("avx512bf16") or self.has("avxneconvert")
+
     def schedule_model(self, threads: int) -> CPUModel:
         """What the schedules read: one vector is `vector_bits` wide (the
         minimum width of a scalable one)."""
