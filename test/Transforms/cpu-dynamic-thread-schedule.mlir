@@ -2,10 +2,10 @@
 // RUN: lamina-opt %s --split-input-file --convert-scf-to-openmp --cpu-dynamic-thread-schedule | FileCheck %s --check-prefix=FROM-SCF
 
 // A worksharing loop with OpenMP's default (static) schedule gets the
-// dynamic one; its iterations and body stay as they were.
+// guided one; its iterations and body stay as they were.
 // CHECK-LABEL: func.func @default_schedule
 // CHECK: omp.parallel
-// CHECK-NEXT: omp.wsloop schedule(dynamic) {
+// CHECK-NEXT: omp.wsloop schedule(guided) {
 // CHECK-NEXT: omp.loop_nest (%[[I:.+]]) : index = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
 // CHECK-NEXT: memref.store %{{.+}}, %{{.+}}[%[[I]]] : memref<64xf32>
 func.func @default_schedule(%out: memref<64xf32>, %value: f32) {
@@ -48,9 +48,9 @@ func.func @stated_schedule(%out: memref<64xf32>, %value: f32) {
 // -----
 
 // A parallel loop as the CPU pipeline has it before the OpenMP
-// conversion: each of its loops is handed out dynamically.
+// conversion: each of its loops is handed out in guided chunks.
 // FROM-SCF-LABEL: func.func @from_scf_parallel
-// FROM-SCF: omp.wsloop schedule(dynamic)
+// FROM-SCF: omp.wsloop schedule(guided)
 // FROM-SCF-NOT: omp.wsloop {
 func.func @from_scf_parallel(%out: memref<64xf32>, %value: f32) {
   %c0 = arith.constant 0 : index

@@ -402,7 +402,7 @@ class CPUTarget(Target):
         libraries = self.runtime_libraries()
         _reuse_freed_temporaries()
         if self.threads > 1:
-            _threads_sleep_when_idle()
+            _idle_workers_wait_briefly()
         if distributed:
             from lamina.sharding import mpi_library
             libraries.append(mpi_library())
@@ -438,18 +438,28 @@ class CPUTarget(Target):
                 f"O{self.opt_level}")
 
 
-def _threads_sleep_when_idle() -> None:
-    """OpenMP's worker threads sleep as soon as a parallel loop ends
-    (`KMP_BLOCKTIME=0`) instead of spinning for 200 ms waiting for the
-    next one, unless the user set KMP_BLOCKTIME. On a machine that other
-    processes share, spinning workers take the time slices that the
-    thread holding the work needs: a 512^3 matmul compiled for 2 threads
-    on the shared 2-core machine (load average 9) took a median of 40-56
-    ms with spinning and 4-5 ms with sleeping workers (2.7 ms at best on
-    one thread). LLVM's OpenMP runtime reads the variable when it starts,
-    at the first parallel loop of the process, so it is set before any
-    compiled program runs."""
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
+IDLE_WORKER_WAIT = "50us"
+"""How long an OpenMP worker spins for the next parallel loop before it
+sleeps (`KMP_BLOCKTIME`). The runtime's default, 200 ms, lets spinning
+workers take the time slices of the thread that holds the work on a
+machine that other processes share: a 512^3 matmul compiled for 2 threads
+on the shared 2-core machine (load average 9) took a median of 40-56 ms
+with spinning and 4-5 ms with sleeping workers (2.7 ms at best on one
+thread). Sleeping at once (0) makes every parallel loop wake its workers
+(a futex wake-up and a reschedule, about 0.1 ms): a fusion group runs
+several loops (its packing copies, its tiles, its epilogue), so
+mobilenet_v2 on two threads took 35.4 ms with workers that slept at once
+and 17.6 ms with workers that waited 50 us, which bridges the gaps between
+one group's loops and the next group's (beside a process that kept one
+core busy: 23.7 and 32.4 ms; with the dynamic schedule and 0, 31.9 ms)."""
+
+
+def _idle_workers_wait_briefly() -> None:
+    """OpenMP's worker threads wait IDLE_WORKER_WAIT for the next parallel
+    loop, then sleep, unless the user set KMP_BLOCKTIME. LLVM's OpenMP
+    runtime reads the variable when it starts, at the first parallel loop
+    of the process, so it is set before any compiled program runs."""
+    os.environ.setdefault("KMP_BLOCKTIME", IDLE_WORKER_WAIT)
 
 
 # glibc's mallopt parameters: blocks above the first are mmapped, and free

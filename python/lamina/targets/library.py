@@ -423,7 +423,7 @@ def load(path: str) -> LibraryFunction:
     threads = int(fields.get("threads", "1"))
     if threads > 1:
         # OpenMP's workers sleep between calls, as for compiled functions.
-        from lamina.targets.cpu import _threads_sleep_when_idle
-        _threads_sleep_when_idle()
+        from lamina.targets.cpu import _idle_workers_wait_briefly
+        _idle_workers_wait_briefly()
     return LibraryFunction(path, library, fields["entry"], inputs, results, input_names,
                            fields.get("target", "?"), threads)
