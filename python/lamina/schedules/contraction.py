@@ -226,6 +226,12 @@ class ContractionKind(ScheduleKind):
         return None
 
 
+def register_tile_rows(model: CPUModel) -> int:
+    """Rows of A in the packed register tile: 8 with 32 vector registers
+    (8 x 2 accumulators), 4 with 16."""
+    return 8 if model.vector_registers >= 32 else 4
+
+
 def initialising_fills(group: Group, linalg: LinalgOp) -> list[LinalgOp]:
     """The fills of `group` that initialise `linalg`."""
     init = list(linalg.op.operands)[linalg.inputs]
@@ -239,7 +245,7 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     extents = linalg.extents
     m, n, k = extents[dims.m], extents[dims.n], extents[dims.k]
     nr = 2 * model.lanes
-    mr = 8 if model.vector_registers >= 32 else 4
+    mr = register_tile_rows(model)
     pack_a = m % mr != 0
     packed_sizes = [0] * linalg.rank
     packed_sizes[dims.n] = nr
