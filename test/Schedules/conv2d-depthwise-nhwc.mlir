@@ -3,7 +3,9 @@
 // linalg.depthwise_conv_2d_nhwc_hwc on the NHWC input (no transpose of the
 // activations), and the direct schedule tiles it into register tiles of 8
 // output pixels x 32 channels, which upstream's decomposition makes 1-D
-// depthwise convolutions and vectorises into FMAs on vectors of channels.
+// depthwise convolutions and vectorises into FMAs on vectors of channels;
+// the bias and relu run on each tile's accumulators (the epilogue's last
+// op is tiled, the convolution and its zero fill fused into its tiles).
 // RUN: lamina-compile %s --target=cpu:znver5,+avx512f,threads=2 --emit=schedule | FileCheck %s
 // RUN: lamina-compile %s --target=cpu:znver5,+avx512f,threads=2 --emit=tiled | FileCheck %s --check-prefix=TILED
 // RUN: lamina-run %s --target=cpu:threads=2 --random --check | FileCheck %s --check-prefix=NUMERIC
@@ -11,16 +13,24 @@
 
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: linalg.conv_2d_ngchw_gfchw
-// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}}lamina.schedule = "[[CONV:main_.+]]"
+// CHECK: linalg.fill {{.*}}lamina.schedule = "[[FILL:main_[^"]+]]"
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}}lamina.schedule = "[[CONV:main_[^"]+]]"
 // CHECK-SAME: tensor<1x58x58x64xf32>, tensor<3x3x64xf32>
 // CHECK-SAME: -> tensor<1x56x56x64xf32>
+// CHECK: linalg.generic {{.*}}lamina.schedule = "[[EPILOGUE:main_[^"]+]]"
 // CHECK: arith.maximumf
-// Loops (n, oh, ow, c, kh, kw): two threads share the 56 rows; the
-// register tile is 8 pixels x 32 channels, one filter row at a time.
+// Loops (n, oh, ow, c, kh, kw): two threads share the 56 rows of the
+// epilogue; its register tile is 8 pixels x 32 channels, into which the
+// convolution and its fill are fused, one filter row at a time.
 // CHECK: transform.named_sequence @schedule_{{.+}}_convolution
-// CHECK: transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
-// CHECK: transform.structured.tile_using_forall {{.*}} tile_sizes [0, 28, 0, 0, 0, 0]
-// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 8, 32, 1, 0]
+// CHECK-DAG: %[[LAST:.+]] = transform.structured.match attributes {lamina.schedule = "[[EPILOGUE]]"}
+// CHECK-DAG: %[[C:.+]] = transform.structured.match attributes {lamina.schedule = "[[CONV]]"}
+// CHECK-DAG: %[[F:.+]] = transform.structured.match attributes {lamina.schedule = "[[FILL]]"}
+// CHECK: transform.structured.tile_using_forall %[[LAST]] tile_sizes [0, 28, 0, 0]
+// CHECK: transform.structured.fuse_into_containing_op %[[C]]
+// CHECK: transform.structured.fuse_into_containing_op %[[F]]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 1, 8, 32]
+// CHECK: transform.structured.tile_using_for {{.*}} tile_sizes [0, 0, 0, 0, 1, 0]
 // CHECK: transform.structured.decompose
 // CHECK: transform.structured.vectorize
 
@@ -29,6 +39,10 @@
 // TILED: scf.forall (%{{.+}}) in (2)
 // TILED: scf.for {{.*}} -> (vector<1x8x32xf32>)
 // TILED-COUNT-3: vector.fma
+// TILED: arith.maximumf {{.+}} : vector<1x1x8x32xf32>
+// TILED-NEXT: vector.transfer_write
+// TILED: scf.forall.in_parallel
+// TILED-NOT: scf.forall
 // TILED-NOT: transform.
 
 // NUMERIC: check: all results match the reference

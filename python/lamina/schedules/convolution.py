@@ -34,8 +34,19 @@ The direct convolution reads the input where it lies, where an img2col
 rewrite would first gather the input's windows into a matrix (and pack
 that matrix again for the contraction); `bench/results.md` compares the
 two. The zero fill of the result runs on each thread's rows inside the
-convolution's loop; the rest of the group (a bias, an activation, a
-residual add, the result's transpose back to NCHW) gets loop nests.
+convolution's loop.
+
+An epilogue (elementwise ops over the result: a bias, an activation, a
+residual add, the last one the group's root) is computed on each
+register tile while its accumulators are in registers: the last
+epilogue op is tiled over threads and register tiles of the result, the
+rest of the epilogue, the convolution and its zero fill fused into each
+tile, so that the tile is zeroed, accumulated, run through the epilogue
+and stored once, where a loop nest of its own would read and write the
+whole result again (a depthwise 3x3 convolution with its bias and relu6
+over 112x112x32: 0.50 -> 0.28 ms on one thread). Any other rest of the
+group (the result's transpose back to NCHW, an epilogue on a split row)
+gets loop nests.
 """
 
 from __future__ import annotations
@@ -50,13 +61,13 @@ from mlir.dialects.transform import loop, structured
 from mlir.dialects.transform import tensor as tensor_transform
 from mlir.dialects.transform import vector as vector_transform
 
-from lamina.schedules.analysis import WINDOWED, Group, LinalgOp
+from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, _op_key
 from lamina.schedules.contraction import initialising_fills
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
 from lamina.schedules.op_tiling import OpTiling, fill_tilings, largest_divisor
-from lamina.schedules.transforms import (any_op, canonicalization, forall, match_tag, patterns,
-                                         tile, vectorize)
+from lamina.schedules.transforms import (any_op, canonicalization, forall, fuse_into, match_tag,
+                                         patterns, tile, vectorize)
 from lamina.targets.cpu_model import CPUModel
 
 
@@ -136,6 +147,95 @@ class ConvolutionSchedule(Schedule):
             vectorize(tiled_fill)
 
 
+@dataclass(frozen=True)
+class ConvolutionWithEpilogue(ConvolutionSchedule):
+    """A direct convolution whose `epilogue` (the tags of the elementwise
+    ops after it, in order) is computed on each register tile: the last
+    epilogue op is tiled by the thread tile and the register tile of the
+    result's dims (n, oh, ow, channels), the rest fused into its loops;
+    `reduction_tile` tiles the fused convolution's loops over the filter's
+    rows (and input channels)."""
+
+    epilogue: tuple[str, ...] = ()
+    reduction_tile: tuple[int, ...] = ()
+
+    def decisions(self) -> list[str]:
+        return super().decisions() + [f"  epilogue {', '.join(self.epilogue)} on each tile"]
+
+    def render(self, root: ir.Value) -> None:
+        last = match_tag(root, self.epilogue[-1])
+        producers = [match_tag(root, tag) for tag in reversed(self.epilogue[:-1])]
+        producers += [match_tag(root, self.root)]
+        producers += [match_tag(root, tiling.tag) for tiling in self.fills]
+        result = lambda sizes: tuple(sizes[:4])  # noqa: E731 (the result's dims)
+        tiled, fused, scope = last, producers, root
+        if self.threads:
+            tiled, loop_handle = forall(last, result(self.threads))
+            fused = fuse_into(fused, loop_handle)
+            scope = loop_handle
+        tiled, loops = tile(tiled, result(self.tile_sizes[0]))
+        if loops:
+            fused = fuse_into(fused, loops[-1])
+            if not self.threads:
+                scope = loops[0]
+        epilogue = fused[:len(self.epilogue) - 1]
+        convolution = fused[len(self.epilogue) - 1]
+        fills = fused[len(self.epilogue):]
+        reduced, reduction_loops = tile(convolution, self.reduction_tile)
+        vectorize(structured.DecomposeOp(reduced).transformed)
+        for handle in [tiled] + epilogue + fills:
+            vectorize(handle)
+        # The tile's zeros, accumulators and epilogue values stay in
+        # registers: each write of a vector and its read back fold away.
+        for _ in range(2):
+            patterns(scope, vector_transform.ApplyVectorReductionToContractPatternsOp,
+                     vector_transform.ApplyTransferPermutationPatternsOp, canonicalization,
+                     tensor_transform.ApplyFoldTensorSubsetOpsPatternsOp,
+                     tensor_transform.ApplyMergeConsecutiveInsertExtractSlicePatternsOp)
+        for reduction_loop in reversed(reduction_loops):
+            transform.ApplyLoopInvariantCodeMotionOp(reduction_loop)
+            loop.HoistLoopInvariantSubsetsOp(reduction_loop)
+
+
+def with_epilogue(schedule: ConvolutionSchedule, linalg: LinalgOp, rest: list[LinalgOp],
+                  group: Group) -> ConvolutionWithEpilogue | None:
+    """`schedule` with `rest` (elementwise ops over the convolution's
+    result, the last one the group's root) computed on each register tile;
+    None when the rest is not such a chain, or the row is split."""
+    if not rest or schedule.split or group.root is not rest[-1]:
+        return None
+    shape = tuple(linalg.extents[:4])
+    members = {_op_key(op.op) for op in rest}
+    for op in rest:
+        if any(op.reduction) or op.output_map != (0, 1, 2, 3) or op.extents != shape:
+            return None
+    for producer in [linalg] + rest[:-1]:
+        if any(_op_key(use.owner) not in members for use in producer.op.results[0].uses):
+            return None
+    (register,) = schedule.tile_sizes
+    reduction = tuple(0 if d < 4 else size for d, size in enumerate(register))
+    return ConvolutionWithEpilogue(
+        group=schedule.group, root=schedule.root, threads=schedule.threads,
+        tile_sizes=(tuple(register[:4]) + (0,) * (len(register) - 4),), fills=schedule.fills,
+        epilogue=tuple(op.tag for op in rest), reduction_tile=reduction)
+
+
+def _split_at(linalg: LinalgOp, rest: list[LinalgOp]) -> tuple[list[LinalgOp], list[LinalgOp]]:
+    """`rest` (a group's ops beside its convolution, in program order) as
+    the ops that do not read the convolution's result, even through
+    others (its filter's layout change), and those that do."""
+    reached = {_op_key(linalg.op)}
+    before, after = [], []
+    for op in rest:
+        if any(_op_key(operand.owner) in reached for operand in op.op.operands
+               if not isinstance(operand.owner, ir.Block)):
+            reached.add(_op_key(op.op))
+            after.append(op)
+        else:
+            before.append(op)
+    return before, after
+
+
 class ConvolutionKind(ScheduleKind):
     """Direct channels-last convolutions (see the module docstring).
     Applies to a group with one; the rest of the group gets loop nests."""
@@ -150,6 +250,10 @@ class ConvolutionKind(ScheduleKind):
                           else convolution_schedule)
                 schedule = choose(f"{group.name}_convolution", linalg, fills, model)
                 rest = [op for op in group.ops if op is not linalg and op not in fills]
+                before, after = _split_at(linalg, rest)
+                fused = with_epilogue(schedule, linalg, after, group)
+                if fused:
+                    return loop_nest_schedules(group.name, before, model) + [fused]
                 return [schedule] + loop_nest_schedules(group.name, rest, model)
         return None
 
