@@ -1,10 +1,10 @@
 """The `nn` dialect: tensor operators with value semantics.
 
 Ops work on ranked, statically shaped tensors of f32, f16 and bf16, and
-where an op states it of i1 and of the integers i8 (matmul operands), i32
-and i64 (signless, as MLIR's builtin integer types; ops that care treat
-them as signed two's complement, wrapping on overflow as NumPy's
-fixed-width integers do), and follow NumPy's broadcasting. Each op states its type rule
+where an op states it of i1 and of the integers i8 (matmul operands and
+data movement), i32 and i64 (signless, as MLIR's builtin integer types;
+ops that care treat them as signed two's complement, wrapping on overflow
+as NumPy's fixed-width integers do), and follow NumPy's broadcasting. Each op states its type rule
 (`infer_type`), its extra checks (`verify`) and its meaning on NumPy arrays
 (`reference`).
 
@@ -1462,7 +1462,8 @@ class DataMovementOp(NN.Operation):
     map says which element a result element comes from (reshape, concat,
     pad)."""
 
-    element_types = ANY_ELEMENT
+    # Integer matmuls' i8 operands are moved too (reshaped, transposed).
+    element_types = ANY_ELEMENT + MATMUL_INTEGERS
     fusion_kind = DATA_MOVEMENT
 
     def iteration_domain(self, *operand_types) -> IterationDomain:
