@@ -32,7 +32,10 @@ MiB, split over the same threads, counting bytes read and written. The
 and Inductor on that workload. The `block` workload is examples/attention.mlir (a pre-norm transformer block
 of 16 tokens); NumPy runs it as Lamina's reference evaluator does (one
 NumPy call per nn op). `matmul1024_bf16` has no NumPy row (NumPy has no
-bf16 matmul). The `linear*` workloads are a transformer's linear layers
+bf16 matmul). The `matmul*_int8` rows (i8 x i8 -> i32, both operands
+inputs) have one peer, `onnxruntime` (its MatMulInteger; not in the
+default systems: `--systems lamina,onnxruntime --workloads
+matmul1024_int8,matmul2048_int8`). The `linear*` workloads are a transformer's linear layers
 on `[batch, tokens, features]` activations (`linear3d*`) beside the same
 products written in 2-D (`linear2d*`, the batch's rows as one matrix):
 the 3-D figure should be the 2-D one. `--target` names Lamina's CPU target
@@ -71,6 +74,8 @@ WORKLOADS = {
     "grouped": "grouped conv2d 3x3 N=8 C=128->128 28x28 pad 1 (32 groups of 4 channels)",
     "block": "examples/attention.mlir: pre-norm transformer block, 16 tokens x 64, 4 heads",
     "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
+    "matmul1024_int8": "matmul 1024x1024x1024, int8 in, int32 out (signed, exact)",
+    "matmul2048_int8": "matmul 2048x2048x2048, int8 in, int32 out (signed, exact)",
     "linear3d": "linear layer x@W on [batch, tokens, features]: x 1x197x768, W 768x3072",
     "linear2d": "linear3d's product in 2-D: x 197x768, W 768x3072",
     "linear3d_b4": "linear layer x@W: x 4x197x768, W 768x3072",
@@ -90,7 +95,7 @@ LINEAR = {
     "linear2d_gelu": ((788, 768), (768, 3072), True),
 }
 SYSTEMS = ["lamina", "lamina_unfused", "numpy", "jax", "torch_compile"]
-PEERS = ("numpy", "jax", "torch_compile")
+PEERS = ("numpy", "jax", "torch_compile", "onnxruntime")
 EXAMPLE_BLOCK = os.path.join(os.path.dirname(HERE), "examples", "attention.mlir")
 
 
@@ -124,7 +129,7 @@ def work(workload: str) -> tuple[float, str]:
     """(amount, unit): FLOPs for contractions, bytes moved for the rest."""
     if workload.startswith("matmul"):
         n = int(workload[6:].split("_")[0])
-        return 2.0 * n ** 3, "GFLOP/s"
+        return 2.0 * n ** 3, "GOP/s" if workload.endswith("_int8") else "GFLOP/s"
     if workload == "block":
         # The matmuls (q, k, v, output projection, two MLP layers) and attention.
         return (2.0 * 16 * 64 * 64 * 4 + 2 * 2.0 * 16 * 64 * 256
@@ -153,6 +158,11 @@ def lamina_source(workload: str) -> str:
     if workload == "block":
         with open(EXAMPLE_BLOCK) as f:
             return f.read()
+    if workload.endswith("_int8"):
+        n = int(workload[6:].split("_")[0])
+        a, c = t((n, n)).replace("f32", "i8"), t((n, n)).replace("f32", "i32")
+        return (f'func.func @main(%a: {a}, %b: {a}) -> {c} {{\n'
+                f'  %0 = "nn.matmul"(%a, %b) : ({a}, {a}) -> {c}\n  return %0 : {c}\n}}\n')
     if workload.startswith("matmul"):
         n = int(workload[6:].split("_")[0])
         a = t((n, n)).replace("f32", "bf16" if workload.endswith("_bf16") else "f32")
@@ -232,6 +242,8 @@ def measure(call, warmup: float = 0.3, budget: float = 1.0) -> float:
 def inputs(workload: str):
     import numpy as np
     rng = np.random.default_rng(0)
+    if workload.endswith("_int8"):
+        return [rng.integers(-128, 128, s, dtype=np.int8) for s in shapes(workload)]
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes(workload)]
     if workload.endswith("_bf16"):
         import ml_dtypes
@@ -371,6 +383,8 @@ def run_numpy(workload: str, threads: int):
     import numpy as np
     if workload.endswith("_bf16"):
         raise NotImplementedError("NumPy has no bf16 matmul")
+    if workload.endswith("_int8"):
+        raise NotImplementedError("NumPy has no int8 x int8 -> int32 matmul")
     if workload == "block":
         import lamina
         from lamina.reference import evaluate
@@ -414,6 +428,8 @@ def jax_function(workload: str):
 
 def run_jax(workload: str, threads: int):
     import jax
+    if workload.endswith("_int8"):
+        raise NotImplementedError("the int8 rows' peer is onnxruntime")
     f = jax_function(workload)
     args = [jax.device_put(a) for a in inputs(workload)]
     start = time.perf_counter()
@@ -444,6 +460,8 @@ def torch_function(workload: str):
 
 def run_torch_compile(workload: str, threads: int):
     import torch
+    if workload.endswith("_int8"):
+        raise NotImplementedError("the int8 rows' peer is onnxruntime")
     torch.set_num_threads(threads)
     f = torch_function(workload)
     if workload.endswith("_bf16"):
@@ -461,6 +479,35 @@ def run_torch_compile(workload: str, threads: int):
         with torch.no_grad():
             compiled(*args)
     return measure(call), compile_s
+
+
+def onnxruntime_model(workload: str) -> bytes:
+    """The int8 matmul workloads as an ONNX MatMulInteger of two inputs
+    (no zero points), serialised."""
+    from onnx import TensorProto, helper
+    if not workload.endswith("_int8"):
+        raise NotImplementedError("the bench's onnxruntime rows are the int8 matmuls "
+                                  "(MatMulInteger)")
+    a, b = shapes(workload)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], workload,
+        [helper.make_tensor_value_info("a", TensorProto.INT8, a),
+         helper.make_tensor_value_info("b", TensorProto.INT8, b)],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, (a[0], b[1]))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
+def run_onnxruntime(workload: str, threads: int):
+    import onnxruntime
+    model = onnxruntime_model(workload)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    start = time.perf_counter()
+    session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    compile_s = time.perf_counter() - start
+    a, b = inputs(workload)
+    return measure(lambda: session.run(None, {"a": a, "b": b})), compile_s
 
 
 def example_block(xp, a, softmax, gelu, transpose):
@@ -489,9 +536,10 @@ def example_block(xp, a, softmax, gelu, transpose):
 
 RUNNERS = {"lamina": run_lamina, "lamina_unfused": run_lamina_unfused,
            "lamina_tuned": run_lamina_tuned, "numpy": run_numpy, "jax": run_jax,
-           "torch_compile": run_torch_compile}
+           "torch_compile": run_torch_compile, "onnxruntime": run_onnxruntime}
 MODULES = {"lamina": "lamina", "lamina_unfused": "lamina", "lamina_tuned": "lamina",
-           "numpy": "numpy", "jax": "jax", "torch_compile": "torch"}
+           "numpy": "numpy", "jax": "jax", "torch_compile": "torch",
+           "onnxruntime": "onnxruntime"}
 
 
 def system_main(system: str, workloads: list[str], threads: int) -> None:

@@ -14,6 +14,7 @@ import sys
 import lit.formats
 
 from lamina.targets.cuda import find_nvdisasm, find_ptxas
+from lamina.targets.host import detect_host
 from lamina.toolchain import tool_dirs
 
 config.name = "Lamina"
@@ -75,6 +76,10 @@ if _which("qemu-aarch64") and _cross_gcc:
                            text=True).stdout.strip()
     if os.path.isabs(_libc):
         config.available_features.add("aarch64-run")
+# The host CPU's dot-product instructions, as LLVM detects them: a test that
+# runs code using one needs it.
+if detect_host().has("avx512vnni"):
+    config.available_features.add("avx512vnni")
 if _which("mpiexec"):
     config.available_features.add("mpi")
 # Graphviz's dot lays out --view-graph's pictures; %scripts is Lamina's tools

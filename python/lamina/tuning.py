@@ -166,7 +166,9 @@ def load_choice(key: str) -> CPUModel | None:
     try:
         with open(_entry_path(directory, key), "rb") as file:
             record = json.loads(file.read())
-        return CPUModel(**record["model"])
+        fields = record["model"]
+        return CPUModel(**{name: tuple(value) if isinstance(value, list) else value
+                           for name, value in fields.items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

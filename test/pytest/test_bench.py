@@ -139,3 +139,21 @@ def test_lamina_runs_the_target_option(monkeypatch):
     seconds, _, _ = run.run_lamina("matmul512", 1)
     assert seconds == 1.0
     assert targets[0] == "cpu:x86-64-v3,threads=1"
+
+
+def test_int8_rows_compute_the_workload():
+    # onnxruntime's MatMulInteger is the exact i32 product of the int8
+    # inputs, and Lamina's program is nn.matmul's i8 x i8 -> i32 on them
+    # (f64 products of these integers are exact: |sums| < 2**53).
+    onnxruntime = pytest.importorskip("onnxruntime")
+    a, b = run.inputs("matmul1024_int8")
+    assert a.dtype == b.dtype == np.int8
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.int32)
+    session = onnxruntime.InferenceSession(run.onnxruntime_model("matmul1024_int8"),
+                                           providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {"a": a, "b": b})[0], want)
+    module = lamina.parse(run.lamina_source("matmul1024_int8"))
+    assert "(tensor<1024x1024xi8>, tensor<1024x1024xi8>) -> tensor<1024x1024xi32>" in str(module)
+    assert run.work("matmul1024_int8") == (2.0 * 1024 ** 3, "GOP/s")
+    with pytest.raises(NotImplementedError):
+        run.onnxruntime_model("matmul1024")

@@ -13,9 +13,10 @@ Each kind is a module with a `ScheduleKind` (its `choose(group, model)`)
 and the record of its schedules (their `render`), see
 lamina.schedules.kind: `attention` (loop bodies a lowering built,
 vectorised in place), `convolution` (direct channels-last convolutions),
-`matrix_vector` (contractions with fewer rows than a register tile, B
-read in place), `contraction` (packed matmuls, with their epilogue) and
-`loop_nest`
+`dot_product` (integer contractions on the CPU's dot-product
+instructions), `matrix_vector` (contractions with fewer rows than a
+register tile, B read in place), `contraction` (packed matmuls, with
+their epilogue) and `loop_nest`
 (everything else, by rows). `KINDS` lists them in the order they are
 asked; a group gets the schedules of the first kind that applies to it.
 A new kind (a plugin's too) is added with `register_kind`.
@@ -39,13 +40,15 @@ from lamina.schedules.analysis import (SCHEDULE_CHOICE, SCHEDULE_TAG, Group, fun
 from lamina.schedules.attention import AttentionKind, attention_tiles
 from lamina.schedules.contraction import ContractionKind
 from lamina.schedules.convolution import ConvolutionKind
+from lamina.schedules.dot_product import DotProductKind
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import LoopNestKind
 from lamina.schedules.matrix_vector import MatrixVectorKind
 from lamina.schedules.script import render
 from lamina.targets.cpu_model import CPUModel
 
-KINDS: list[ScheduleKind] = [AttentionKind(), ConvolutionKind(), MatrixVectorKind(), ContractionKind(),
+KINDS: list[ScheduleKind] = [AttentionKind(), ConvolutionKind(), DotProductKind(),
+                             MatrixVectorKind(), ContractionKind(),
                              LoopNestKind()]
 """The schedule kinds, in the order they are asked; the last, loop nests,
 applies to every group."""

@@ -209,8 +209,10 @@ def _is_multiply_add(op: ir.Operation) -> bool:
     if op.name != "linalg.generic":
         return False
     names = [o.name for o in op.regions[0].blocks[0].operations]
-    core = [n for n in names if n not in ("arith.extf", "arith.truncf")]
-    return core in (["arith.mulf", "arith.addf", "linalg.yield"],)
+    core = [n for n in names if n not in ("arith.extf", "arith.truncf", "arith.extsi",
+                                          "arith.extui")]
+    return core in (["arith.mulf", "arith.addf", "linalg.yield"],
+                    ["arith.muli", "arith.addi", "linalg.yield"])
 
 
 # ---------------------------------------------------------------------------

@@ -119,6 +119,8 @@ from mlir import ir
 from lamina.passes.cpu_apply_schedule import CPUApplySchedule
 from lamina.passes.cpu_convolutions_to_channels_last import CPUConvolutionsToChannelsLast
 from lamina.passes.cpu_grouped_convolutions_to_taps import CPUGroupedConvolutionsToTaps
+from lamina.passes.cpu_vnni_contractions import CPUVNNIContractions
+from lamina.passes.cpu_x86_dot_products import CPUX86DotProducts
 from lamina.passes.cpu_pointwise_convolutions_to_contractions import (
     CPUPointwiseConvolutionsToContractions)
 from lamina.passes.cpu_widen_contractions import CPUWidenContractions
@@ -256,7 +258,8 @@ class CPUTarget(Target):
         schedule = CPUSchedule(threads=self.threads, vector_bits=model.vector_bits,
                                vector_registers=model.vector_registers,
                                l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes,
-                               scalable=model.scalable)
+                               scalable=model.scalable,
+                               dot_products=",".join(model.dot_products))
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
@@ -271,6 +274,8 @@ class CPUTarget(Target):
                 CPUConvolutionsToChannelsLast(),
                 CPUPointwiseConvolutionsToContractions(),
                 CPUGroupedConvolutionsToTaps(),
+                # i8 matmuls in the u8 x s8 form of the CPU's dot products.
+                *([CPUVNNIContractions()] if "avx512vnni" in model.dot_products else []),
                 FuncSplitInitializer(),
                 TunedChoices(schedule.model()),
                 CPUOutlineFusionGroups(),
@@ -306,6 +311,7 @@ class CPUTarget(Target):
                 "canonicalize",
                 "cse",
                 CPUApproximateMath(),
+                *([CPUX86DotProducts()] if "avx512vnni" in model.dot_products else []),
                 CPULowerVectors(),
                 "convert-vector-to-scf{full-unroll=true}",
                 "scf-forall-to-parallel" if self.threads > 1 else "scf-forall-to-for",

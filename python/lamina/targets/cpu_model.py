@@ -30,6 +30,9 @@ class CPUModel:
     scalable_vectors: int = field(default=0, metadata={"choice": False})
     """1: vectors are scalable (SVE), `vector_bits` being their minimum width:
     a fact of the target, which no tuned choice changes."""
+    dot_products: tuple[str, ...] = field(default=(), metadata={"choice": False})
+    """The target's dot-product and matrix instructions (`CPUTargetModel.
+    dot_products`, by LLVM feature name): a fact of the target."""
 
     @property
     def lanes(self) -> int:
@@ -108,7 +111,7 @@ class CPUTargetModel:
         minimum width of a scalable one)."""
         return CPUModel(vector_bits=self.vector_bits, vector_registers=self.vector_registers,
                         l1_bytes=self.l1_bytes, l2_bytes=self.l2_bytes, threads=threads,
-                        scalable_vectors=int(self.scalable))
+                        scalable_vectors=int(self.scalable), dot_products=self.dot_products)
 
     def with_features(self, changes: tuple[str, ...]) -> "CPUTargetModel":
         """The model with `+name` / `-name` features changed, its vector
