@@ -1,10 +1,10 @@
 """The `nn` dialect: tensor operators with value semantics.
 
 Ops work on ranked, statically shaped tensors of f32, f16 and bf16, and
-where an op states it of i1 and of the integers i32 and i64 (signless, as
-MLIR's builtin integer types; ops that care treat them as signed two's
-complement, wrapping on overflow as NumPy's fixed-width integers do), and
-follow NumPy's broadcasting. Each op states its type rule
+where an op states it of i1 and of the integers i8 (matmul operands and
+data movement), i32 and i64 (signless, as MLIR's builtin integer types;
+ops that care treat them as signed two's complement, wrapping on overflow
+as NumPy's fixed-width integers do), and follow NumPy's broadcasting. Each op states its type rule
 (`infer_type`), its extra checks (`verify`) and its meaning on NumPy arrays
 (`reference`).
 
@@ -81,6 +81,11 @@ FLOATS = ("f32", "f16", "bf16")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
+# The integer operand types of nn.matmul, and the type each accumulates
+# and returns in.
+MATMUL_INTEGERS = ("i8",)
+MATMUL_ACCUMULATOR = {"i8": "i32"}
+INTEGER_ACCUMULATORS = frozenset(MATMUL_ACCUMULATOR.values())
 # Of ops that move elements of any type.
 ANY_ELEMENT = NUMBERS + ("i1",)
 
@@ -869,6 +874,11 @@ class MatmulOp(ContractionOp, name="matmul"):
     takes); the cpu target ignores it and computes in f32, within about
     1e-3 relative of the reference.
 
+    Integer operands are i8 x i8, signed, and give an i32 result: the
+    products and their sum are exact in i32 and wrap on overflow (an i8
+    result would overflow for most K), as ONNX's MatMulInteger defines it.
+    Float and integer operands do not mix.
+
     Example: %c = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     """
 
@@ -876,6 +886,8 @@ class MatmulOp(ContractionOp, name="matmul"):
     rhs: Operand
     result: Result
     precision: EnumAttr("f32", "tf32") = "f32"
+
+    element_types = FLOATS + MATMUL_INTEGERS
 
     def infer_type(self, lhs, rhs):
         dtype = _same_dtype(lhs, rhs)
@@ -891,7 +903,8 @@ class MatmulOp(ContractionOp, name="matmul"):
         except VerifyError:
             raise VerifyError(f"matmul batch dims are not broadcast-compatible: "
                               f"{list(lhs.shape[:-2])} vs {list(rhs.shape[:-2])}") from None
-        return TensorType(batch + (lhs.shape[-2], rhs.shape[-1]), dtype)
+        return TensorType(batch + (lhs.shape[-2], rhs.shape[-1]),
+                          MATMUL_ACCUMULATOR.get(dtype, dtype))
 
     def iteration_domain(self, lhs, rhs) -> IterationDomain:
         """Loops `(batch..., m, n, k)`; k is the reduction."""
@@ -912,6 +925,9 @@ class MatmulOp(ContractionOp, name="matmul"):
                 IndexingMap.of_loops(loops, range(len(result))))
 
     def reference(self, lhs, rhs):
+        if lhs.dtype.kind == "i":
+            # Exact in i64 for any K below 2**33, then wrapped to i32.
+            return np.matmul(lhs.astype(np.int64), rhs.astype(np.int64)).astype(np.int32)
         a, b = _compute(lhs), _compute(rhs)
         if self.precision == "tf32":
             a, b = round_tf32(a), round_tf32(b)
@@ -1560,7 +1576,8 @@ class DataMovementOp(NN.Operation):
     map says which element a result element comes from (reshape, concat,
     pad)."""
 
-    element_types = ANY_ELEMENT
+    # Integer matmuls' i8 operands are moved too (reshaped, transposed).
+    element_types = ANY_ELEMENT + MATMUL_INTEGERS
     fusion_kind = DATA_MOVEMENT
 
     def iteration_domain(self, *operand_types) -> IterationDomain:

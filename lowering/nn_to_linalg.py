@@ -533,6 +533,10 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     result = op.result_type
     lhs_type, rhs_type = op.operand_types
     (m, k), n = lhs_type.shape[-2:], rhs_type.shape[-1]
+    # Float products accumulate in f32; integer ones in the result's type,
+    # which linalg's named ops reach by sign-extending the operands
+    # (their default cast is signed).
+    accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
     if prod(rhs_type.shape[:-2]) == 1:
         # One right-hand matrix for every batch (x @ W): the batches' rows
         # form a single matrix. Reshape propagation (linalg-fuse-elementwise-
@@ -542,12 +546,13 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         # expanded form lets an epilogue on the batched result fuse with it.
         rows = prod(lhs_type.shape[:-1])
         product = linalg.matmul(_reshape(lhs, (rows, k)), _reshape(rhs, (k, n)),
-                                outs=[_filled((rows, n), 0.0)])
+                                outs=[_filled((rows, n), 0.0, accumulator)])
     else:
         batch = result.shape[:-2]
         operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
                              (prod(batch),) + _shape(x)[-2:]) for x in (lhs, rhs)]
-        product = linalg.batch_matmul(*operands, outs=[_filled((prod(batch), m, n), 0.0)])
+        product = linalg.batch_matmul(*operands,
+                                      outs=[_filled((prod(batch), m, n), 0.0, accumulator)])
     return _narrow(_reshape(product, result.shape), result)
 
 

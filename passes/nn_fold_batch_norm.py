@@ -24,7 +24,8 @@ it is.
 
 Expects verified nn IR. Guarantees: the same values, up to the rounding
 of the scaling moved before the sums; no multiplication folded into a
-convolution or matmul whose result is used elsewhere.
+convolution or matmul whose result is used elsewhere, nor into an integer
+matmul (its i8 weights cannot hold the scaled values).
 """
 
 from __future__ import annotations
@@ -108,9 +109,15 @@ def _fold_into_conv(mul: ir.Operation, conv: ir.Operation, scale: ir.Value) -> b
     return True
 
 
+def _takes_scale(matmul: ir.Operation) -> bool:
+    """Whether a matmul's weights can take a scale of its result's type:
+    not an integer matmul's (i8 weights, an i32 result)."""
+    return matmul.operands[1].type.element_type == matmul.results[0].type.element_type
+
+
 def _fold_into_matmul(mul: ir.Operation, matmul: ir.Operation, scale: ir.Value) -> bool:
     lhs, rhs = matmul.operands
-    if len(_shape(rhs)) != 2:
+    if len(_shape(rhs)) != 2 or not _takes_scale(matmul):
         return False
     result_shape = _shape(matmul.results[0])
     factors = _channel_scale(scale, len(result_shape), len(result_shape) - 1, result_shape[-1])
@@ -133,7 +140,7 @@ def _fold_into_linear(mul: ir.Operation, add: ir.Operation, scale: ir.Value,
     factors = _channel_scale(scale, len(result_shape), len(result_shape) - 1, result_shape[-1])
     for product, bias in (add.operands, reversed(list(add.operands))):
         matmul = _defining(product, "nn.matmul")
-        if (matmul is None or factors is None or bias not in weights
+        if (matmul is None or factors is None or bias not in weights or not _takes_scale(matmul)
                 or len(list(product.uses)) != 1 or matmul.operands[1] not in weights
                 or len(_shape(matmul.operands[1])) != 2):
             continue

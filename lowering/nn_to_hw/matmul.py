@@ -643,6 +643,9 @@ def lower_matmul_chain(op: nn.MatmulOp, target: HWLowering) -> list[ir.Operation
     """A matmul and the chain that consumes it (`find_chain`) as one kernel
     and its launch; returns the chain's ops. None: the matmul does not fit
     a kernel (it stays)."""
+    if op.result_type.dtype in nn.INTEGER_ACCUMULATORS:
+        return target.leave(op.operation, "the matmul kernels of the cuda targets take float "
+                            f"operands; these are {op.operand_types[0].dtype}")
     chain = find_chain(op.operation)
     if chain is None:
         return None

@@ -152,3 +152,29 @@ func.func @sin_cos(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %c = "nn.cos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %s, %c : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// i8 x i8 matmuls accumulate in i32 from an i32 zero: linalg's named ops
+// sign-extend i8 operands to their i32 output (arith.extsi once generalised).
+// CHECK-LABEL: func.func @matmul_i8
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : i32) outs(%{{.+}} : tensor<5x3xi32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<5x7xi8>, tensor<7x3xi8>) outs(%[[ACC]] : tensor<5x3xi32>)
+// CHECK-NOT: arith.sitofp
+// CHECK-NOT: linalg.generic
+func.func @matmul_i8(%a: tensor<5x7xi8>, %b: tensor<7x3xi8>) -> tensor<5x3xi32> {
+  %c = "nn.matmul"(%a, %b) : (tensor<5x7xi8>, tensor<7x3xi8>) -> tensor<5x3xi32>
+  return %c : tensor<5x3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_matmul_i8
+// CHECK: linalg.fill ins(%{{.+}} : i32)
+// CHECK: linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<2x4x9xi8>, tensor<2x9x6xi8>) outs(%{{.+}} : tensor<2x4x6xi32>)
+// CHECK-NOT: arith.sitofp
+func.func @batch_matmul_i8(%a: tensor<2x4x9xi8>, %b: tensor<2x9x6xi8>) -> tensor<2x4x6xi32> {
+  %c = "nn.matmul"(%a, %b) : (tensor<2x4x9xi8>, tensor<2x9x6xi8>) -> tensor<2x4x6xi32>
+  return %c : tensor<2x4x6xi32>
+}

@@ -139,3 +139,25 @@ func.func @residual_then_scale(%x: tensor<4x3xf32>, %r: tensor<4x2xf32>,
   %1 = "nn.mul"(%0, %s) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
   return %1 : tensor<4x2xf32>
 }
+
+// -----
+
+// An integer matmul's i8 weights cannot hold an i32 scale: the
+// multiplication stays (with and without a bias in between).
+// CHECK-LABEL: func.func @integer_matmul_scale
+// CHECK: %[[P:.+]] = "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<2x4xi8>, tensor<4x3xi8>) -> tensor<2x3xi32>
+// CHECK: "nn.mul"(%[[P]], %{{.+}})
+// CHECK: %[[Q:.+]] = "nn.matmul"
+// CHECK: %[[A:.+]] = "nn.add"(%[[Q]], %{{.+}})
+// CHECK: "nn.mul"(%[[A]], %{{.+}})
+func.func @integer_matmul_scale(%x: tensor<2x4xi8>) -> (tensor<2x3xi32>, tensor<2x3xi32>) {
+  %w = arith.constant dense<1> : tensor<4x3xi8>
+  %scale = arith.constant dense<[2, 3, 4]> : tensor<3xi32>
+  %bias = arith.constant dense<[1, 1, 1]> : tensor<3xi32>
+  %y = "nn.matmul"(%x, %w) : (tensor<2x4xi8>, tensor<4x3xi8>) -> tensor<2x3xi32>
+  %0 = "nn.mul"(%y, %scale) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %z = "nn.matmul"(%x, %w) : (tensor<2x4xi8>, tensor<4x3xi8>) -> tensor<2x3xi32>
+  %1 = "nn.add"(%z, %bias) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %2 = "nn.mul"(%1, %scale) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  return %0, %2 : tensor<2x3xi32>, tensor<2x3xi32>
+}

@@ -144,5 +144,5 @@ def test_unsupported_integer_input_type_is_named(tmp_path):
     path = str(tmp_path / "uint8.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
     with pytest.raises(lamina.CompileError, match="input 'x' has element type uint8; nn "
-                       "tensors are float, float16, bfloat16, int32, int64 or bool"):
+                       "tensors are float, float16, bfloat16, int8, int32, int64 or bool"):
         lamina.from_onnx(path)

@@ -955,6 +955,73 @@ def _matmul(im, node):
     return im.reshape(y, shape)
 
 
+@converts("MatMulInteger")
+def _matmul_integer(im, node):
+    """(A - a_zero_point) x (B - b_zero_point) in i32, as nn.matmul of the
+    i8 operands and the zero points' terms: A x B - za * colsum(B) -
+    rowsum(A) * zb + K * za * zb (exact in wrapping i32 arithmetic, where
+    subtracting first would overflow i8). The row and column sums are
+    matmuls with a vector of ones; terms of zero points that are zero are
+    left out."""
+    for name in (node.input(0), node.input(1)):
+        value = im.values[name] if name in im.values else im.parameter_arrays[name]
+        dtype = str(value.dtype) if isinstance(value, np.ndarray) else _type_of(value).dtype
+        if dtype not in ("i8", "int8"):
+            raise _NodeProblem(f"input '{name}' has element type {dtype}; MatMulInteger is "
+                               "imported for int8 operands only (nn.matmul takes i8 x i8)")
+    a, b = im.tensor(node.input(0)), im.tensor(node.input(1))
+    a_shape, b_shape = _type_of(a).shape, _type_of(b).shape
+    if len(a_shape) == 1:
+        a = im.reshape(a, (1,) + a_shape)
+    if len(b_shape) == 1:
+        b = im.reshape(b, b_shape + (1,))
+    (rows, k), columns = _type_of(a).shape[-2:], _type_of(b).shape[-1]
+    a_zero = _zero_point(im, node, 2, rows, per="row")
+    b_zero = _zero_point(im, node, 3, columns, per="column")
+    y = im.op("matmul", a, b)
+    if a_zero is not None:
+        column_sums = im.op("matmul", im.constant(np.ones((1, k), np.int8)), b)
+        y = im.op("sub", y, im.op("mul", im.constant(a_zero), column_sums))
+    if b_zero is not None:
+        row_sums = im.op("matmul", a, im.constant(np.ones((k, 1), np.int8)))
+        y = im.op("sub", y, im.op("mul", row_sums, im.constant(b_zero)))
+    if a_zero is not None and b_zero is not None:
+        both = k * a_zero.astype(np.int64) * b_zero.astype(np.int64)
+        y = im.op("add", y, im.constant(both.astype(np.int32)))
+    shape = _type_of(y).shape
+    if len(a_shape) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(b_shape) == 1:
+        shape = shape[:-1]
+    return im.reshape(y, shape)
+
+
+def _zero_point(im, node, index: int, size: int, per: str) -> np.ndarray | None:
+    """MatMulInteger's zero point `index` as i32 that broadcasts against
+    the [..., M, N] product: a scalar, or one per row of A (an M-vector,
+    as [M, 1]) or per column of B (an N-vector); None where it is absent
+    or zero."""
+    name = node.input(index)
+    what = "a_zero_point" if index == 2 else "b_zero_point"
+    zero = im.static(name, what)
+    if zero is None:
+        return None
+    if zero.dtype != np.int8:
+        raise _NodeProblem(f"{what} '{name}' has element type {zero.dtype}; MatMulInteger is "
+                           "imported for int8 operands only (nn.matmul takes i8 x i8)")
+    if not zero.any():
+        return None
+    zero = zero.astype(np.int32)
+    if zero.size == 1:
+        return zero.reshape(())
+    if zero.ndim == 1 and zero.shape[0] == size:
+        return zero.reshape((size, 1)) if per == "row" else zero
+    if zero.ndim >= 2:
+        return zero
+    raise _NodeProblem(f"{what} '{name}' has shape {list(zero.shape)}; it must be a scalar "
+                       f"or have one value per {per} ({size})")
+
+
 def _transposed(im, x):
     return im.op("transpose", x, perm=(1, 0))
 

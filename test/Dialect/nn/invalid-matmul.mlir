@@ -61,3 +61,35 @@ func.func @matmul_unknown_precision(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
   %0 = "nn.matmul"(%a, %b) {precision = "bf16x3"} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+func.func @matmul_i8_to_i8(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) {
+  // expected-error @+1 {{'nn.matmul' op result type tensor<4x16xi8> does not match the inferred type tensor<4x16xi32>}}
+  %0 = "nn.matmul"(%a, %b) : (tensor<4x8xi8>, tensor<8x16xi8>) -> tensor<4x16xi8>
+  return
+}
+
+// -----
+
+func.func @matmul_i8_and_f32(%a: tensor<4x8xi8>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{'nn.matmul' op element types differ: i8 vs f32}}
+  %0 = "nn.matmul"(%a, %b) : (tensor<4x8xi8>, tensor<8x16xf32>) -> tensor<4x16xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_i32(%a: tensor<4x8xi32>, %b: tensor<8x16xi32>) {
+  // expected-error @+1 {{'nn.matmul' op operand #0 has element type i32; expected f32 or f16 or bf16 or i8}}
+  %0 = "nn.matmul"(%a, %b) : (tensor<4x8xi32>, tensor<8x16xi32>) -> tensor<4x16xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_i8_tf32(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) {
+  // expected-error @+1 {{'nn.matmul' op precision = "tf32" rounds f32 operands; these are i8}}
+  %0 = "nn.matmul"(%a, %b) {precision = "tf32"} : (tensor<4x8xi8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+  return
+}

@@ -165,13 +165,16 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK: "nn.matmul"(%[[BA]], %[[BB]]) : (tensor<3x4x8xf32>, tensor<2x1x8x5xf32>) -> tensor<2x3x4x5xf32>
 // CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xf16>, tensor<8x2xf16>) -> tensor<4x2xf16>
 // CHECK: "nn.matmul"(%[[A]], %[[B]]) {precision = "tf32"} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+// CHECK: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
 func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %ba: tensor<3x4x8xf32>,
-                  %bb: tensor<2x1x8x5xf32>, %h: tensor<4x8xf16>, %g: tensor<8x2xf16>) {
+                  %bb: tensor<2x1x8x5xf32>, %h: tensor<4x8xf16>, %g: tensor<8x2xf16>,
+                  %i: tensor<4x8xi8>, %j: tensor<8x2xi8>) {
   %0 = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   %1 = "nn.matmul"(%ba, %b) : (tensor<3x4x8xf32>, tensor<8x16xf32>) -> tensor<3x4x16xf32>
   %2 = "nn.matmul"(%ba, %bb) : (tensor<3x4x8xf32>, tensor<2x1x8x5xf32>) -> tensor<2x3x4x5xf32>
   %3 = "nn.matmul"(%h, %g) : (tensor<4x8xf16>, tensor<8x2xf16>) -> tensor<4x2xf16>
   %4 = "nn.matmul"(%a, %b) {precision = "tf32"} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %5 = "nn.matmul"(%i, %j) : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
   return
 }
 
