@@ -91,6 +91,29 @@ func.func @uint8_activation_symmetric_weight(%x: tensor<2x4x16xf32>, %w: tensor<
 
 // -----
 
+// A float weight quantised in the program (as some exporters write it):
+// with nn-fold-constants its quantised values are an i8 constant too.
+// CHECK-LABEL: func.func @weight_quantized_in_the_program
+// CHECK: %[[WQ:.+]] = "nn.quantize"
+// CHECK: "nn.matmul"(%{{.+}}, %[[WQ]]) : (tensor<2x4xi8>, tensor<4x2xi8>) -> tensor<2x2xi32>
+// FOLD-LABEL: func.func @weight_quantized_in_the_program
+// FOLD: %[[W:.+]] = arith.constant dense<{{\[}}[4, -4], [8, -8], [12, -12], [16, -16]]> : tensor<4x2xi8>
+// FOLD-NOT: "nn.quantize"
+// FOLD: "nn.matmul"(%{{.+}}, %[[W]]) : (tensor<2x4xi8>, tensor<4x2xi8>) -> tensor<2x2xi32>
+func.func @weight_quantized_in_the_program(%qa: tensor<2x4xi8>) -> tensor<2x2xi8> {
+  %s = arith.constant dense<0.25> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %w = arith.constant dense<[[1.0, -1.0], [2.0, -2.0], [3.0, -3.0], [4.0, -4.0]]> : tensor<4x2xf32>
+  %wq = "nn.quantize"(%w, %s, %z) : (tensor<4x2xf32>, tensor<f32>, tensor<i8>) -> tensor<4x2xi8>
+  %a = "nn.dequantize"(%qa, %s, %z) : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %wf = "nn.dequantize"(%wq, %s, %z) : (tensor<4x2xi8>, tensor<f32>, tensor<i8>) -> tensor<4x2xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  %r = "nn.quantize"(%y, %s, %z) : (tensor<2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<2x2xi8>
+  return %r : tensor<2x2xi8>
+}
+
+// -----
+
 // A ui8 activation from an argument goes through an exact dequantise and
 // quantise by scale 1 (less 128).
 // CHECK-LABEL: func.func @uint8_argument
