@@ -35,6 +35,19 @@ a detached view answers without MLIR:
     MatmulOp.detached().indexing_maps(TensorType((4, 8), "f32"), TensorType((8, 16), "f32"))
     # ((d0, d1, d2) -> (d0, d2), (d0, d1, d2) -> (d2, d1), (d0, d1, d2) -> (d0, d1))
 
+Quantised values are tensors of i8 or ui8 made and read by `nn.quantize`
+and `nn.dequantize` (affine, per tensor or per channel, as ONNX's
+QuantizeLinear and DequantizeLinear), whose scale and zero point are
+operands, rather than a quantised element type carrying its parameters
+(upstream's `!quant.uniform`): scales and zero points stay ordinary SSA
+values (per-channel ones, ones computed at run time, weights folded at
+compile time by `nn-fold-constants` need nothing new), every pass below nn
+sees only builtin integer types, and the QDQ form (`dequantize -> matmul
+-> quantize`) is visible IR a pass can match. ui8 exists at the nn level
+and at the NumPy boundary only: arith computes on signless integers, so
+`convert-nn-to-linalg` stores ui8 tensors as i8 tensors of the same bits
+and widens them with `arith.extui`.
+
 `nn.fused` is a fusion group formed by `nn-fuse`: a call of an outlined
 private function that holds the group's ops.
 
@@ -667,6 +680,107 @@ class CastOp(ElementwiseOp, name="cast"):
         if target == np.bool_:
             return _compute(x) != 0
         return _compute(x).astype(target)
+
+
+# ---------------------------------------------------------------------------
+# Affine quantisation (why ops and not a quantised type: the module docstring).
+
+QUANTIZED = ("i8", "ui8")
+_QUANTIZED_RANGE = {"i8": (-128, 127), "ui8": (0, 255)}
+
+
+def quantized_range(dtype: str) -> tuple[int, int]:
+    """The least and greatest values of a quantised element type."""
+    return _QUANTIZED_RANGE[dtype]
+
+
+class AffineQuantizationOp(NN.Operation):
+    """Base of `nn.quantize` and `nn.dequantize`: a real value `r` and its
+    quantised value `q` are related by `r = (q - zero_point) * scale`.
+    `scale` (f32) and `zero_point` (i8 or ui8, the quantised type) are
+    rank 0 (per tensor) or rank 1 (per channel: one pair per index along
+    `axis` of `x`, default 1 as in ONNX); they have the same shape."""
+
+    x: Operand
+    scale: Operand[TensorOf("f32")]
+    zero_point: Operand[TensorOf(*QUANTIZED)]
+    result: Result
+    axis: IntAttr = 1
+    element_types = ("f32",) + QUANTIZED
+
+    def check_parameters(self, x: TensorType, scale: TensorType, zero_point: TensorType) -> None:
+        if scale.shape != zero_point.shape:
+            raise VerifyError(f"scale and zero point shapes differ: {scale} vs {zero_point}")
+        if scale.rank > 1:
+            raise VerifyError(f"scale must be rank 0 (per tensor) or 1 (per channel), got {scale}")
+        if scale.rank == 1:
+            axis = _normalize_axis(self.axis, x.rank)
+            if scale.shape[0] != x.shape[axis]:
+                raise VerifyError(f"per-channel scale has {scale.shape[0]} elements but "
+                                  f"axis {self.axis} of {x} has {x.shape[axis]}")
+
+    def channel_axis(self, x_rank: int) -> int | None:
+        """The axis of `x` the parameters run along, or None per tensor."""
+        scale = self.operand_types[1]
+        return self.axis % x_rank if scale.rank == 1 else None
+
+    def along_axis(self, parameter: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """A scale or zero point shaped to broadcast against `x`."""
+        if parameter.ndim == 0:
+            return parameter
+        axis = self.axis % x.ndim
+        return parameter.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+
+
+class QuantizeOp(AffineQuantizationOp, name="quantize"):
+    """Affine quantisation, as ONNX's QuantizeLinear: `saturate(round(x /
+    scale) + zero_point)`, the quotient computed in f32 and rounded half to
+    even, then saturated to the range of the zero point's type (i8:
+    [-128, 127], ui8: [0, 255]), which is the result's element type. +inf
+    saturates to the greatest value, -inf to the least; NaN (which ONNX
+    leaves undefined for integers) gives the least value, as ONNX Runtime's
+    x86 kernels do.
+
+    Example: %q = "nn.quantize"(%x, %scale, %zp) : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>
+    """
+
+    x: Operand[TensorOf("f32")]
+
+    def infer_type(self, x, scale, zero_point):
+        self.check_parameters(x, scale, zero_point)
+        return x.with_dtype(zero_point.dtype)
+
+    def reference(self, x, scale, zero_point):
+        low, high = quantized_range(element_type_name(zero_point.dtype))
+        quotient = x.astype(np.float32) / self.along_axis(scale.astype(np.float32), x)
+        shifted = np.rint(quotient) + self.along_axis(zero_point.astype(np.float32), x)
+        with np.errstate(invalid="ignore"):
+            saturated = np.where(np.isnan(shifted), np.float32(low),
+                                 np.clip(shifted, np.float32(low), np.float32(high)))
+        return saturated.astype(zero_point.dtype)
+
+
+class DequantizeOp(AffineQuantizationOp, name="dequantize"):
+    """Affine dequantisation, as ONNX's DequantizeLinear: `(x - zero_point)
+    * scale` in f32, `x` and `zero_point` of the same type (i8 or ui8); the
+    difference is exact, the product rounds once.
+
+    Example: %x = "nn.dequantize"(%q, %scale, %zp) {axis = 0 : i64} : (tensor<4x8xi8>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x8xf32>
+    """
+
+    x: Operand[TensorOf(*QUANTIZED)]
+
+    def infer_type(self, x, scale, zero_point):
+        if x.dtype != zero_point.dtype:
+            raise VerifyError(f"zero point type {zero_point.dtype} differs from the quantised "
+                              f"type {x.dtype}")
+        self.check_parameters(x, scale, zero_point)
+        return x.with_dtype("f32")
+
+    def reference(self, x, scale, zero_point):
+        difference = x.astype(np.int32) - self.along_axis(zero_point.astype(np.int32), x)
+        return (difference.astype(np.float32)
+                * self.along_axis(scale.astype(np.float32), x)).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------

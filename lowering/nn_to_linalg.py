@@ -33,6 +33,11 @@ It produces:
 * `linalg.generic` for elementwise ops (operands broadcast through their
   indexing maps, NumPy rules) and for reductions, with arith and math ops in
   their bodies;
+* `linalg.generic` for `nn.quantize` and `nn.dequantize`, the scale and
+  zero point read per tensor or at the channel's index; ui8 tensors are
+  stored as i8 tensors of the same bits (function arguments and results,
+  constants, calls: arith computes on signless integers only) and widen
+  with `arith.extui`;
 * `linalg.generic` with `linalg.index` for `nn.iota`, with a
   `tensor.extract` in its body (the index clamped into range) for
   `nn.gather`, and over a second loop along the axis for `nn.cumsum`
@@ -81,6 +86,7 @@ from dataclasses import dataclass, field
 from math import prod, sqrt
 from typing import Any, Callable, Sequence
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, linalg, math, scf, tensor
 
@@ -388,6 +394,135 @@ def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
         return x
     # Through f32, as the reference does: f16 -> bf16 rounds once.
     return elementwise(op.result_type, [x], lambda s: s)
+
+
+# ---------------------------------------------------------------------------
+# Affine quantisation. ui8 tensors are stored as i8 tensors of the same bits
+# (arith computes on signless integers only): a quantised operand is cast to
+# its signless type where it is read and a result back to ui8 where it is
+# made, with `builtin.unrealized_conversion_cast`s that `_store_unsigned_as_signless`
+# removes once the function is lowered, by giving every ui8 value its i8 type.
+
+
+def _signless(t: ir.Type) -> ir.Type:
+    """`t` (a scalar or a tensor) with unsigned integers replaced by
+    signless ones of the same width."""
+    if isinstance(t, ir.RankedTensorType):
+        shaped = ir.RankedTensorType(t)
+        return _tensor_type(shaped.shape, _signless(shaped.element_type))
+    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned:
+        return ir.IntegerType.get_signless(ir.IntegerType(t).width)
+    return t
+
+
+def _retyped(value: ir.Value, target: ir.Type) -> ir.Value:
+    if value.type == target:
+        return value
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[target],
+                               operands=[value]).result
+
+
+def _is_unsigned(value: ir.Value) -> bool:
+    return ir.IntegerType(_element_type(value)).is_unsigned
+
+
+def _to_integer(value: ir.Value, unsigned: bool, target: ir.Type) -> ir.Value:
+    return arith.extui(target, value) if unsigned else arith.extsi(target, value)
+
+
+def _channel_indexed(op: nn.AffineQuantizationOp, parameter: ir.Value,
+                     domain: Shape) -> Indexed:
+    """A scale or zero point read at the channel of every element (or the
+    one value per tensor)."""
+    axis = op.channel_axis(len(domain))
+    return parameter, _dims(len(domain), [] if axis is None else [axis])
+
+
+def _lower_quantize(op: nn.QuantizeOp, x: ir.Value, scale: ir.Value,
+                    zero_point: ir.Value) -> ir.Value:
+    result = op.result_type
+    low, high = nn.quantized_range(result.dtype)
+    unsigned = _is_unsigned(zero_point)
+    i8, i32 = _signless(_element_type(zero_point)), ir.IntegerType.get_signless(32)
+    zero_point = _retyped(zero_point, _signless(zero_point.type))
+
+    def body(value, s, z):
+        z = arith.sitofp(_f32(), _to_integer(z, unsigned, i32))
+        shifted = arith.addf(math.roundeven(arith.divf(value, s)), z)
+        # maxnumf turns NaN into the least value; minnumf leaves it there.
+        saturated = arith.minnumf(arith.maxnumf(shifted, constant(low)), constant(high))
+        return arith.trunci(i8, arith.fptosi(i32, saturated))
+
+    quantized = elementwise(TensorType(result.shape, str(i8)),
+                            [x, _channel_indexed(op, scale, result.shape),
+                             _channel_indexed(op, zero_point, result.shape)], body)
+    return _retyped(quantized, result.to_mlir())
+
+
+def _lower_dequantize(op: nn.DequantizeOp, x: ir.Value, scale: ir.Value,
+                      zero_point: ir.Value) -> ir.Value:
+    result = op.result_type
+    unsigned = _is_unsigned(x)
+    i32 = ir.IntegerType.get_signless(32)
+    x = _retyped(x, _signless(x.type))
+    zero_point = _retyped(zero_point, _signless(zero_point.type))
+
+    def body(value, s, z):
+        difference = arith.subi(_to_integer(value, unsigned, i32), _to_integer(z, unsigned, i32))
+        return arith.mulf(arith.sitofp(_f32(), difference), s)
+
+    return elementwise(result, [x, _channel_indexed(op, scale, result.shape),
+                                _channel_indexed(op, zero_point, result.shape)], body)
+
+
+def _set_signless(value: ir.Value) -> None:
+    signless = _signless(value.type)
+    if signless != value.type:
+        value.set_type(signless)
+
+
+def _store_unsigned_as_signless(function: ir.Operation) -> None:
+    """Gives every ui8 value of a lowered function (its arguments and
+    results, constants, calls) its signless type, and removes the casts
+    that have become identities. The bits are unchanged, so the function's
+    callers (the NumPy boundary passes uint8 arrays) see no difference."""
+    casts = []
+
+    def retype(operation):
+        for region in operation.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    _set_signless(argument)
+        for value in operation.results:
+            _set_signless(value)
+        if operation.name == "arith.constant" and "value" in operation.attributes:
+            attribute = operation.attributes["value"]
+            if isinstance(attribute, ir.DenseElementsAttr) and attribute.type != \
+                    _signless(attribute.type):
+                operation.attributes["value"] = _signless_elements(attribute)
+        if operation.name == "builtin.unrealized_conversion_cast":
+            casts.append(operation)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(retype, ir.WalkOrder.PRE_ORDER)
+    if function.name == "func.func":
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        signless = ir.FunctionType.get([_signless(t) for t in function_type.inputs],
+                                       [_signless(t) for t in function_type.results])
+        if signless != function_type:
+            function.attributes["function_type"] = ir.TypeAttr.get(signless)
+    for cast in casts:
+        if len(cast.operands) == 1 and cast.operands[0].type == cast.results[0].type:
+            cast.results[0].replace_all_uses_with(cast.operands[0])
+            cast.erase()
+
+
+def _signless_elements(attribute: ir.DenseElementsAttr) -> ir.DenseElementsAttr:
+    """An unsigned integer constant as the signless one of the same bits."""
+    values = np.array(ir.DenseIntElementsAttr(attribute))
+    signed = values.view(np.dtype(f"int{values.dtype.itemsize * 8}"))
+    return ir.DenseElementsAttr.get(signed, type=ir.IntegerType.get_signless(
+        values.dtype.itemsize * 8), shape=list(ir.RankedTensorType(attribute.type).shape))
 
 
 # ---------------------------------------------------------------------------
@@ -1106,6 +1241,8 @@ _BUILTIN: dict[type, Callable[..., Any]] = {
     nn.IotaOp: _lower_iota,
     nn.CumsumOp: _lower_cumsum,
     nn.ArgmaxOp: _lower_argmax,
+    nn.QuantizeOp: _lower_quantize,
+    nn.DequantizeOp: _lower_dequantize,
     nn.FusedOp: _lower_fused,
 }
 for _op_class, _function in _BUILTIN.items():
@@ -1270,3 +1407,5 @@ class ConvertNNToLinalg(Pass):
         for operation in reversed(live):
             is_attention = flash and issubclass(lookup_op(operation.name), nn.AttentionOp)
             lower_op(operation, flash if is_attention else None)
+        with op.location:
+            _store_unsigned_as_signless(op)

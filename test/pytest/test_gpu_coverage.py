@@ -4,8 +4,9 @@ class's) or a decomposition the cuda pipeline applies, and its docstring's
 example, in f32, f16 and bf16, compiles through the cuda pipeline's `hw`
 stage (convert-nn-to-hw, hw-check, hw-check-hazards) with no op left.
 
-Every op does: no op class goes without a lowering or a decomposition,
-and no example is allowed to fail.
+Every op does, except the ops listed in NO_GPU_KERNEL_YET, which are held
+to convert-nn-to-hw's located error instead: no other op class goes without
+a lowering or a decomposition, and no other example is allowed to fail.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import pytest
 from mlir import ir
 
+from lamina.diagnostics import CompileError
 from lamina.dialects import nn
 from lamina.lowering.nn_to_hw import TO_HW
 from lamina.parsing import parse
@@ -23,8 +25,18 @@ from lamina.targets.cuda import CUDATarget
 # Containers, not computations: a fusion group's body is lowered op by op.
 CONTAINERS = {"fused"}
 
-OPS = sorted((name, op_class) for name, op_class in nn.NN.ops.items()
-             if op_class.__module__ == nn.__name__ and name not in CONTAINERS)
+# Ops the hw kernels cannot take yet, each with why: they stop at
+# convert-nn-to-hw with its error at the op, which the last test checks.
+NO_GPU_KERNEL_YET = {
+    # The hw register tiles and epilogues read and write no i8 or ui8 yet.
+    "quantize": "i8/ui8 tensors",
+    "dequantize": "i8/ui8 tensors",
+}
+
+ALL_OPS = sorted((name, op_class) for name, op_class in nn.NN.ops.items()
+                 if op_class.__module__ == nn.__name__ and name not in CONTAINERS)
+OPS = [(name, op_class) for name, op_class in ALL_OPS if name not in NO_GPU_KERNEL_YET]
+HELD = [(name, op_class) for name, op_class in ALL_OPS if name in NO_GPU_KERNEL_YET]
 
 
 def decomposed_by_cuda_pipeline(op_class: type) -> bool:
@@ -82,3 +94,11 @@ def test_every_op_has_a_gpu_lowering(name, op_class):
 @pytest.mark.parametrize("name,op_class", OPS, ids=[name for name, _ in OPS])
 def test_every_op_example_compiles_for_the_gpu(name, op_class, dtype):
     compiles_to_hw(program(op_class, dtype))
+
+
+@pytest.mark.parametrize("name,op_class", HELD, ids=[name for name, _ in HELD])
+def test_ops_without_a_gpu_kernel_fail_at_the_op(name, op_class):
+    assert op_class not in TO_HW and not decomposed_by_cuda_pipeline(op_class)
+    with pytest.raises(CompileError) as failure:
+        compiles_to_hw(program(op_class, "f32"))
+    assert f"<string>:2:8: error: 'nn.{name}' is not lowered to hw kernels" in str(failure.value)

@@ -329,6 +329,21 @@ def test_iota_cumsum_and_argmax_shapes():
         nn.ArgmaxOp.detached(axis=0).infer_type(f32((0, 2)))
 
 
+def test_quantize_and_dequantize_shapes():
+    x = f32((2, 3, 4))
+    assert nn.QuantizeOp.detached().infer_type(x, f32(()), T((), "ui8")) == T((2, 3, 4), "ui8")
+    assert nn.QuantizeOp.detached(axis=-1).infer_type(x, f32((4,)), T((4,), "i8")) == T(
+        (2, 3, 4), "i8")
+    assert nn.DequantizeOp.detached(axis=0).infer_type(
+        T((2, 3, 4), "i8"), f32((2,)), T((2,), "i8")) == x
+    with pytest.raises(VerifyError, match="per-channel scale has 4 elements but axis 1"):
+        nn.QuantizeOp.detached().infer_type(x, f32((4,)), T((4,), "i8"))
+    with pytest.raises(VerifyError, match="scale and zero point shapes differ"):
+        nn.QuantizeOp.detached().infer_type(x, f32((3,)), T((), "i8"))
+    with pytest.raises(VerifyError, match="zero point type i8 differs from the quantised type ui8"):
+        nn.DequantizeOp.detached().infer_type(T((2, 3, 4), "ui8"), f32(()), T((), "i8"))
+
+
 def test_integer_ops_keep_integer_types():
     i64 = T((2, 3), "i64")
     assert nn.AddOp.detached().infer_type(i64, T((3,), "i64")) == i64
@@ -362,7 +377,8 @@ def test_every_op_is_tested_here():
               "select", "cast", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "reduce_sum",
               "reduce_max", "reduce_min", "reduce_mean", "softmax", "log_softmax", "layer_norm",
               "rms_norm", "attention", "transpose", "reshape", "broadcast_to", "concat", "slice",
-              "pad", "fused", "sin", "cos", "gather", "iota", "cumsum", "argmax"}
+              "pad", "fused", "sin", "cos", "gather", "iota", "cumsum", "argmax", "quantize",
+              "dequantize"}
     assert set(nn.NN.ops) == tested
 
 
@@ -725,6 +741,29 @@ def test_iota_cumsum_and_argmax_references_against_loops():
     ties = np.array([[1.0, 3.0, 3.0, 0.0], [np.nan, 2.0, np.nan, 5.0]], np.float32)
     first = nn.ArgmaxOp.detached(axis=1).reference(ties)
     assert first.dtype == np.int64 and first.tolist() == [1, 0]
+
+
+def test_quantize_references_against_loops():
+    """Per channel along axis 0, element by element: x / scale in f32,
+    rounded half to even, shifted, saturated (NaN: the least value)."""
+    x = np.array([[0.5, 1.5, -2.5, 1e9], [np.nan, -np.inf, 3.75, -0.25]], np.float32)
+    scale = np.array([1.0, 0.5], np.float32)
+    zero_point = np.array([10, 250], np.uint8)
+    got = nn.QuantizeOp.detached(axis=0).reference(x, scale, zero_point)
+    want = np.empty(x.shape, np.uint8)
+    for (i, j), value in np.ndenumerate(x):
+        quotient = float(np.float32(value) / scale[i])
+        if np.isnan(quotient):
+            want[i, j] = 0
+        else:
+            rounded = round(quotient) if np.isfinite(quotient) else quotient
+            want[i, j] = min(max(rounded + int(zero_point[i]), 0), 255)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, want)
+    assert want.tolist() == [[10, 12, 8, 255], [0, 0, 255, 250]]
+    back = nn.DequantizeOp.detached(axis=0).reference(got, scale, zero_point)
+    assert back.dtype == np.float32
+    assert back.tolist() == [[0.0, 2.0, -2.0, 245.0], [-125.0, -125.0, 2.5, 0.0]]
 
 
 def test_integer_references_are_exact():

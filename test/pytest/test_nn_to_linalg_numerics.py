@@ -387,9 +387,34 @@ def _integer_cases():
     return cases
 
 
+def _quantization_cases():
+    """Values around and beyond the range of i8 and ui8 (saturation);
+    test_quantize has the ties, infinities and NaN."""
+    def quantized(rng, shape):
+        return rng.integers(-128, 128, shape)
+
+    def unsigned(rng, shape):
+        return rng.integers(0, 256, shape)
+
+    cases = []
+    for dtype, zero_points in (("i8", quantized), ("ui8", unsigned)):
+        cases += [
+            Case(f"quantize_{dtype}", nn.QuantizeOp, [((3, 17), "f32"), ((), "f32"), ((), dtype)],
+                 inputs=[large, positive, zero_points]),
+            Case(f"quantize_per_channel_{dtype}", nn.QuantizeOp,
+                 [((2, 5, 9), "f32"), ((5,), "f32"), ((5,), dtype)],
+                 inputs=[large, positive, zero_points]),
+            Case(f"dequantize_per_channel_{dtype}", nn.DequantizeOp,
+                 [((4, 11), dtype), ((11,), "f32"), ((11,), dtype)], {"axis": -1},
+                 inputs=[zero_points, positive, zero_points]),
+        ]
+    return cases
+
+
 CASES = (_unary_cases() + _binary_cases() + _select_cases() + _cast_cases() + _matmul_cases()
          + _conv_cases() + _pool_cases() + _reduction_cases() + _normalization_cases()
-         + _attention_cases() + _data_movement_cases() + _integer_cases())
+         + _attention_cases() + _data_movement_cases() + _integer_cases()
+         + _quantization_cases())
 
 
 def _build_function(case: Case) -> None:

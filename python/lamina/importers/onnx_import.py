@@ -20,7 +20,9 @@ so the nn program holds only the tensors that exist at run time.
 Assumptions: static shapes (a graph input with a dynamic dimension is an
 error naming it), runtime tensors of f32, f16, bf16, i32, i64 or bool
 (integer inputs such as token ids: their lookups are `nn.gather`s, with
-negative indices counted from the end as ONNX defines), the default
+negative indices counted from the end as ONNX defines), and of int8 and
+uint8 where QuantizeLinear and DequantizeLinear make and read them
+(`nn.quantize`, `nn.dequantize`; their weights stay quantised constants), the default
 ONNX domain at opsets 1 to the newest the installed onnx package defines.
 Each conversion declares the attributes it implements and those it takes
 at the spec's default only (`converts`); any other attribute on a node is
@@ -199,15 +201,15 @@ def _onnx_dtype_name(elem_type: int) -> str:
 
 
 # The element types of nn tensors, and how messages name them.
-_NN_TYPES = ("f32", "f16", "bf16", "i1", "i8", "i32", "i64")
-_NN_TYPE_NAMES = "float, float16, bfloat16, int8, int32, int64 or bool"
+_NN_TYPES = ("f32", "f16", "bf16", "i1", "i8", "ui8", "i32", "i64")
+_NN_TYPE_NAMES = "float, float16, bfloat16, int8, uint8, int32, int64 or bool"
 
 
 def _nn_dtype(elem_type: int) -> str | None:
     """The nn element type of an ONNX element type, or None."""
     tensor = _onnx().TensorProto
     return {tensor.FLOAT: "f32", tensor.FLOAT16: "f16", tensor.BFLOAT16: "bf16",
-            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.INT32: "i32",
+            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT32: "i32",
             tensor.INT64: "i64"}.get(elem_type)
 
 
@@ -841,6 +843,98 @@ def _cast(im, node):
     return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
 
 
+# -- quantisation ---------------------------------------------------------------
+
+
+def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_what: str):
+    """The scale (f32) and zero point (of the quantised type: the zero
+    point's, else `quantized`, else uint8) of a QuantizeLinear or
+    DequantizeLinear node, rank 0 per tensor or rank 1 per axis, and the
+    axis."""
+    scale = im.tensor(node.input(1))
+    scale_type = _type_of(scale)
+    if scale_type.dtype != "f32":
+        raise _NodeProblem(f"{scale_what} of element type {scale_type.dtype} is not supported "
+                           "(only float)")
+    if node.input(2) is not None:
+        dtype = _quantized_dtype(im, node.input(2))
+        if dtype not in _QUANTIZED:
+            raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and "
+                               "uint8)")
+        zero_point = im.tensor(node.input(2))
+        if quantized is not None and dtype != quantized:
+            raise _NodeProblem(f"zero point of element type {dtype} differs from the "
+                               f"quantised type {quantized}")
+    else:
+        dtype = quantized or "ui8"
+        if dtype in _QUANTIZED:
+            zero_point = im.constant(np.zeros(scale_type.shape), dtype)
+    if dtype not in _QUANTIZED:
+        raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and uint8)")
+    if scale_type.rank > 1:
+        raise _NodeProblem("scale must be a scalar or 1-D (blocked quantisation is not "
+                           "supported)")
+    axis = node.attr("axis", 1) if im.opset >= 13 else 1
+    if scale_type.rank == 1 and scale_type.shape[0] == 1 and (
+            not x_shape or x_shape[_axis(axis, len(x_shape))] != 1):
+        # One value in a 1-D tensor: per tensor.
+        scale, zero_point = im.reshape(scale, ()), im.reshape(zero_point, ())
+    if _type_of(zero_point).shape != _type_of(scale).shape:
+        raise _NodeProblem(f"scale {_type_of(scale)} and zero point {_type_of(zero_point)} "
+                           "differ in shape")
+    return scale, zero_point, axis
+
+
+_QUANTIZED = ("i8", "ui8")
+
+
+def _quantized_dtype(im, name: str) -> str:
+    """The nn element type of a tensor, or for an array of a type nn does
+    not have, its NumPy name (for the message)."""
+    value = im.values.get(name, im.parameter_arrays.get(name))
+    if isinstance(value, np.ndarray):
+        return _nn_dtype_of_array(value) or str(value.dtype)
+    return _type_of(value).dtype
+
+
+def _output_dtype(im, node) -> str | None:
+    """The nn type an `output_dtype` attribute names (None: not given)."""
+    if im.opset < 21 or not node.attr("output_dtype", 0):
+        return None
+    elem_type = node.attr("output_dtype", 0)
+    dtype = _nn_dtype(elem_type)
+    if dtype is None:
+        raise _NodeProblem(f"output_dtype {_onnx_dtype_name(elem_type)} is not supported")
+    return dtype
+
+
+@converts("QuantizeLinear", attributes=("axis", "saturate", "output_dtype"),
+          defaults_only=("block_size", "precision"))
+def _quantize_linear(im, node):
+    # `saturate` concerns float8 outputs only; int8 and uint8 always saturate.
+    x = im.tensor(node.input(0))
+    if _type_of(x).dtype != "f32":
+        raise _NodeProblem(f"input of element type {_type_of(x).dtype} is not supported "
+                           "(only float)")
+    scale, zero_point, axis = _quantization_parameters(
+        im, node, _type_of(x).shape, _output_dtype(im, node), "y_scale")
+    return im.op("quantize", x, scale, zero_point, axis=axis)
+
+
+@converts("DequantizeLinear", attributes=("axis", "output_dtype"), defaults_only=("block_size",))
+def _dequantize_linear(im, node):
+    dtype = _quantized_dtype(im, node.input(0))
+    if dtype not in _QUANTIZED:
+        raise _NodeProblem(f"dequantisation of {dtype} is not supported (only int8 and uint8)")
+    x = im.tensor(node.input(0))
+    output = _output_dtype(im, node)
+    if output not in (None, "f32"):
+        raise _NodeProblem(f"output_dtype {output} is not supported (only float)")
+    scale, zero_point, axis = _quantization_parameters(im, node, _type_of(x).shape, dtype,
+                                                       "x_scale")
+    return im.op("dequantize", x, scale, zero_point, axis=axis)
+
+
 # -- contractions and windows -------------------------------------------------
 
 
@@ -873,8 +967,8 @@ def _matmul_integer(im, node):
         value = im.values[name] if name in im.values else im.parameter_arrays[name]
         dtype = str(value.dtype) if isinstance(value, np.ndarray) else _type_of(value).dtype
         if dtype not in ("i8", "int8"):
-            raise _NodeProblem(f"input '{name}' is {dtype}; MatMulInteger is imported for "
-                               "int8 operands only (nn has no unsigned 8-bit type)")
+            raise _NodeProblem(f"input '{name}' has element type {dtype}; MatMulInteger is "
+                               "imported for int8 operands only (nn.matmul takes i8 x i8)")
     a, b = im.tensor(node.input(0)), im.tensor(node.input(1))
     a_shape, b_shape = _type_of(a).shape, _type_of(b).shape
     if len(a_shape) == 1:
@@ -913,8 +1007,8 @@ def _zero_point(im, node, index: int, size: int, per: str) -> np.ndarray | None:
     if zero is None:
         return None
     if zero.dtype != np.int8:
-        raise _NodeProblem(f"{what} '{name}' is {zero.dtype}; MatMulInteger is imported for "
-                           "int8 operands only (nn has no unsigned 8-bit type)")
+        raise _NodeProblem(f"{what} '{name}' has element type {zero.dtype}; MatMulInteger is "
+                           "imported for int8 operands only (nn.matmul takes i8 x i8)")
     if not zero.any():
         return None
     zero = zero.astype(np.int32)

@@ -380,3 +380,17 @@ func.func @integers(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>) {
   %6 = "nn.cos"(%0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return
 }
+
+// CHECK-LABEL: func.func @quantization
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3xf32>, %[[S:[^:]+]]: tensor<f32>, %[[Z:[^:]+]]: tensor<i8>, %[[CS:[^:]+]]: tensor<2xf32>, %[[CZ:[^:]+]]: tensor<2xui8>
+// CHECK: %[[Q:.+]] = "nn.quantize"(%[[X]], %[[S]], %[[Z]]) : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
+// CHECK: "nn.dequantize"(%[[Q]], %[[S]], %[[Z]]) : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
+// CHECK: %[[U:.+]] = "nn.quantize"(%[[X]], %[[CS]], %[[CZ]]) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xui8>
+// CHECK: "nn.dequantize"(%[[U]], %[[CS]], %[[CZ]]) {axis = 0 : i64} : (tensor<2x3xui8>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xf32>
+func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<i8>, %cs: tensor<2xf32>, %cz: tensor<2xui8>) {
+  %0 = "nn.quantize"(%x, %s, %z) : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
+  %1 = "nn.dequantize"(%0, %s, %z) : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
+  %2 = "nn.quantize"(%x, %cs, %cz) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xui8>
+  %3 = "nn.dequantize"(%2, %cs, %cz) {axis = 0 : i64} : (tensor<2x3xui8>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xf32>
+  return
+}

@@ -1,0 +1,161 @@
+// RUN: lamina-opt %s --split-input-file --nn-fuse-qdq | FileCheck %s
+// RUN: lamina-opt %s --split-input-file --nn-fuse-qdq --nn-fold-constants | FileCheck %s --check-prefix=FOLD
+
+// A per-tensor activation and a per-column weight: an i8 x i8 -> i32
+// matmul, the weight's zero points times the activation's row sums, the
+// activation's zero point times the weight's column sums, K * za * zw,
+// and the requantisation by (sa * sw) / sy.
+// CHECK-LABEL: func.func @per_column_weight
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-DAG: %[[W:.+]] = arith.constant dense<2> : tensor<8x3xi8>
+// CHECK-DAG: %[[SA:.+]] = arith.constant dense<5.000000e-02> : tensor<f32>
+// CHECK-DAG: %[[SW:.+]] = arith.constant dense<[1.000000e-01, 2.000000e-01, 3.000000e-01]> : tensor<3xf32>
+// CHECK-DAG: %[[SY:.+]] = arith.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-DAG: %[[ZY:.+]] = arith.constant dense<-2> : tensor<i8>
+// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]]
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: %[[ONES_K:.+]] = arith.constant dense<1> : tensor<8x1xi8>
+// CHECK: %[[ROWS:.+]] = "nn.matmul"(%[[A]], %[[ONES_K]]) : (tensor<4x8xi8>, tensor<8x1xi8>) -> tensor<4x1xi32>
+// CHECK: %[[ZW:.+]] = arith.constant dense<[0, 1, -1]> : tensor<3xi32>
+// CHECK: %[[ROW_TERM:.+]] = "nn.mul"(%[[ROWS]], %[[ZW]])
+// CHECK: %[[ACC1:.+]] = "nn.sub"(%[[ACC]], %[[ROW_TERM]])
+// CHECK: %[[ONES:.+]] = arith.constant dense<1> : tensor<1x8xi8>
+// CHECK: %[[COLUMNS:.+]] = "nn.matmul"(%[[ONES]], %[[W]]) : (tensor<1x8xi8>, tensor<8x3xi8>) -> tensor<1x3xi32>
+// CHECK: %[[ZA:.+]] = arith.constant dense<3> : tensor<i32>
+// CHECK: %[[COLUMN_TERM:.+]] = "nn.mul"(%[[COLUMNS]], %[[ZA]])
+// CHECK: %[[ACC2:.+]] = "nn.sub"(%[[ACC1]], %[[COLUMN_TERM]])
+// CHECK: %[[KZZ:.+]] = arith.constant dense<[0, 24, -24]> : tensor<3xi32>
+// CHECK: %[[ACC3:.+]] = "nn.add"(%[[ACC2]], %[[KZZ]])
+// CHECK: %[[SASW:.+]] = "nn.mul"(%[[SA]], %[[SW]])
+// CHECK: %[[M:.+]] = "nn.div"(%[[SASW]], %[[SY]])
+// CHECK: %[[REAL:.+]] = "nn.cast"(%[[ACC3]]) : (tensor<4x3xi32>) -> tensor<4x3xf32>
+// CHECK: %[[SCALED:.+]] = "nn.mul"(%[[REAL]], %[[M]])
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[Q:.+]] = "nn.quantize"(%[[SCALED]], %[[ONE]], %[[ZY]])
+// CHECK: return %[[Q]] : tensor<4x3xi8>
+// CHECK-NOT: nn.dequantize
+// With constant weights, their column sums, the zero-point terms and the
+// combined scale are constants.
+// FOLD-LABEL: func.func @per_column_weight
+// FOLD: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// FOLD: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xi8>, tensor<8x1xi8>) -> tensor<4x1xi32>
+// FOLD-NOT: tensor<1x8xi8>
+// FOLD: arith.constant dense<48> : tensor<1x3xi32>
+// FOLD: arith.constant dense<[0.0100000007, 0.0200000014, 0.0300000012]> : tensor<3xf32>
+// FOLD-NOT: "nn.div"
+func.func @per_column_weight(%x: tensor<4x8xf32>) -> tensor<4x3xi8> {
+  %sa = arith.constant dense<0.05> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<i8>
+  %w = arith.constant dense<2> : tensor<8x3xi8>
+  %sw = arith.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %zw = arith.constant dense<[0, 1, -1]> : tensor<3xi8>
+  %sy = arith.constant dense<0.5> : tensor<f32>
+  %zy = arith.constant dense<-2> : tensor<i8>
+  %q = "nn.quantize"(%x, %sa, %za) : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>
+  %a = "nn.dequantize"(%q, %sa, %za) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<8x3xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %r = "nn.quantize"(%y, %sy, %zy) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %r : tensor<4x3xi8>
+}
+
+// -----
+
+// Zero points of zero add no terms. A ui8 activation made by a quantisation
+// is made as i8 directly, its zero point less 128 (200 - 128 = 72).
+// CHECK-LABEL: func.func @uint8_activation_symmetric_weight
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x16xf32>, %[[W:.+]]: tensor<16x5xi8>)
+// CHECK-NOT: -> tensor<2x4x16xui8>
+// CHECK: %[[Z72:.+]] = arith.constant dense<72> : tensor<i8>
+// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]], %{{.+}}, %[[Z72]]) : (tensor<2x4x16xf32>, tensor<f32>, tensor<i8>) -> tensor<2x4x16xi8>
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<2x4x16xi8>, tensor<16x5xi8>) -> tensor<2x4x5xi32>
+// CHECK-NOT: tensor<16x1xi8>
+// CHECK: "nn.matmul"(%{{.+}}, %[[W]]) : (tensor<1x16xi8>, tensor<16x5xi8>) -> tensor<1x5xi32>
+// CHECK: arith.constant dense<72> : tensor<i32>
+// CHECK-NOT: "nn.add"
+// CHECK: "nn.quantize"(%{{.+}}) : (tensor<2x4x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x5xui8>
+func.func @uint8_activation_symmetric_weight(%x: tensor<2x4x16xf32>, %w: tensor<16x5xi8>) -> tensor<2x4x5xui8> {
+  %sa = arith.constant dense<0.1> : tensor<f32>
+  %za = arith.constant dense<200> : tensor<ui8>
+  %sw = arith.constant dense<0.02> : tensor<f32>
+  %zw = arith.constant dense<0> : tensor<i8>
+  %sy = arith.constant dense<0.25> : tensor<f32>
+  %zy = arith.constant dense<128> : tensor<ui8>
+  %q = "nn.quantize"(%x, %sa, %za) : (tensor<2x4x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x16xui8>
+  %a = "nn.dequantize"(%q, %sa, %za) : (tensor<2x4x16xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x4x16xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<16x5xi8>, tensor<f32>, tensor<i8>) -> tensor<16x5xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<2x4x16xf32>, tensor<16x5xf32>) -> tensor<2x4x5xf32>
+  %r = "nn.quantize"(%y, %sy, %zy) : (tensor<2x4x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x5xui8>
+  return %r : tensor<2x4x5xui8>
+}
+
+// -----
+
+// A float weight quantised in the program (as some exporters write it):
+// with nn-fold-constants its quantised values are an i8 constant too.
+// CHECK-LABEL: func.func @weight_quantized_in_the_program
+// CHECK: %[[WQ:.+]] = "nn.quantize"
+// CHECK: "nn.matmul"(%{{.+}}, %[[WQ]]) : (tensor<2x4xi8>, tensor<4x2xi8>) -> tensor<2x2xi32>
+// FOLD-LABEL: func.func @weight_quantized_in_the_program
+// FOLD: %[[W:.+]] = arith.constant dense<{{\[}}[4, -4], [8, -8], [12, -12], [16, -16]]> : tensor<4x2xi8>
+// FOLD-NOT: "nn.quantize"
+// FOLD: "nn.matmul"(%{{.+}}, %[[W]]) : (tensor<2x4xi8>, tensor<4x2xi8>) -> tensor<2x2xi32>
+func.func @weight_quantized_in_the_program(%qa: tensor<2x4xi8>) -> tensor<2x2xi8> {
+  %s = arith.constant dense<0.25> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %w = arith.constant dense<[[1.0, -1.0], [2.0, -2.0], [3.0, -3.0], [4.0, -4.0]]> : tensor<4x2xf32>
+  %wq = "nn.quantize"(%w, %s, %z) : (tensor<4x2xf32>, tensor<f32>, tensor<i8>) -> tensor<4x2xi8>
+  %a = "nn.dequantize"(%qa, %s, %z) : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %wf = "nn.dequantize"(%wq, %s, %z) : (tensor<4x2xi8>, tensor<f32>, tensor<i8>) -> tensor<4x2xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  %r = "nn.quantize"(%y, %s, %z) : (tensor<2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<2x2xi8>
+  return %r : tensor<2x2xi8>
+}
+
+// -----
+
+// A ui8 activation from an argument goes through an exact dequantise and
+// quantise by scale 1 (less 128).
+// CHECK-LABEL: func.func @uint8_argument
+// CHECK-SAME: (%[[Q:.+]]: tensor<4x8xui8>
+// CHECK: %[[MINUS:.+]] = "nn.dequantize"(%[[Q]], %[[ONE:.+]], %{{.+}}) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+// CHECK: %[[A:.+]] = "nn.quantize"(%[[MINUS]], %[[ONE]], %{{.+}}) : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>
+// CHECK: "nn.matmul"(%[[A]], %{{.+}}) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+func.func @uint8_argument(%q: tensor<4x8xui8>, %w: tensor<8x3xi8>) -> tensor<4x3xi8> {
+  %sa = arith.constant dense<0.1> : tensor<f32>
+  %za = arith.constant dense<130> : tensor<ui8>
+  %sw = arith.constant dense<0.02> : tensor<f32>
+  %zw = arith.constant dense<1> : tensor<i8>
+  %sy = arith.constant dense<0.25> : tensor<f32>
+  %zy = arith.constant dense<0> : tensor<i8>
+  %a = "nn.dequantize"(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %r = "nn.quantize"(%y, %sy, %zy) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %r : tensor<4x3xi8>
+}
+
+// -----
+
+// Left alone: the float product is used elsewhere, the activation is per
+// channel, a bias sits between the matmul and the quantisation.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-3: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// CHECK-NOT: xi32>
+func.func @not_fused(%qa: tensor<4x8xi8>, %w: tensor<8x3xi8>, %b: tensor<3xf32>) -> (tensor<4x3xi8>, tensor<4x3xf32>, tensor<4x3xi8>, tensor<4x3xi8>) {
+  %s = arith.constant dense<0.1> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %sc = arith.constant dense<0.1> : tensor<4xf32>
+  %zc = arith.constant dense<0> : tensor<4xi8>
+  %a = "nn.dequantize"(%qa, %s, %z) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
+  %wf = "nn.dequantize"(%w, %s, %z) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
+  %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %r = "nn.quantize"(%y, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  %ac = "nn.dequantize"(%qa, %sc, %zc) {axis = 0 : i64} : (tensor<4x8xi8>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x8xf32>
+  %yc = "nn.matmul"(%ac, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %rc = "nn.quantize"(%yc, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  %yb = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %biased = "nn.add"(%yb, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %rb = "nn.quantize"(%biased, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %r, %y, %rc, %rb : tensor<4x3xi8>, tensor<4x3xf32>, tensor<4x3xi8>, tensor<4x3xi8>
+}
