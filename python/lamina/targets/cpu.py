@@ -150,7 +150,7 @@ from lamina.cache import cached_compile
 from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import (ArrayFunction, CompiledFunction, argument_names, find_entry,
-                            jit_compile, jit_compile_bound)
+                            jit_compile, jit_compile_bound, request_amx_state)
 from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
 from lamina.targets.cpu_model import (ARCHITECTURE_NAMES, ARCHITECTURES, CPU_PRESETS,
@@ -227,6 +227,12 @@ class CPUTarget(Target):
         """Whether code for this target runs on this machine (its
         architecture is the host's)."""
         return self.model.arch == host_architecture()
+
+    @property
+    def uses_amx(self) -> bool:
+        """Whether code for this target may use AMX's tiles (its model has
+        AMX's products), for which the process needs Linux's permission."""
+        return any(d.startswith("amx-") for d in self.model.dot_products)
 
     @property
     def name(self) -> str:
@@ -400,6 +406,8 @@ class CPUTarget(Target):
             raise ValueError(f"a distributed run is for the host's architecture, not "
                              f"{self.model.architecture_name}")
         libraries = self.runtime_libraries()
+        if self.native and self.uses_amx:
+            request_amx_state()
         _reuse_freed_temporaries()
         if self.threads > 1:
             _threads_sleep_when_idle()
