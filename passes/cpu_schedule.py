@@ -67,6 +67,8 @@ class CPUSchedule(Pass):
     """Size of the L2 cache the cache blocks fit in; 0: the CPU model's default."""
     scalable: bool = False
     """Vectors are scalable (SVE) and `vector-bits` wide at least: elementwise vector code is vector-length agnostic, with masked tails."""
+    bf16_dot_products: bool = False
+    """The CPU has a dot product of bf16 pairs into f32 vectors (AVX512-BF16's `vdpbf16ps`): bf16 contractions pack their operands in pairs along k and use it."""
 
     def model(self) -> CPUModel:
         registers = self.vector_registers or (32 if self.vector_bits >= 512 else 16)
@@ -75,7 +77,8 @@ class CPUSchedule(Pass):
                         l1_bytes=self.l1_bytes or default.l1_bytes,
                         l2_bytes=self.l2_bytes or default.l2_bytes,
                         threads=self.threads or default_threads(),
-                        scalable_vectors=int(self.scalable))
+                        scalable_vectors=int(self.scalable),
+                        bf16_dot_products=int(self.bf16_dot_products))
 
     def run(self, op: ir.Operation) -> None:
         previous = schedule_script(op)

@@ -125,6 +125,7 @@ from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
 from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
+from lamina.passes.cpu_flatten_contiguous_reads import CPUFlattenContiguousReads
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
@@ -262,7 +263,8 @@ class CPUTarget(Target):
         schedule = CPUSchedule(threads=self.threads, vector_bits=model.vector_bits,
                                vector_registers=model.vector_registers,
                                l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes,
-                               scalable=model.scalable)
+                               scalable=model.scalable,
+                               bf16_dot_products=model.bf16_dot_products)
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
@@ -284,6 +286,8 @@ class CPUTarget(Target):
             ], description="linalg on tensors and the transform script scheduling it"),
             Stage("tiled", [
                 CPUApplySchedule(),
+                # The bf16 dot products' rows of B as one vector load each.
+                *([CPUFlattenContiguousReads()] if model.bf16_dot_products else []),
                 "canonicalize",
                 "cse",
                 FuncSplitInitializer(),
@@ -327,7 +331,8 @@ class CPUTarget(Target):
                 "arith-expand{include-bf16}",
                 "expand-strided-metadata",
                 "lower-affine",
-                "convert-vector-to-llvm",
+                "convert-vector-to-llvm{enable-x86vector}" if model.arch == "x86_64"
+                else "convert-vector-to-llvm",
                 "finalize-memref-to-llvm",
                 "convert-math-to-llvm",
                 "convert-math-to-libm",
@@ -359,7 +364,8 @@ class CPUTarget(Target):
         pipeline.insert_after("nn-canonicalize", NNFoldConstants(), stage="nn")
         pipeline.insert_after("nn-canonicalize", NNFoldBatchNorm(), stage="nn")
         # f16/bf16 contractions through the f32 schedules.
-        pipeline.insert_before("nn-fuse", CPUWidenContractions(), stage="fused")
+        pipeline.insert_before("nn-fuse", CPUWidenContractions(
+            bf16_dot_products=model.bf16_dot_products), stage="fused")
         # Attention flash-style, in tiles of this CPU's register tile.
         queries, keys = attention_tiles(self.model.schedule_model(self.threads))
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(

@@ -30,6 +30,10 @@ class CPUModel:
     scalable_vectors: int = field(default=0, metadata={"choice": False})
     """1: vectors are scalable (SVE), `vector_bits` being their minimum width:
     a fact of the target, which no tuned choice changes."""
+    bf16_dot_products: int = field(default=0, metadata={"choice": False})
+    """1: the CPU multiplies pairs of bf16 into f32 accumulators, one
+    vector of them per instruction (AVX512-BF16's `vdpbf16ps`), which bf16
+    contractions' register tiles use: a fact of the target."""
 
     @property
     def lanes(self) -> int:
@@ -103,12 +107,21 @@ class CPUTargetModel:
             return self.has("bf16")
         return self.has("avx512bf16") or self.has("avxneconvert")
 
+    @property
+    def bf16_dot_products(self) -> bool:
+        """Whether bf16 contractions compute with a dot product of bf16
+        pairs into f32 lanes of full-width vectors (AVX512-BF16's
+        `vdpbf16ps` on 512-bit vectors)."""
+        return (self.arch == "x86_64" and "avx512bf16" in self.dot_products
+                and self.vector_bits == 512)
+
     def schedule_model(self, threads: int) -> CPUModel:
         """What the schedules read: one vector is `vector_bits` wide (the
         minimum width of a scalable one)."""
         return CPUModel(vector_bits=self.vector_bits, vector_registers=self.vector_registers,
                         l1_bytes=self.l1_bytes, l2_bytes=self.l2_bytes, threads=threads,
-                        scalable_vectors=int(self.scalable))
+                        scalable_vectors=int(self.scalable),
+                        bf16_dot_products=int(self.bf16_dot_products))
 
     def with_features(self, changes: tuple[str, ...]) -> "CPUTargetModel":
         """The model with `+name` / `-name` features changed, its vector
