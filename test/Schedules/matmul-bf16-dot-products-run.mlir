@@ -1,14 +1,15 @@
-// bf16 matmuls computed with vdpbf16ps on this host match the NumPy
+// bf16 matmuls computed with vdpbf16ps (compiled for Zen 5's model, whose
+// dot product is its fast path, and run on this host) match the NumPy
 // reference to within one rounding to bf16: products are exact in f32, so
 // only the order of the f32 sums differs. Shapes with an odd K (its last
 // pair padded with a zero), rows no register tile divides, columns short
 // of a panel, a batch, a bias and relu epilogue, two threads.
 // REQUIRES: avx512bf16
-// RUN: lamina-run %s --entry square --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
-// RUN: lamina-run %s --entry odd --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
-// RUN: lamina-run %s --entry odd --target=cpu:threads=2 --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
-// RUN: lamina-run %s --entry batched_bias_relu --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
-// RUN: lamina-compile %s --emit=asm | FileCheck %s --check-prefix=ASM
+// RUN: lamina-run %s --entry square --target=cpu:znver5 --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
+// RUN: lamina-run %s --entry odd --target=cpu:znver5 --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
+// RUN: lamina-run %s --entry odd --target=cpu:znver5,threads=2 --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
+// RUN: lamina-run %s --entry batched_bias_relu --target=cpu:znver5 --random --check --rtol=0.0079 --atol=0.001 -q | FileCheck %s
+// RUN: lamina-compile %s --target=cpu:znver5 --emit=asm | FileCheck %s --check-prefix=ASM
 
 // CHECK: check: all results match the reference
 // ASM: vdpbf16ps

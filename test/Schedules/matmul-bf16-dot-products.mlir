@@ -1,15 +1,18 @@
-// bf16 matmuls on a CPU with AVX512-BF16 (sapphirerapids, znver5): k is
-// packed in pairs (B's panels [N/32, K/2, 32, 2]), the register tile's
-// rows and vectors are unrolled into one-row contractions that upstream
-// rewrites into x86vector.avx512.dot, and the assembly multiplies with
-// vdpbf16ps. On a CPU without it (icelake-server) the matmul is widened to
-// f32 and computed with FMAs. (Checked for pinned CPUs, on any host.)
-// RUN: lamina-compile %s --target=cpu:sapphirerapids,threads=1 --emit=schedule | FileCheck %s --check-prefix=SCRIPT
-// RUN: lamina-compile %s --target=cpu:sapphirerapids,threads=1 --emit=tiled | FileCheck %s --check-prefix=TILED
-// RUN: lamina-compile %s --target=cpu:sapphirerapids,threads=1 --emit=asm | FileCheck %s --check-prefix=DOT
-// RUN: lamina-compile %s --target=cpu:znver5,threads=2 --emit=asm | FileCheck %s --check-prefix=DOT
+// bf16 matmuls on a CPU whose AVX512-BF16 dot product is faster than its
+// f32 FMAs (znver4, znver5): k is packed in pairs (B's panels [N/32, K/2,
+// 32, 2]), the register tile's rows and vectors are unrolled into one-row
+// contractions that upstream rewrites into x86vector.avx512.dot, and the
+// assembly multiplies with vdpbf16ps. On a CPU without the instruction
+// (icelake-server), or whose FMAs are faster (sapphirerapids), the matmul
+// is widened to f32 and computed with FMAs. (Checked for pinned CPUs, on
+// any host.)
+// RUN: lamina-compile %s --target=cpu:znver5,threads=1 --emit=schedule | FileCheck %s --check-prefix=SCRIPT
+// RUN: lamina-compile %s --target=cpu:znver5,threads=1 --emit=tiled | FileCheck %s --check-prefix=TILED
+// RUN: lamina-compile %s --target=cpu:znver5,threads=1 --emit=asm | FileCheck %s --check-prefix=DOT
+// RUN: lamina-compile %s --target=cpu:znver4,threads=2 --emit=asm | FileCheck %s --check-prefix=DOT
 // RUN: lamina-compile %s --target=cpu:icelake-server,threads=1 --emit=schedule | FileCheck %s --check-prefix=WIDE-SCRIPT
 // RUN: lamina-compile %s --target=cpu:icelake-server,threads=1 --emit=asm | FileCheck %s --check-prefix=WIDE
+// RUN: lamina-compile %s --target=cpu:sapphirerapids,threads=1 --emit=asm | FileCheck %s --check-prefix=WIDE
 
 // SCRIPT-LABEL: func.func @matmul
 // SCRIPT: linalg.matmul {{.*}} ins(%{{.+}}, %{{.+}} : tensor<64x96xbf16>, tensor<96x128xbf16>) outs(%{{.+}} : tensor<64x128xf32>)
