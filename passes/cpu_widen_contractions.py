@@ -17,7 +17,7 @@ With `bf16-dot-products` (the CPU target sets it where its model has a
 dot product of bf16 pairs, AVX512-BF16's `vdpbf16ps`), bf16 contractions
 stay as they are: the contraction schedule packs their operands in pairs
 along k and accumulates their products in f32 with that instruction
-(lamina.schedules.dot_product). bf16 convolutions are widened still.
+(lamina.schedules.bf16_dot_product). bf16 convolutions are widened still.
 
 Runs before fusion, in the CPU pipeline only (GPU targets keep f16 and bf16
 for the tensor cores). Ops with an operand or result of another element

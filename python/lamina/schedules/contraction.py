@@ -26,7 +26,7 @@ result is never copied out whole nor read in a second pass.
 
 On a CPU with a dot product of bf16 pairs, a bf16 contraction packs k in
 pairs too, and its register tile is that instruction's
-(lamina.schedules.dot_product).
+(lamina.schedules.bf16_dot_product).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from mlir.dialects.transform import loop, structured
 from mlir.dialects.transform import vector as vector_transform
 
 from lamina.schedules.analysis import Group, LinalgOp, _op_key, contraction_dims
-from lamina.schedules.dot_product import DotProductTile, computes_bf16_pairs, dot_product_tile
+from lamina.schedules.bf16_dot_product import DotProductTile, computes_bf16_pairs, dot_product_tile
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
 from lamina.schedules.op_tiling import OpTiling, fill_tilings, largest_divisor, op_tiling
