@@ -31,8 +31,10 @@ MiB, split over the same threads, counting bytes read and written. The
 `x best peer` column is the speed relative to the fastest of NumPy, XLA
 and Inductor on that workload. The `block` workload is examples/attention.mlir (a pre-norm transformer block
 of 16 tokens); NumPy runs it as Lamina's reference evaluator does (one
-NumPy call per nn op). `matmul1024_bf16` has no NumPy row (NumPy has no
-bf16 matmul). The `matmul*_int8` rows (i8 x i8 -> i32, both operands
+NumPy call per nn op). The bf16 matmuls have no NumPy row (NumPy has no
+bf16 matmul). `torch` is PyTorch without compiling (its matmul is
+oneDNN's, on AMX or AVX512-BF16 where the CPU has them), beside the
+peers. The `matmul*_int8` rows (i8 x i8 -> i32, both operands
 inputs) have one peer, `onnxruntime` (its MatMulInteger; not in the
 default systems: `--systems lamina,onnxruntime --workloads
 matmul1024_int8,matmul2048_int8`). The `linear*` workloads are a transformer's linear layers
@@ -76,6 +78,7 @@ WORKLOADS = {
     "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
     "matmul1024_int8": "matmul 1024x1024x1024, int8 in, int32 out (signed, exact)",
     "matmul2048_int8": "matmul 2048x2048x2048, int8 in, int32 out (signed, exact)",
+    "matmul2048_bf16": "matmul 2048x2048x2048, bf16 in, bf16 out",
     "linear3d": "linear layer x@W on [batch, tokens, features]: x 1x197x768, W 768x3072",
     "linear2d": "linear3d's product in 2-D: x 197x768, W 768x3072",
     "linear3d_b4": "linear layer x@W: x 4x197x768, W 768x3072",
@@ -94,7 +97,7 @@ LINEAR = {
     "linear3d_gelu": ((4, 197, 768), (768, 3072), True),
     "linear2d_gelu": ((788, 768), (768, 3072), True),
 }
-SYSTEMS = ["lamina", "lamina_unfused", "numpy", "jax", "torch_compile"]
+SYSTEMS = ["lamina", "lamina_unfused", "numpy", "jax", "torch_compile", "torch"]
 PEERS = ("numpy", "jax", "torch_compile", "onnxruntime")
 EXAMPLE_BLOCK = os.path.join(os.path.dirname(HERE), "examples", "attention.mlir")
 
@@ -458,17 +461,35 @@ def torch_function(workload: str):
     }.get(_peer_workload(workload), lambda a, b: a @ b)
 
 
+def _torch_inputs(workload: str):
+    import torch
+    if workload.endswith("_bf16"):
+        return [torch.from_numpy(a.astype("float32")).to(torch.bfloat16)
+                for a in inputs(workload)]
+    return [torch.from_numpy(a) for a in inputs(workload)]
+
+
+def run_torch(workload: str, threads: int):
+    """The workload in PyTorch, not compiled (its own kernels: oneDNN's
+    matmul and convolutions)."""
+    import torch
+    torch.set_num_threads(threads)
+    f = torch_function(workload)
+    args = _torch_inputs(workload)
+
+    def call():
+        with torch.no_grad():
+            f(*args)
+    return measure(call), None
+
+
 def run_torch_compile(workload: str, threads: int):
     import torch
     if workload.endswith("_int8"):
         raise NotImplementedError("the int8 rows' peer is onnxruntime")
     torch.set_num_threads(threads)
     f = torch_function(workload)
-    if workload.endswith("_bf16"):
-        args = [torch.from_numpy(a.astype("float32")).to(torch.bfloat16)
-                for a in inputs(workload)]
-    else:
-        args = [torch.from_numpy(a) for a in inputs(workload)]
+    args = _torch_inputs(workload)
     compiled = torch.compile(f)
     start = time.perf_counter()
     with torch.no_grad():
@@ -536,9 +557,10 @@ def example_block(xp, a, softmax, gelu, transpose):
 
 RUNNERS = {"lamina": run_lamina, "lamina_unfused": run_lamina_unfused,
            "lamina_tuned": run_lamina_tuned, "numpy": run_numpy, "jax": run_jax,
-           "torch_compile": run_torch_compile, "onnxruntime": run_onnxruntime}
+           "torch_compile": run_torch_compile, "torch": run_torch,
+           "onnxruntime": run_onnxruntime}
 MODULES = {"lamina": "lamina", "lamina_unfused": "lamina", "lamina_tuned": "lamina",
-           "numpy": "numpy", "jax": "jax", "torch_compile": "torch",
+           "numpy": "numpy", "jax": "jax", "torch_compile": "torch", "torch": "torch",
            "onnxruntime": "onnxruntime"}
 
 

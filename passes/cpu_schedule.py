@@ -69,6 +69,8 @@ class CPUSchedule(Pass):
     """Vectors are scalable (SVE) and `vector-bits` wide at least: elementwise vector code is vector-length agnostic, with masked tails."""
     dot_products: str = ""
     """The target's dot-product instructions, comma-separated LLVM feature names (`avx512vnni`): the integer contractions' schedules use them."""
+    bf16_dot_products: bool = False
+    """The CPU has a dot product of bf16 pairs into f32 vectors (AVX512-BF16's `vdpbf16ps`): bf16 contractions pack their operands in pairs along k and use it."""
 
     def model(self) -> CPUModel:
         registers = self.vector_registers or (32 if self.vector_bits >= 512 else 16)
@@ -78,7 +80,8 @@ class CPUSchedule(Pass):
                         l2_bytes=self.l2_bytes or default.l2_bytes,
                         threads=self.threads or default_threads(),
                         scalable_vectors=int(self.scalable),
-                        dot_products=tuple(d for d in self.dot_products.split(",") if d))
+                        dot_products=tuple(d for d in self.dot_products.split(",") if d),
+                        bf16_dot_products=int(self.bf16_dot_products))
 
     def run(self, op: ir.Operation) -> None:
         previous = schedule_script(op)

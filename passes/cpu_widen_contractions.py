@@ -13,6 +13,12 @@ widened, as fast as the f32 one (2 threads), the widening of the operands
 being a pass over them. The casts are elementwise: fusion groups the
 rounding with the contraction's epilogue.
 
+With `bf16-dot-products` (the CPU target sets it where its model has a
+dot product of bf16 pairs, AVX512-BF16's `vdpbf16ps`), bf16 contractions
+stay as they are: the contraction schedule packs their operands in pairs
+along k and accumulates their products in f32 with that instruction
+(lamina.schedules.bf16_dot_product). bf16 convolutions are widened still.
+
 Runs before fusion, in the CPU pipeline only (GPU targets keep f16 and bf16
 for the tensor cores). Ops with an operand or result of another element
 type (an f32 bias of an f16 matmul, an integer operand) are left alone.
@@ -33,16 +39,20 @@ LOW_PRECISION = ("f16", "bf16")
 WIDENED = (nn.CONTRACTION, nn.CONVOLUTION)
 
 
-def _widenable(op: ir.Operation) -> bool:
+def _widenable(op: ir.Operation, keep_bf16_contractions: bool) -> bool:
     op_class = lookup_op(op.name)
     if op_class is None or nn.fusion_kind(op_class) not in WIDENED:
         return False
     values = list(op.operands) + list(op.results)
+    dtypes = set()
     for value in values:
         if not isinstance(value.type, ir.RankedTensorType):
             return False
-        if type_view(value.type).dtype not in LOW_PRECISION:
-            return False
+        dtypes.add(type_view(value.type).dtype)
+    if not dtypes <= set(LOW_PRECISION):
+        return False
+    if keep_bf16_contractions and dtypes == {"bf16"} and nn.fusion_kind(op_class) == nn.CONTRACTION:
+        return False
     return bool(op.results)
 
 
@@ -52,12 +62,14 @@ class CPUWidenContractions(Pass):
     """Computes f16 and bf16 contractions and convolutions as f32 ones on widened operands, their results rounded back (the packed f32 schedules then serve them)."""
 
     argument = "cpu-widen-contractions"
+    bf16_dot_products: bool = False
+    """The target computes bf16 contractions with bf16 dot products: they stay bf16."""
 
     def run(self, module: ir.Operation) -> None:
         found: list[ir.Operation] = []
 
         def visit(op):
-            if _widenable(op.operation):
+            if _widenable(op.operation, self.bf16_dot_products):
                 found.append(op.operation)
             return ir.WalkResult.ADVANCE
 

@@ -14,7 +14,7 @@ import sys
 import lit.formats
 
 from lamina.targets.cuda import find_nvdisasm, find_ptxas
-from lamina.targets.host import detect_host
+from lamina.targets.host import detect_host, host_has_amx
 from lamina.toolchain import tool_dirs
 
 config.name = "Lamina"
@@ -76,10 +76,14 @@ if _which("qemu-aarch64") and _cross_gcc:
                            text=True).stdout.strip()
     if os.path.isabs(_libc):
         config.available_features.add("aarch64-run")
-# The host CPU's dot-product instructions, as LLVM detects them: a test that
-# runs code using one needs it.
-if detect_host().has("avx512vnni"):
-    config.available_features.add("avx512vnni")
+# The host's dot-product and matrix instructions, so that a test running
+# code with them is unsupported, not failing, on a CPU without them.
+_host = detect_host()
+for _feature in ("avx512bf16", "avx512vnni"):
+    if _host.has(_feature) and _host.has("avx512f"):
+        config.available_features.add(_feature)
+if host_has_amx(_host):
+    config.available_features.add("amx")
 if _which("mpiexec"):
     config.available_features.add("mpi")
 # Graphviz's dot lays out --view-graph's pictures; %scripts is Lamina's tools

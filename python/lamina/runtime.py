@@ -50,6 +50,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import platform
 import struct
 import time
 from typing import Callable, Mapping, Sequence
@@ -539,6 +540,29 @@ def bind_constant_globals(lowered: ir.Module,
             bound.append(BoundConstant(ir.StringAttr(op.attributes["sym_name"]).value, array,
                                        alignment))
     return bound
+
+
+# Linux's arch_prctl request for permission to use an extended state
+# component (asm/prctl.h), AMX's tile data component (its XSAVE feature
+# number) and the system call's number on x86-64.
+ARCH_REQ_XCOMP_PERM = 0x1023
+XFEATURE_XTILEDATA = 18
+_SYS_ARCH_PRCTL = 158
+
+
+@functools.lru_cache(maxsize=None)
+def request_amx_state() -> bool:
+    """Asks Linux, once per process, to let this process use AMX's tile
+    state; whether it may. Code with tile instructions runs only after
+    this: without the permission the first one kills the process (SIGILL)."""
+    if platform.system() != "Linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(ctypes.c_long(_SYS_ARCH_PRCTL), ctypes.c_long(ARCH_REQ_XCOMP_PERM),
+                            ctypes.c_ulong(XFEATURE_XTILEDATA)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _engine(lowered: ir.Module, shared_libs: Sequence[str], opt_level: int):

@@ -23,6 +23,10 @@ blocks of the result instead, with the rest of the epilogue, the unpack,
 the packed contraction and its fill fused into each block; the
 epilogue's vector loop reads the block's packed panels directly, so the
 result is never copied out whole nor read in a second pass.
+
+On a CPU with a dot product of bf16 pairs, a bf16 contraction packs k in
+pairs too, and its register tile is that instruction's
+(lamina.schedules.bf16_dot_product).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from mlir.dialects.transform import loop, structured
 from mlir.dialects.transform import vector as vector_transform
 
 from lamina.schedules.analysis import Group, LinalgOp, _op_key, contraction_dims
+from lamina.schedules.bf16_dot_product import DotProductTile, computes_bf16_pairs, dot_product_tile
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
 from lamina.schedules.op_tiling import OpTiling, fill_tilings, largest_divisor, op_tiling
@@ -64,8 +69,10 @@ class ContractionSchedule(Schedule):
     tiles (`tile_sizes`: cache blocks, then the register tile of
     `unroll` rows x vectors), whether the register tile's accumulators are
     hoisted out of the loop over k (`hoist`), the vector tiles of the
-    lowered packs of A and B and of the unpacked result (`pack_tiles`), and
-    the vector code of the fills that initialise it (`fills`)."""
+    lowered packs of A and B and of the unpacked result (`pack_tiles`), the
+    vector code of the fills that initialise it (`fills`), and the
+    dot-product register tile of a contraction packed in pairs along k
+    (`dot_product`; None: FMAs of outer products)."""
 
     kind: ClassVar[str] = "contraction"
 
@@ -76,10 +83,12 @@ class ContractionSchedule(Schedule):
     hoist: bool = False
     pack_tiles: tuple[tuple[int, ...], ...] = ()
     fills: tuple[OpTiling, ...] = ()
+    dot_product: DotProductTile | None = None
 
     def decisions(self) -> list[str]:
+        products = ", bf16 pair dot products" if self.dot_product else ""
         lines = [f"  packing {list(self.packing.packed_sizes)}, register tile "
-                 f"{self.unroll[0]} rows x {self.unroll[1]} vectors"]
+                 f"{self.unroll[0]} rows x {self.unroll[1]} vectors{products}"]
         if self.threads:
             lines.append(f"  threads {list(self.threads)}")
         return lines + [f"  tiles {list(level)}" for level in self.tile_sizes]
@@ -115,7 +124,8 @@ class ContractionSchedule(Schedule):
         # transposes (vectorised at the end).
         patterns(root, canonicalization)
         copies = []
-        for index, sizes in zip([0, 1, 2] if packing.a_packed else [1, 2], self.pack_tiles):
+        packs_a = packing.a_packed or self.dot_product is not None
+        for index, sizes in zip([0, 1, 2] if packs_a else [1, 2], self.pack_tiles):
             producer = transform.GetProducerOfOperand(any_op(), packed, index).producer
             # A pack, unless canonicalization folded it into a fill (a zero
             # init, a constant operand).
@@ -138,12 +148,23 @@ class ContractionSchedule(Schedule):
         loops: list[ir.Value] = []
         for level in self.tile_sizes:
             contraction, loops = tile(contraction, level)
+        dot = self.dot_product
+        inner: list[ir.Value] = []
+        if dot:
+            contraction, inner = dot.tile_inner(contraction)
         vectorize(contraction)
-        patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
+        patterns(root, *([dot.fold_widening] if dot else []),
+                 vector_transform.ApplyVectorReductionToContractPatternsOp,
                  vector_transform.ApplyTransferPermutationPatternsOp, canonicalization)
         if loops and self.hoist:
             # The register tile's accumulators stay in registers across k.
             loop.HoistLoopInvariantSubsetsOp(loops[-1])
+        if dot:
+            # Then each of its rows' vectors does.
+            dot.unroll(root, inner)
+            if loops and self.hoist:
+                loop.HoistLoopInvariantSubsetsOp(loops[-1])
+            dot.rewrite(root)
         for handle, sizes in copies:
             vectorize_copy(handle, sizes, self.threads)
 
@@ -246,19 +267,29 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     m, n, k = extents[dims.m], extents[dims.n], extents[dims.k]
     nr = 2 * model.lanes
     mr = register_tile_rows(model)
+    # bf16 pairs along k: B's panels in the dot product's layout. Its rows
+    # are A's own (upstream's rewrite takes contractions of one row without
+    # the unit dims of blocks of rows): the register tile's rows divide M.
+    pairs = computes_bf16_pairs(linalg, model)
+    if pairs:
+        mr = largest_divisor(m, mr, 1)
     pack_a = m % mr != 0
+    pair = 2 if pairs else 1
     packed_sizes = [0] * linalg.rank
     packed_sizes[dims.n] = nr
     if pack_a:
         packed_sizes[dims.m] = mr
+    if pairs:
+        packed_sizes[dims.k] = pair
     a_map, b_map, _ = linalg.maps
     order = {d: i for i, d in enumerate(dims.batch + (dims.m, dims.n, dims.k))}
     b_perm = _outer_perm(b_map, order)
     a_perm = _outer_perm(a_map, order) if pack_a else ()
 
-    # Loops of the packed op: the original ones (m and n now count
-    # blocks), then the inner rows of A's blocks (if packed) and B's columns.
-    rank = linalg.rank + 1 + pack_a
+    # Loops of the packed op: the original ones (m, n and k now count
+    # blocks), then the inner rows of A's blocks (if packed), B's columns
+    # and the pairs of k (if packed).
+    rank = linalg.rank + 1 + pack_a + pairs
     blocks_n = ceil(n / nr)
     blocks_m = ceil(m / mr) if pack_a else m
     threads = [0] * rank
@@ -279,10 +310,12 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
             threads[dims.m] = ceil(blocks_m / model.threads)
 
     # kc rows of a B panel stay in L1 (half of it, the rest is A and C).
-    kc = max(1, min(k, (model.l1_bytes // 2) // (nr * 4)))
+    element = 2 if pairs else 4
+    kc = max(1, min(k, (model.l1_bytes // 2) // (nr * element)))
     kc = min(kc, 512)
     # mc rows of A (kc elements each) fill half of L2.
-    mc_rows = max(mr, min(256, (model.l2_bytes // 2) // (kc * 4)))
+    mc_rows = max(mr, min(256, (model.l2_bytes // 2) // (kc * element)))
+    kc = max(1, kc // pair)
     cache = [0] * rank
     register = [0] * rank
     for d in dims.batch:
@@ -300,9 +333,10 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
 
     # No loop where a tile covers its whole extent (a loop of one
     # iteration would be folded away under the script's handles).
-    packed_extents = list(extents) + [mr] * pack_a + [nr]
+    packed_extents = list(extents) + [mr] * pack_a + [nr] + [pair] * pairs
     packed_extents[dims.n] = blocks_n
     packed_extents[dims.m] = blocks_m
+    packed_extents[dims.k] = ceil(k / pair)
     for d in range(rank):
         if cache[d] >= packed_extents[d]:
             cache[d] = 0
@@ -313,10 +347,12 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
 
     b_packed = _packed_shape(linalg, 1, packed_sizes, b_perm)
     pack_tiles = []
-    if pack_a:
+    # A pair's copy is a vector of the panel's (or block's) pairs.
+    inner = 1 + pairs
+    if pack_a or pairs:
         a_packed = _packed_shape(linalg, 0, packed_sizes, a_perm)
-        pack_tiles.append(tuple([1] * (len(a_packed) - 1) + [0]))
-    pack_tiles.append(tuple([1] * (len(b_packed) - 1) + [0]))
+        pack_tiles.append(tuple([1] * (len(a_packed) - inner) + [0] * inner))
+    pack_tiles.append(tuple([1] * (len(b_packed) - inner) + [0] * inner))
     c_rank = len(linalg.output_map) + 1 + pack_a
     pack_tiles.append(tuple([1] * (c_rank - 1) + [0]))     # the packed init (or its fill)
     pack_tiles.append(tuple([1] * (c_rank - 1) + [0]))     # the unpacked result
@@ -325,7 +361,10 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
         tile_sizes=(tuple(cache), tuple(register)),
         packing=Packing(tuple(packed_sizes), a_perm, b_perm, pack_a),
         unroll=(mr, 2), hoist=bool(register[dims.k]), fills=fill_tilings(fills, model),
-        pack_tiles=tuple(pack_tiles))
+        pack_tiles=tuple(pack_tiles),
+        dot_product=dot_product_tile(model, mr, nr // model.lanes, rank,
+                                     linalg.rank if pack_a else dims.m,
+                                     linalg.rank + pack_a) if pairs else None)
 
 
 def _outer_perm(operand_map: tuple[int | None, ...], order: dict[int, int]) -> tuple[int, ...]:

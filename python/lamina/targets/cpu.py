@@ -127,6 +127,7 @@ from lamina.passes.cpu_widen_contractions import CPUWidenContractions
 from lamina.passes.cpu_approximate_math import CPUApproximateMath
 from lamina.passes.cpu_check_lowered_to_llvm import CPUCheckLoweredToLLVM
 from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
+from lamina.passes.cpu_flatten_contiguous_reads import CPUFlattenContiguousReads
 from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
@@ -152,7 +153,7 @@ from lamina.cache import cached_compile
 from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import (ArrayFunction, CompiledFunction, argument_names, find_entry,
-                            jit_compile, jit_compile_bound)
+                            jit_compile, jit_compile_bound, request_amx_state)
 from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
 from lamina.targets.cpu_model import (ARCHITECTURE_NAMES, ARCHITECTURES, CPU_PRESETS,
@@ -231,6 +232,12 @@ class CPUTarget(Target):
         return self.model.arch == host_architecture()
 
     @property
+    def uses_amx(self) -> bool:
+        """Whether code for this target may use AMX's tiles (its model has
+        AMX's products), for which the process needs Linux's permission."""
+        return any(d.startswith("amx-") for d in self.model.dot_products)
+
+    @property
     def name(self) -> str:
         return "cpu" if self.host else f"cpu:{self.model.name}"
 
@@ -259,7 +266,8 @@ class CPUTarget(Target):
                                vector_registers=model.vector_registers,
                                l1_bytes=model.l1_bytes, l2_bytes=model.l2_bytes,
                                scalable=model.scalable,
-                               dot_products=",".join(model.dot_products))
+                               dot_products=",".join(model.dot_products),
+                               bf16_dot_products=model.bf16_dot_products)
         pipeline = Pipeline(front[:1] + [
             Stage("partitioned", [
                 NNShardPartition(),
@@ -283,6 +291,8 @@ class CPUTarget(Target):
             ], description="linalg on tensors and the transform script scheduling it"),
             Stage("tiled", [
                 CPUApplySchedule(),
+                # The bf16 dot products' rows of B as one vector load each.
+                *([CPUFlattenContiguousReads()] if model.bf16_dot_products else []),
                 "canonicalize",
                 "cse",
                 FuncSplitInitializer(),
@@ -327,7 +337,8 @@ class CPUTarget(Target):
                 "arith-expand{include-bf16}",
                 "expand-strided-metadata",
                 "lower-affine",
-                "convert-vector-to-llvm",
+                "convert-vector-to-llvm{enable-x86vector}" if model.arch == "x86_64"
+                else "convert-vector-to-llvm",
                 "finalize-memref-to-llvm",
                 "convert-math-to-llvm",
                 "convert-math-to-libm",
@@ -359,7 +370,8 @@ class CPUTarget(Target):
         pipeline.insert_after("nn-canonicalize", NNFoldConstants(), stage="nn")
         pipeline.insert_after("nn-canonicalize", NNFoldBatchNorm(), stage="nn")
         # f16/bf16 contractions through the f32 schedules.
-        pipeline.insert_before("nn-fuse", CPUWidenContractions(), stage="fused")
+        pipeline.insert_before("nn-fuse", CPUWidenContractions(
+            bf16_dot_products=model.bf16_dot_products), stage="fused")
         # Attention flash-style, in tiles of this CPU's register tile.
         queries, keys = attention_tiles(self.model.schedule_model(self.threads))
         return pipeline.replace("convert-nn-to-linalg", ConvertNNToLinalg(
@@ -406,6 +418,8 @@ class CPUTarget(Target):
             raise ValueError(f"a distributed run is for the host's architecture, not "
                              f"{self.model.architecture_name}")
         libraries = self.runtime_libraries()
+        if self.native and self.uses_amx:
+            request_amx_state()
         _reuse_freed_temporaries()
         if self.threads > 1:
             _idle_workers_wait_briefly()

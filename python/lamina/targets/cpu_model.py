@@ -33,6 +33,10 @@ class CPUModel:
     dot_products: tuple[str, ...] = field(default=(), metadata={"choice": False})
     """The target's dot-product and matrix instructions (`CPUTargetModel.
     dot_products`, by LLVM feature name): a fact of the target."""
+    bf16_dot_products: int = field(default=0, metadata={"choice": False})
+    """1: the CPU multiplies pairs of bf16 into f32 accumulators, one
+    vector of them per instruction (AVX512-BF16's `vdpbf16ps`), which bf16
+    contractions' register tiles use: a fact of the target."""
 
     @property
     def lanes(self) -> int:
@@ -86,6 +90,12 @@ class CPUTargetModel:
     l1_bytes: int = 32 * 1024
     l2_bytes: int = 1024 * 1024
     dot_products: tuple[str, ...] = ()
+    fast_bf16_dots: bool = False
+    """Whether its bf16 dot product (`vdpbf16ps`) computes more products
+    per cycle than its f32 FMAs on widened operands: AMD's Zen 4 and 5 run
+    it at the FMA's rate with twice the products; Intel's cores at a lower
+    rate than their FMAs (bench/results.md), where bf16 contractions are
+    faster widened."""
 
     @property
     def triple(self) -> str:
@@ -106,12 +116,22 @@ class CPUTargetModel:
             return self.has("bf16")
         return self.has("avx512bf16") or self.has("avxneconvert")
 
+    @property
+    def bf16_dot_products(self) -> bool:
+        """Whether bf16 contractions compute with a dot product of bf16
+        pairs into f32 lanes of full-width vectors (AVX512-BF16's
+        `vdpbf16ps` on 512-bit vectors): where the CPU has it and it is
+        faster than f32 FMAs (`fast_bf16_dots`)."""
+        return (self.arch == "x86_64" and "avx512bf16" in self.dot_products
+                and self.vector_bits == 512 and self.fast_bf16_dots)
+
     def schedule_model(self, threads: int) -> CPUModel:
         """What the schedules read: one vector is `vector_bits` wide (the
         minimum width of a scalable one)."""
         return CPUModel(vector_bits=self.vector_bits, vector_registers=self.vector_registers,
                         l1_bytes=self.l1_bytes, l2_bytes=self.l2_bytes, threads=threads,
-                        scalable_vectors=int(self.scalable), dot_products=self.dot_products)
+                        scalable_vectors=int(self.scalable), dot_products=self.dot_products,
+                        bf16_dot_products=int(self.bf16_dot_products))
 
     def with_features(self, changes: tuple[str, ...]) -> "CPUTargetModel":
         """The model with `+name` / `-name` features changed, its vector
@@ -161,11 +181,12 @@ def _with_features(base: tuple[str, ...], changes) -> tuple[str, ...]:
 _KIB, _MIB = 1024, 1024 * 1024
 
 
-def _x86(name, cpu, bits, l1, l2, dots=(), fma_units=2, fma_latency=4):
+def _x86(name, cpu, bits, l1, l2, dots=(), fma_units=2, fma_latency=4, fast_bf16_dots=False):
     features = {512: ("+avx512f",), 256: ("+avx2", "+fma")}.get(bits, ())
     return CPUTargetModel(name, "x86_64", cpu, features, vector_bits=bits,
                           vector_registers=32 if bits == 512 else 16, fma_units=fma_units,
-                          fma_latency=fma_latency, l1_bytes=l1, l2_bytes=l2, dot_products=dots)
+                          fma_latency=fma_latency, l1_bytes=l1, l2_bytes=l2, dot_products=dots,
+                          fast_bf16_dots=fast_bf16_dots)
 
 
 def _arm(name, cpu, features, l1, l2, sve_bits=0, scalable=False, fma_units=2, fma_latency=4):
@@ -183,9 +204,9 @@ def _arm(name, cpu, features, l1, l2, sve_bits=0, scalable=False, fma_units=2, f
 # agnostic SVE, `aarch64-sve256` / `-sve512` SVE code for that length.
 CPU_PRESETS: dict[str, CPUTargetModel] = {m.name: m for m in (
     _x86("znver4", "znver4", 512, 32 * _KIB, 1 * _MIB, ("avx512vnni", "avx512bf16"),
-         fma_latency=4),
+         fma_latency=4, fast_bf16_dots=True),
     _x86("znver5", "znver5", 512, 48 * _KIB, 1 * _MIB, ("avx512vnni", "avx512bf16"),
-         fma_latency=4),
+         fma_latency=4, fast_bf16_dots=True),
     _x86("sapphirerapids", "sapphirerapids", 512, 48 * _KIB, 2 * _MIB,
          ("avx512vnni", "avx512bf16", "avx512fp16", "amx-bf16", "amx-int8")),
     _x86("icelake-server", "icelake-server", 512, 48 * _KIB, 1280 * _KIB, ("avx512vnni",)),

@@ -88,3 +88,20 @@ def host_architecture() -> str:
 
 def host_architecture_name() -> str:
     return {"x86_64": "x86-64", "aarch64": "AArch64"}.get(host_architecture(), host_architecture())
+
+
+
+AMX_FEATURES = ("amx-tile", "amx-bf16", "amx-int8")
+
+
+def host_has_amx(host: HostInfo | None = None, permitted=None) -> bool:
+    """Whether this machine runs AMX code: the CPU has the tiles and their
+    bf16 and int8 products, and Linux lets this process use the tile state
+    (`permitted()`, by default the runtime's request for it)."""
+    host = host or detect_host()
+    if not all(host.has(feature) for feature in AMX_FEATURES):
+        return False
+    if permitted is None:
+        from lamina.runtime import request_amx_state
+        permitted = request_amx_state
+    return permitted()
