@@ -138,11 +138,11 @@ def test_integer_nodes_match_onnxruntime(tmp_path):
 
 
 def test_unsupported_integer_input_type_is_named(tmp_path):
-    graph = helper.make_graph([_node("Identity", ["x"], ["y"])], "uint8",
-                              [helper.make_tensor_value_info("x", TensorProto.UINT8, [4])],
-                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [4])])
-    path = str(tmp_path / "uint8.onnx")
+    graph = helper.make_graph([_node("Identity", ["x"], ["y"])], "uint16",
+                              [helper.make_tensor_value_info("x", TensorProto.UINT16, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT16, [4])])
+    path = str(tmp_path / "uint16.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
-    with pytest.raises(lamina.CompileError, match="input 'x' has element type uint8; nn "
-                       "tensors are float, float16, bfloat16, int8, int32, int64 or bool"):
+    with pytest.raises(lamina.CompileError, match="input 'x' has element type uint16; nn "
+                       "tensors are float, float16, bfloat16, int8, uint8, int32, int64 or bool"):
         lamina.from_onnx(path)

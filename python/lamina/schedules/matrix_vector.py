@@ -19,8 +19,9 @@ fill no strip (one narrower step).
 
 Applies to a contraction whose M has fewer rows than the packed kind's
 register tile and whose B and C are read along N (N their innermost dim,
-as a weight the importers transposed once is); the rest of the group gets
-loop nests.
+as a weight the importers transposed once is), unless its bf16 operands
+take the dot product of bf16 pairs (lamina.schedules.bf16_dot_product);
+the rest of the group gets loop nests.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mlir.dialects.transform import structured
 from mlir.dialects.transform import vector as vector_transform
 
 from lamina.schedules.analysis import Group, LinalgOp, contraction_dims
+from lamina.schedules.bf16_dot_product import computes_bf16_pairs
 from lamina.schedules.contraction import initialising_fills, register_tile_rows
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
@@ -149,7 +151,8 @@ def matrix_vector_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     _, b_map, c_map = linalg.maps
     if m >= register_tile_rows(model) or b_map[-1] != dims.n or c_map[-1] != dims.n:
         return None
-    if model.scalable_vectors:
+    if model.scalable_vectors or computes_bf16_pairs(linalg, model):
+        # (bf16 pairs on the dot product: the packed kind's tile.)
         return None
     lanes = model.lanes
     # A strip of C: model.unroll vectors for a row of A, as many as the
