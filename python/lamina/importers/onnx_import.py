@@ -938,21 +938,30 @@ def _dequantize_linear(im, node):
 # -- contractions and windows -------------------------------------------------
 
 
+def _as_matrices(im, a, b):
+    """`a` and `b` with a 1-D operand made a matrix, as numpy.matmul does
+    (a row for `a`, a column for `b`), and a function giving the product
+    of the matrices the shape of the product of `a` and `b`."""
+    a_vector, b_vector = _type_of(a).rank == 1, _type_of(b).rank == 1
+    if a_vector:
+        a = im.reshape(a, (1,) + _type_of(a).shape)
+    if b_vector:
+        b = im.reshape(b, _type_of(b).shape + (1,))
+
+    def product(y):
+        shape = _type_of(y).shape
+        if a_vector:
+            shape = shape[:-2] + shape[-1:]
+        if b_vector:
+            shape = shape[:-1]
+        return im.reshape(y, shape)
+    return a, b, product
+
+
 @converts("MatMul")
 def _matmul(im, node):
-    a, b = im.operands(node)
-    a_shape, b_shape = _type_of(a).shape, _type_of(b).shape
-    if len(a_shape) == 1:
-        a = im.reshape(a, (1,) + a_shape)
-    if len(b_shape) == 1:
-        b = im.reshape(b, b_shape + (1,))
-    y = im.op("matmul", a, b)
-    shape = _type_of(y).shape
-    if len(a_shape) == 1:
-        shape = shape[:-2] + shape[-1:]
-    if len(b_shape) == 1:
-        shape = shape[:-1]
-    return im.reshape(y, shape)
+    a, b, product = _as_matrices(im, *im.operands(node))
+    return product(im.op("matmul", a, b))
 
 
 @converts("MatMulInteger")
@@ -969,12 +978,7 @@ def _matmul_integer(im, node):
         if dtype not in ("i8", "int8"):
             raise _NodeProblem(f"input '{name}' has element type {dtype}; MatMulInteger is "
                                "imported for int8 operands only (nn.matmul takes i8 x i8)")
-    a, b = im.tensor(node.input(0)), im.tensor(node.input(1))
-    a_shape, b_shape = _type_of(a).shape, _type_of(b).shape
-    if len(a_shape) == 1:
-        a = im.reshape(a, (1,) + a_shape)
-    if len(b_shape) == 1:
-        b = im.reshape(b, b_shape + (1,))
+    a, b, product = _as_matrices(im, im.tensor(node.input(0)), im.tensor(node.input(1)))
     (rows, k), columns = _type_of(a).shape[-2:], _type_of(b).shape[-1]
     a_zero = _zero_point(im, node, 2, rows, per="row")
     b_zero = _zero_point(im, node, 3, columns, per="column")
@@ -988,12 +992,7 @@ def _matmul_integer(im, node):
     if a_zero is not None and b_zero is not None:
         both = k * a_zero.astype(np.int64) * b_zero.astype(np.int64)
         y = im.op("add", y, im.constant(both.astype(np.int32)))
-    shape = _type_of(y).shape
-    if len(a_shape) == 1:
-        shape = shape[:-2] + shape[-1:]
-    if len(b_shape) == 1:
-        shape = shape[:-1]
-    return im.reshape(y, shape)
+    return product(y)
 
 
 def _zero_point(im, node, index: int, size: int, per: str) -> np.ndarray | None:

@@ -350,5 +350,22 @@ def _op_key(op: ir.Operation) -> int:
     return hash(op.operation)
 
 
+def is_epilogue_chain(linalg: LinalgOp, epilogue: list[LinalgOp], group: Group) -> bool:
+    """Whether `epilogue` (ops after `linalg` in program order) is a chain
+    of elementwise ops over `linalg`'s result, the last one the group's
+    root, that alone read `linalg`'s result and each other's: what a
+    schedule can compute on each block of the result inside `linalg`'s
+    loops."""
+    if not epilogue or group.root is not epilogue[-1]:
+        return False
+    shape = tuple(linalg.extents[d] for d in linalg.output_map)
+    members = {_op_key(op.op) for op in epilogue}
+    for op in epilogue:
+        if any(op.reduction) or op.output_map != tuple(range(len(shape))) or op.extents != shape:
+            return False
+    return all(_op_key(use.owner) in members
+               for producer in [linalg] + epilogue[:-1] for use in producer.op.results[0].uses)
+
+
 def _single_use(op: ir.Operation) -> bool:
     return sum(1 for _ in op.results[0].uses) == 1

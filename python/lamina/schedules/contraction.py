@@ -41,7 +41,7 @@ from mlir.dialects import transform
 from mlir.dialects.transform import loop, structured
 from mlir.dialects.transform import vector as vector_transform
 
-from lamina.schedules.analysis import Group, LinalgOp, _op_key, contraction_dims
+from lamina.schedules.analysis import Group, LinalgOp, contraction_dims, is_epilogue_chain
 from lamina.schedules.bf16_dot_product import DotProductTile, computes_bf16_pairs, dot_product_tile
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
@@ -75,6 +75,9 @@ class ContractionSchedule(Schedule):
     (`dot_product`; None: FMAs of outer products)."""
 
     kind: ClassVar[str] = "contraction"
+    sinks_extensions: ClassVar[bool] = False
+    """Whether the register tile's operand extensions move before their
+    broadcasts (`sink_ops`) before the tile becomes a contraction."""
 
     packing: Packing = Packing(())
     threads: tuple[int, ...] = ()
@@ -153,6 +156,8 @@ class ContractionSchedule(Schedule):
         if dot:
             contraction, inner = dot.tile_inner(contraction)
         vectorize(contraction)
+        if self.sinks_extensions:
+            patterns(root, vector_transform.ApplySinkVectorPatternsOp, canonicalization)
         patterns(root, *([dot.fold_widening] if dot else []),
                  vector_transform.ApplyVectorReductionToContractPatternsOp,
                  vector_transform.ApplyTransferPermutationPatternsOp, canonicalization)
@@ -392,18 +397,11 @@ def _with_epilogue(schedule: ContractionSchedule, linalg: LinalgOp, epilogue: li
     result, the last one the group's root) computed on each cache block of
     the result inside the contraction's loops; None when the epilogue is
     not such a chain, or the blocks do not divide the result."""
-    if not epilogue or group.root is not epilogue[-1]:
+    if not is_epilogue_chain(linalg, epilogue, group):
         return None
     dims = contraction_dims(linalg)
     out = linalg.output_map
     shape = tuple(linalg.extents[d] for d in out)
-    members = {_op_key(op.op) for op in epilogue}
-    for op in epilogue:
-        if any(op.reduction) or op.output_map != tuple(range(len(shape))) or op.extents != shape:
-            return None
-    for producer in [linalg] + epilogue[:-1]:
-        if any(_op_key(use.owner) not in members for use in producer.op.results[0].uses):
-            return None
     threads = schedule.threads or (0,) * len(schedule.tile_sizes[0])
     cache = schedule.tile_sizes[0]
     if schedule.packing.a_packed:

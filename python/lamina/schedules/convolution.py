@@ -61,7 +61,7 @@ from mlir.dialects.transform import loop, structured
 from mlir.dialects.transform import tensor as tensor_transform
 from mlir.dialects.transform import vector as vector_transform
 
-from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, _op_key
+from lamina.schedules.analysis import WINDOWED, Group, LinalgOp, _op_key, is_epilogue_chain
 from lamina.schedules.contraction import initialising_fills
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
@@ -167,13 +167,12 @@ class ConvolutionWithEpilogue(ConvolutionSchedule):
         producers = [match_tag(root, tag) for tag in reversed(self.epilogue[:-1])]
         producers += [match_tag(root, self.root)]
         producers += [match_tag(root, tiling.tag) for tiling in self.fills]
-        result = lambda sizes: tuple(sizes[:4])  # noqa: E731 (the result's dims)
         tiled, fused, scope = last, producers, root
         if self.threads:
-            tiled, loop_handle = forall(last, result(self.threads))
+            tiled, loop_handle = forall(last, self.threads[:4])  # the result's dims
             fused = fuse_into(fused, loop_handle)
             scope = loop_handle
-        tiled, loops = tile(tiled, result(self.tile_sizes[0]))
+        tiled, loops = tile(tiled, self.tile_sizes[0][:4])
         if loops:
             fused = fuse_into(fused, loops[-1])
             if not self.threads:
@@ -202,16 +201,8 @@ def with_epilogue(schedule: ConvolutionSchedule, linalg: LinalgOp, rest: list[Li
     """`schedule` with `rest` (elementwise ops over the convolution's
     result, the last one the group's root) computed on each register tile;
     None when the rest is not such a chain, or the row is split."""
-    if not rest or schedule.split or group.root is not rest[-1]:
+    if schedule.split or not is_epilogue_chain(linalg, rest, group):
         return None
-    shape = tuple(linalg.extents[:4])
-    members = {_op_key(op.op) for op in rest}
-    for op in rest:
-        if any(op.reduction) or op.output_map != (0, 1, 2, 3) or op.extents != shape:
-            return None
-    for producer in [linalg] + rest[:-1]:
-        if any(_op_key(use.owner) not in members for use in producer.op.results[0].uses):
-            return None
     (register,) = schedule.tile_sizes
     reduction = tuple(0 if d < 4 else size for d, size in enumerate(register))
     return ConvolutionWithEpilogue(

@@ -25,16 +25,12 @@ from dataclasses import dataclass
 from math import ceil
 from typing import ClassVar
 
-from mlir import ir
-from mlir.dialects.transform import loop
-from mlir.dialects.transform import vector as vector_transform
-
 from lamina.schedules.analysis import Group, LinalgOp, contraction_dims
-from lamina.schedules.contraction import ContractionSchedule, Packing, initialising_fills
+from lamina.schedules.contraction import (ContractionSchedule, Packing, initialising_fills,
+                                         register_tile_rows)
 from lamina.schedules.kind import Schedule, ScheduleKind
 from lamina.schedules.loop_nest import loop_nest_schedules
 from lamina.schedules.op_tiling import fill_tilings, largest_divisor
-from lamina.schedules.transforms import canonicalization, patterns, tile, vectorize, vectorize_copy
 from lamina.targets.cpu_model import CPUModel
 
 # vpdpbusd's shape: i32 lanes of a 512-bit vector, bytes per lane.
@@ -54,22 +50,10 @@ class DotProductSchedule(ContractionSchedule):
     def decisions(self) -> list[str]:
         return [f"  {self.instruction}, k groups of {VNNI_GROUP}"] + super().decisions()
 
-    def _register_tiles(self, root: ir.Value, contraction: ir.Value, copies: list) -> None:
-        """As the contraction kind's, with the operands' extensions moved
-        before their broadcasts (`sink_ops`), so that the broadcasts fold
-        into the register tile's `vector.contract` and it reads A's row
-        groups and B's panel vectors themselves."""
-        loops: list[ir.Value] = []
-        for level in self.tile_sizes:
-            contraction, loops = tile(contraction, level)
-        vectorize(contraction)
-        patterns(root, vector_transform.ApplySinkVectorPatternsOp, canonicalization)
-        patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
-                 vector_transform.ApplyTransferPermutationPatternsOp, canonicalization)
-        if loops and self.hoist:
-            loop.HoistLoopInvariantSubsetsOp(loops[-1])
-        for handle, sizes in copies:
-            vectorize_copy(handle, sizes, self.threads)
+    # The operands' extensions move before their broadcasts, so that the
+    # broadcasts fold into the register tile's `vector.contract` and it
+    # reads A's row groups and B's panel vectors themselves.
+    sinks_extensions: ClassVar[bool] = True
 
 
 def is_unsigned_by_signed_bytes(linalg: LinalgOp) -> bool:
@@ -118,7 +102,7 @@ def vnni_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     # Rows of the register tile: they divide M (A is not packed over m), at
     # most 8, so that 8 x 2 accumulators, two B vectors and a broadcast of A
     # fit the 32 registers.
-    mr = largest_divisor(m, 8 if model.vector_registers >= 32 else 4)
+    mr = largest_divisor(m, register_tile_rows(model))
     nv = 2 if panels % 2 == 0 else 1
     # Loops of the packed op: m, n panels, k groups, then the 16 columns and
     # 4 bytes of a group.
