@@ -544,9 +544,15 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         # row dim per batch dim, which the contraction schedule still packs
         # as this matmul (lamina.schedules.analysis.contraction_dims); the
         # expanded form lets an epilogue on the batched result fuse with it.
+        # The batch dims join the rows explicitly, unit ones included: a
+        # reshape grouping a unit dim with K (197x1x768 as 197 x (1x768))
+        # would make it, once expanded back, a unit reduction beside K,
+        # which leaves the register tile's contraction two reductions and
+        # no outer-product form.
         rows = prod(lhs_type.shape[:-1])
-        product = linalg.matmul(_reshape(lhs, (rows, k)), _reshape(rhs, (k, n)),
+        product = linalg.matmul(_rows_collapsed(lhs), _reshape(rhs, (k, n)),
                                 outs=[_filled((rows, n), 0.0, accumulator)])
+        return _narrow(_rows_expanded(product, result.shape), result)
     else:
         batch = result.shape[:-2]
         operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
@@ -554,6 +560,27 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         product = linalg.batch_matmul(*operands,
                                       outs=[_filled((prod(batch), m, n), 0.0, accumulator)])
     return _narrow(_reshape(product, result.shape), result)
+
+
+def _rows_collapsed(value: ir.Value) -> ir.Value:
+    """`value` [..., K] as a matrix [rows, K], every dim but the last a row."""
+    shape = _shape(value)
+    if len(shape) == 2:
+        return value
+    result_type = _tensor_type((prod(shape[:-1]), shape[-1]), _element_type(value))
+    return tensor.collapse_shape(result_type, value,
+                                 [list(range(len(shape) - 1)), [len(shape) - 1]])
+
+
+def _rows_expanded(value: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """The matrix `value` [rows, N] as `shape` [..., N]: the rows split into
+    every dim but the last (the inverse of `_rows_collapsed`)."""
+    shape = tuple(shape)
+    if len(shape) == 2:
+        return value
+    result_type = _tensor_type(shape, _element_type(value))
+    return tensor.expand_shape(result_type, value, [list(range(len(shape) - 1)), [len(shape) - 1]],
+                               [], list(shape))
 
 
 def _permuted(value: ir.Value, permutation: Sequence[int]) -> ir.Value:

@@ -42,13 +42,14 @@ func.func @activations_batch4(%x: tensor<4x197x768xf32>, %w: tensor<768x3072xf32
 // Unit dims inside the batch and as the rows of each batch (x of
 // 3x1x24x48 and 5x1x48): m is the dim of more than one iteration (the
 // 24 rows; the batch of 5 for single rows, fewer than a register tile's
-// 8: a matrix-vector product, B read in place in blocks of 8 of its rows).
+// 8: a matrix-vector product, B read in place in blocks of 8 of its rows;
+// the unit dim is a row dim, not a second reduction beside K).
 // CHECK-LABEL: func.func @unit_dims
 // CHECK: transform.named_sequence @schedule_unit_dims_{{.+}}_contraction
 // CHECK: transform.structured.pack %{{.+}} packed_sizes = [0, 0, 0, 32, 0]
 // CHECK: transform.named_sequence @schedule_unit_dims_{{.+}}_contraction
 // CHECK-NOT: transform.structured.pack
-// CHECK: transform.structured.tile_using_for %{{.+}} tile_sizes [0, 0, 0, 0, 8]
+// CHECK: transform.structured.tile_using_for %{{.+}} tile_sizes [0, 0, 0, 8]
 func.func @unit_dims(%x: tensor<3x1x24x48xf32>, %w: tensor<48x64xf32>, %y: tensor<5x1x48xf32>)
     -> (tensor<3x1x24x64xf32>, tensor<5x1x64xf32>) {
   %0 = "nn.matmul"(%x, %w) : (tensor<3x1x24x48xf32>, tensor<48x64xf32>) -> tensor<3x1x24x64xf32>
