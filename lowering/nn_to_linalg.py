@@ -212,19 +212,22 @@ def _reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
     return groups
 
 
-def _reshape(value: ir.Value, shape: Sequence[int]) -> ir.Value:
-    """Row-major reshape by collapsing or expanding dims; shapes that are
-    not groupings of each other go through the flat vector."""
+def _reshape(value: ir.Value, shape: Sequence[int],
+             groups: list[list[int]] | None = None) -> ir.Value:
+    """Row-major reshape by collapsing or expanding dims (by `groups` of
+    the finer shape's dims where given, else the first grouping that
+    fits); shapes that are not groupings of each other go through the flat
+    vector."""
     shape, source = tuple(shape), _shape(value)
     if shape == source:
         return value
     result_type = _tensor_type(shape, _element_type(value))
     if len(shape) < len(source):
-        groups = _reassociation(source, shape)
+        groups = groups or _reassociation(source, shape)
         if groups is not None:
             return tensor.collapse_shape(result_type, value, groups)
     else:
-        groups = _reassociation(shape, source)
+        groups = groups or _reassociation(shape, source)
         if groups is not None:
             return tensor.expand_shape(result_type, value, groups, [], list(shape))
     return _reshape(_reshape(value, (prod(source),)), shape)
@@ -550,9 +553,10 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         # which leaves the register tile's contraction two reductions and
         # no outer-product form.
         rows = prod(lhs_type.shape[:-1])
-        product = linalg.matmul(_rows_collapsed(lhs), _reshape(rhs, (k, n)),
+        product = linalg.matmul(_reshape(lhs, (rows, k), _row_groups(lhs_type.rank)),
+                                _reshape(rhs, (k, n)),
                                 outs=[_filled((rows, n), 0.0, accumulator)])
-        return _narrow(_rows_expanded(product, result.shape), result)
+        return _narrow(_reshape(product, result.shape, _row_groups(len(result.shape))), result)
     else:
         batch = result.shape[:-2]
         operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
@@ -562,25 +566,10 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     return _narrow(_reshape(product, result.shape), result)
 
 
-def _rows_collapsed(value: ir.Value) -> ir.Value:
-    """`value` [..., K] as a matrix [rows, K], every dim but the last a row."""
-    shape = _shape(value)
-    if len(shape) == 2:
-        return value
-    result_type = _tensor_type((prod(shape[:-1]), shape[-1]), _element_type(value))
-    return tensor.collapse_shape(result_type, value,
-                                 [list(range(len(shape) - 1)), [len(shape) - 1]])
-
-
-def _rows_expanded(value: ir.Value, shape: Sequence[int]) -> ir.Value:
-    """The matrix `value` [rows, N] as `shape` [..., N]: the rows split into
-    every dim but the last (the inverse of `_rows_collapsed`)."""
-    shape = tuple(shape)
-    if len(shape) == 2:
-        return value
-    result_type = _tensor_type(shape, _element_type(value))
-    return tensor.expand_shape(result_type, value, [list(range(len(shape) - 1)), [len(shape) - 1]],
-                               [], list(shape))
+def _row_groups(rank: int) -> list[list[int]]:
+    """The reassociation of a [..., K] tensor of `rank` dims with the
+    matrix [rows, K]: every dim but the last a row."""
+    return [list(range(rank - 1)), [rank - 1]]
 
 
 def _permuted(value: ir.Value, permutation: Sequence[int]) -> ir.Value:
