@@ -75,13 +75,16 @@ func.func @weights_and_both_batched(%x: tensor<64x48xf32>, %w: tensor<4x48x96xf3
 
 // -----
 
-// A weight with a batch of one: the propagation leaves a unit reduction
-// dim beside k, a loop of one iteration that the schedule leaves alone.
+// A weight with a batch of one is the matrix [k, n] through a rank-reducing
+// slice, so that the propagation leaves no unit reduction dim beside k
+// (the register tile's contraction would have two reductions and no
+// outer-product form).
 // LINALG-LABEL: func.func @weight_unit_batch
-// LINALG: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+// LINALG: tensor.extract_slice %{{.+}} : tensor<1x48x96xf32> to tensor<48x96xf32>
+// LINALG: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-LABEL: func.func @weight_unit_batch
 // CHECK: transform.named_sequence @schedule_weight_unit_batch_{{.+}}_contraction
-// CHECK: transform.structured.pack %{{.+}} packed_sizes = [0, 0, 32, 0, 0]
+// CHECK: transform.structured.pack %{{.+}} packed_sizes = [0, 0, 32, 0]
 func.func @weight_unit_batch(%x: tensor<1x64x48xf32>, %w: tensor<1x48x96xf32>) -> tensor<1x64x96xf32> {
   %0 = "nn.matmul"(%x, %w) : (tensor<1x64x48xf32>, tensor<1x48x96xf32>) -> tensor<1x64x96xf32>
   return %0 : tensor<1x64x96xf32>
