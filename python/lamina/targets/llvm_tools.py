@@ -76,8 +76,8 @@ class _MachineTool:
 
 
 class Opt(_MachineTool):
-    """Optimizes LLVM IR text with the wheel's `opt -O3` (what the JIT does
-    in-process), for the target machine."""
+    """Optimizes LLVM IR text with the wheel's `opt` at the target's
+    level (what the JIT does in-process), for the target machine."""
 
     argument = "opt"
 
