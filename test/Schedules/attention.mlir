@@ -164,3 +164,16 @@ func.func @padding_mask(%q: tensor<2x3x16x16xf32>, %k: tensor<2x3x64x16xf32>, %v
   %0 = "nn.attention"(%q, %k, %v, %m) : (tensor<2x3x16x16xf32>, tensor<2x3x64x16xf32>, tensor<2x3x64x16xf32>, tensor<2x1x1x64xf32>) -> tensor<2x3x16x16xf32>
   return %0 : tensor<2x3x16x16xf32>
 }
+
+// -----
+
+// ViT's 197 keys: one step of 224 keys rather than two of 128, which would
+// pad them to 256 (a quarter of the products' work more, and a step's
+// rescaling).
+// CHECK-LABEL: func.func @vit_keys
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<12x1x64x224xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>, tensor<8x224xf32>, tensor<8xf32>)
+func.func @vit_keys(%q: tensor<1x12x197x64xf32>, %k: tensor<1x12x197x64xf32>, %v: tensor<1x12x197x64xf32>) -> tensor<1x12x197x64xf32> {
+  %0 = "nn.attention"(%q, %k, %v) : (tensor<1x12x197x64xf32>, tensor<1x12x197x64xf32>, tensor<1x12x197x64xf32>) -> tensor<1x12x197x64xf32>
+  return %0 : tensor<1x12x197x64xf32>
+}
