@@ -1613,6 +1613,18 @@ def _warpgroup_descriptor(kernel: KernelLowering, tile: SharedTile, stages) -> i
                                operands=[generated]).result
 
 
+def _with_leading_offset(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
+    """A matrix descriptor whose leading byte offset (bits 16-29, in 16-byte
+    units) is `offset_bytes`: for an MN-major operand in swizzled boxes,
+    the stride from one box to the next along N. (The generated one is
+    the box's first dim x 128 bytes, 128 bytes for a batched box 1 deep.)"""
+    i64 = ir.IntegerType.get_signless(64)
+    field = 0x3FFF << 16
+    # ~field is the signed i64 of the mask that clears the field.
+    cleared = arith.andi(descriptor, arith.constant(i64, ~field))
+    return arith.ori(cleared, arith.constant(i64, (offset_bytes >> 4) << 16))
+
+
 def _advanced(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
     """A matrix descriptor whose start address is `offset_bytes` further
     (the address field counts 16-byte units)."""
@@ -1675,6 +1687,8 @@ def _contract_wgmma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage
     _, n, k = view.problem_shape(a_type, b_type)
     tile_b = kernel.shared[b]
     b_base = _warpgroup_descriptor(kernel, tile_b, stage_b)
+    if not view.transpose_b:
+        b_base = _with_leading_offset(b_base, tile_b.descriptor.box_bytes)
     registers = a_type.space == "private"
     if registers:
         a_fragments = _register_fragments(kernel, view, a, layout)
