@@ -79,7 +79,18 @@ Each block-collective hw op is distributed over the threads of its block:
   `hw.mma`'s ldmatrix + mma.sync, B^T's fragments loaded by ldmatrix
   untransposed, A's taken from a register tile's accumulator fragments
   where it is one, and on CUDA cores a loop over k of shared loads and
-  fused multiply-adds (`math.fma`);
+  fused multiply-adds (`math.fma`). On sm_90a a tensor-core `hw.contract`
+  whose shared operands TMA loads swizzled, in a block of one warpgroup
+  with an accumulator of 64 rows (`nvidia.wgmma_contract_problem`), is a
+  wgmma m64nNk16 per k-step (inline PTX, the accumulator tied in place,
+  between wgmma.fence and commit_group + wait_group 0): B K-major (B^T,
+  the keys) or MN-major (the values; its leading byte offset set to its
+  boxes' stride), through matrix descriptors
+  (`nvgpu.warpgroup.generate.descriptor`) advanced per k-step, A through
+  a descriptor too or, a register tile, from the accumulator fragments
+  that mma.sync would take (wgmma's register A layout is the same); the
+  accumulator keeps mma.sync's layout, which for 64 rows over four warps
+  is wgmma's;
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 

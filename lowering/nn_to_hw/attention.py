@@ -43,10 +43,40 @@ statistics are folded by the four threads that share it):
   the kernel asks for registers for one block per SM
   (`hw.min_blocks_per_sm`), so that ptxas allocates what the tiles need
   rather than spilling to reach an occupancy level of its own choice;
-* one stage of loads: V's copy overlaps the scores and the softmax, K's
-  the previous iteration's end; `hw-pipeline`'s multi-buffering takes
-  loops of constant bounds and one copy group, which a causal loop and
-  its two groups are not.
+* one stage of loads (sm_80): V's copy overlaps the scores and the
+  softmax, K's the previous iteration's end; `hw-pipeline`'s
+  multi-buffering takes loops of constant bounds and one copy group,
+  which a causal loop and its two groups are not.
+
+On sm_90a, f16 and bf16 attention whose Q, K and V rows TMA can move (a
+multiple of 16 bytes, Dv up to 256) gets the kernel Hopper's units are
+built for (`body_wgmma`), as the matmul kernel does: on Hopper wgmma is
+the instruction that feeds the tensor cores at their full rate (mma.sync
+is issued per warp, behind its ldmatrix loads), and TMA moves tiles
+without the threads' copy instructions and their registers:
+
+* one warpgroup per 64 query rows (BM = 64, wgmma's M; the accumulator
+  of a warpgroup's four warps stacked along the rows is mma.sync's layout
+  and wgmma's alike, so the row statistics and masks are the same ops);
+* Q, K and V are loaded by TMA (`hw.tma_load`) into 128-byte swizzled
+  tiles, the layout wgmma reads, their head dims padded to whole 128-byte
+  box rows (TMA reads zeros past the ends); Q once, on an mbarrier of its
+  own, K and V in a ring of `stages` tiles, each stage's two loads on one
+  mbarrier (`hw.mbarrier_wait` on parity (j / stages) % 2): step j issues
+  the loads of step j + stages - 1, so that stages - 1 key tiles are in
+  flight while one is multiplied; the stages are the deepest ring (up to
+  MAX_STAGES, no deeper than the key steps) that leaves two blocks room in
+  an SM's shared memory, chosen with the tiles by `choose_attention_tiles`;
+* S = Q K^T and O += P V are `hw.contract`s that the GPU lowering makes
+  wgmma: K read in place K-major (`transpose_b`), V MN-major, P from its
+  registers as wgmma's A (its accumulator fragments are wgmma's A
+  fragments), so that P never reaches shared memory;
+* Q, K and V are passed with their batch dims as one (TMA descriptors are
+  of 2-d and 3-d memrefs); a mask's tile still comes by cp.async (or
+  synchronous copies), waited for before it is read.
+
+f32 attention, head dims whose rows TMA cannot move and sm_80 keep the
+kernel above.
 
 The hw ops are block-collective, so the kernel runs in the emulation
 and the hazard checker like the others. A mask broadcast over the queries
