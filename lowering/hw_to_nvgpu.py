@@ -1706,18 +1706,18 @@ def _contract_wgmma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage
     else:
         tile_a = kernel.shared[a]
         a_base = _warpgroup_descriptor(kernel, tile_a, stage_a)
-    row_bytes = nvidia.SWIZZLE_BYTES
+    steps = range(0, k, nvidia.WGMMA_K)
+    # B^T (N x K) is K-major like A; B (K x N) advances by whole rows.
+    b_descs = [_advanced(b_base, _k_major_offset(tile_b, k0) if view.transpose_b
+                         else k0 * nvidia.SWIZZLE_BYTES) for k0 in steps]
+    # Every register A operand is made before the fence: registers written
+    # between wgmmas would make ptxas fence each one again.
+    a_operands = [[_i32(p) if not isinstance(p.type, ir.IntegerType) else p
+                   for p in a_fragments(0, k0 // nvidia.WGMMA_K)] if registers
+                  else _advanced(a_base, _k_major_offset(tile_a, k0)) for k0 in steps]
     values = [acc.load(s) for s in range(layout.slots)]
     nvvm.WgmmaFenceAlignedOp()
-    for k0 in range(0, k, nvidia.WGMMA_K):
-        # B^T (N x K) is K-major like A; B (K x N) advances by whole rows.
-        b_desc = _advanced(b_base, _k_major_offset(tile_b, k0) if view.transpose_b
-                           else k0 * row_bytes)
-        if registers:
-            operand_a = [_i32(p) if not isinstance(p.type, ir.IntegerType) else p
-                         for p in a_fragments(0, k0 // nvidia.WGMMA_K)]
-        else:
-            operand_a = _advanced(a_base, _k_major_offset(tile_a, k0))
+    for operand_a, b_desc in zip(a_operands, b_descs):
         values = _wgmma_async(kernel, a_type.dtype, n, values, operand_a, b_desc,
                               view.transpose_b)
     nvvm.WgmmaGroupSyncAlignedOp()

@@ -3,6 +3,8 @@
 // RUN: lamina-compile %s --target=cuda:sm_90a --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: lamina-run %s --target=cuda:sm_90a --emulate --random --seed 5 --check -q | FileCheck %s --check-prefix=EMULATED
 // RUN: %if ptxas %{ lamina-compile %s --target=cuda:sm_90a --emit=manifest | %PYTHON %S/Inputs/no-spills.py | FileCheck %s --check-prefix=CONTRACT %}
+// RUN: lamina-compile %s --target=cuda:sm_90a --emit=ptx -o %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // The sm_90a flash-attention kernel of f16 and bf16 attention: Q, K and V
 // loaded by TMA on mbarriers into 128-byte swizzled tiles, K and V in a
@@ -17,7 +19,9 @@
 // swizzled box), sizes no tile divides (150 and 70 queries, 300, 200 and
 // 130 keys). Head dims whose rows TMA cannot move (20 f16: 40 bytes) keep
 // the cp.async + mma.sync kernel, as sm_80 does for all of them; ptxas
-// accepts every kernel with no spills and no stack.
+// accepts every kernel with no spills and no stack, and runs its wgmmas
+// back to back: no fence of its own between them (every register A is
+// made before the first), none serialised.
 
 // HW90-LABEL: func.func private @main_attention_0(
 // HW90-SAME: memref<6x150x64xf16>, %{{.+}}: memref<6x300x64xf16>, %{{.+}}: memref<6x300x64xf16>, %{{.+}}: memref<2x3x150x64xf16>
@@ -77,6 +81,12 @@
 // PTX-LABEL: .entry main_attention_3(
 // PTX-NOT: wgmma
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// PTXAS-NOT: warpgroup.arrive is injected
+// PTXAS-NOT: serialized
+// PTXAS: Compiling entry function 'main_attention_0' for 'sm_90a'
+// PTXAS-NOT: warpgroup.arrive is injected
+// PTXAS-NOT: serialized
 
 // EMULATED-NOT: MISMATCH
 // EMULATED: check: all results match the reference
