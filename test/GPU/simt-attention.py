@@ -102,8 +102,10 @@ def cuda_cores():
 # stages (its parity flipping), sizes no tile divides; D = 128 in two
 # swizzled boxes along K and Dv = 128 in two along N, batched (3-d
 # descriptors), causal, bf16; a mask with hidden keys, D = 32 and Dv = 40
-# padded to whole boxes; one query and one key.
+# padded to whole boxes; a mask whose rows (45 f16) synchronous copies
+# load; one query and one key.
 # CHECK-LABEL: TEST: wgmma
+# CHECK-NEXT: matches
 # CHECK-NEXT: matches
 # CHECK-NEXT: matches
 # CHECK-NEXT: matches
@@ -113,4 +115,5 @@ def wgmma():
     attention((2,), 150, 300, 64, 64, "f16", chip="sm_90a")
     attention((2,), 100, 100, 128, 128, "bf16", causal=True, chip="sm_90a")
     attention((1, 2), 70, 130, 32, 40, "f16", mask=(1, 70, 130), chip="sm_90a")
+    attention((), 37, 45, 64, 64, "f16", mask=(37, 45), chip="sm_90a")
     attention((), 1, 1, 16, 16, "f16", chip="sm_90a")
