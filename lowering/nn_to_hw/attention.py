@@ -299,12 +299,23 @@ class AttentionKernel:
             and self.dtype in ("f16", "bf16") \
             and all(d * element % nvidia.TMA_ROW_ALIGNMENT == 0 for d in (depth, value_depth)) \
             and value_depth <= nvidia.WGMMA_MAX_N
+        self.choose_tiles(chip, queries, keys, depth, value_depth)
+        if self.wgmma and self.tiles is None:
+            # Head dims whose swizzled tiles do not fit take the other kernel.
+            self.wgmma = False
+            self.choose_tiles(chip, queries, keys, depth, value_depth)
+
+    def choose_tiles(self, chip: str, queries: int, keys: int, depth: int,
+                     value_depth: int) -> None:
+        """The shape, the kind of copies and the tiles of the kernel that
+        `wgmma` says."""
         self.shape = AttentionShape(math.prod(self.batch_dims), queries, keys, depth,
                                     value_depth, self.dtype, self.causal, self.mask is not None,
                                     self.wgmma)
         # Async copies move 4 bytes or more per thread: rows of a multiple
         # of 4 bytes (on sm_90a's kernel, the mask's alone).
         rows = ((keys,) if self.mask else ()) + (() if self.wgmma else (depth, value_depth))
+        element = nvidia.dtype_bytes(self.dtype)
         self.asynchronous = all(d * element % 4 == 0 for d in rows)
         self.tiles = choose_attention_tiles(self.shape, chip, self.asynchronous or self.wgmma)
 
