@@ -1625,36 +1625,28 @@ def _warpgroup_descriptor(kernel: KernelLowering, tile: SharedTile, stages) -> i
 
 
 def _with_leading_offset(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
-    """A matrix descriptor whose leading byte offset (bits 16-29, in 16-byte
-    units) is `offset_bytes`: for an MN-major operand in swizzled boxes,
-    the stride from one box to the next along N. (The generated one is
-    the box's first dim x 128 bytes, 128 bytes for a batched box 1 deep.)"""
+    """A matrix descriptor whose leading byte offset is `offset_bytes`: for
+    an MN-major operand in swizzled boxes, the stride from one box to the
+    next along N. (The generated one is the box's first dim x 128 bytes:
+    128 bytes for a batched box 1 deep.)"""
     i64 = ir.IntegerType.get_signless(64)
-    field = 0x3FFF << 16
+    field = nvidia.DESCRIPTOR_FIELD_MASK << nvidia.DESCRIPTOR_LEADING_BIT
     # ~field is the signed i64 of the mask that clears the field.
     cleared = arith.andi(descriptor, arith.constant(i64, ~field))
-    return arith.ori(cleared, arith.constant(i64, (offset_bytes >> 4) << 16))
+    units = offset_bytes // nvidia.DESCRIPTOR_UNIT_BYTES
+    return arith.ori(cleared, arith.constant(i64, units << nvidia.DESCRIPTOR_LEADING_BIT))
 
 
 def _advanced(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
-    """A matrix descriptor whose start address is `offset_bytes` further
-    (the address field counts 16-byte units)."""
+    """A matrix descriptor whose start address is `offset_bytes` further."""
     if not offset_bytes:
         return descriptor
     return arith.addi(descriptor, arith.constant(ir.IntegerType.get_signless(64),
-                                                 offset_bytes >> 4))
+                                                 offset_bytes // nvidia.DESCRIPTOR_UNIT_BYTES))
 
 
-def _k_major_offset(tile: SharedTile, k0: int) -> int:
-    """The byte offset of column `k0` of a K-major tile in swizzled boxes
-    (rows x 128 bytes each, side by side along K): its box, then 2-byte
-    steps within the box's first row (the swizzle is applied by address)."""
-    box = tile.descriptor
-    return k0 // box.cols * box.box_bytes + k0 % box.cols * _dtype_bytes(box.dtype)
-
-
-def _wgmma_async(kernel: KernelLowering, dtype: str, n: int, accumulator: list,
-                 a: ir.Value | list, b: ir.Value, transpose_b: bool) -> list:
+def _wgmma_async(dtype: str, n: int, accumulator: list, a: ir.Value | list, b: ir.Value,
+                 transpose_b: bool) -> list:
     """One wgmma.mma_async m64nNk16 (f32 += f16/bf16 products): A a matrix
     descriptor or four registers (mma.sync's A fragment of the thread's
     rows), B a descriptor, K-major (`transpose_b`: B stored N x K) or
@@ -1707,19 +1699,19 @@ def _contract_wgmma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage
         tile_a = kernel.shared[a]
         a_base = _warpgroup_descriptor(kernel, tile_a, stage_a)
     steps = range(0, k, nvidia.WGMMA_K)
-    # B^T (N x K) is K-major like A; B (K x N) advances by whole rows.
-    b_descs = [_advanced(b_base, _k_major_offset(tile_b, k0) if view.transpose_b
-                         else k0 * nvidia.SWIZZLE_BYTES) for k0 in steps]
+    # B^T (N x K) is K-major like A; B (K x N) MN-major.
+    b_descs = [_advanced(b_base, nvidia.wgmma_k_offset(tile_b.descriptor, k0, view.transpose_b))
+               for k0 in steps]
     # Every register A operand is made before the fence: registers written
     # between wgmmas would make ptxas fence each one again.
     a_operands = [[_i32(p) if not isinstance(p.type, ir.IntegerType) else p
                    for p in a_fragments(0, k0 // nvidia.WGMMA_K)] if registers
-                  else _advanced(a_base, _k_major_offset(tile_a, k0)) for k0 in steps]
+                  else _advanced(a_base, nvidia.wgmma_k_offset(tile_a.descriptor, k0, True))
+                  for k0 in steps]
     values = [acc.load(s) for s in range(layout.slots)]
     nvvm.WgmmaFenceAlignedOp()
     for operand_a, b_desc in zip(a_operands, b_descs):
-        values = _wgmma_async(kernel, a_type.dtype, n, values, operand_a, b_desc,
-                              view.transpose_b)
+        values = _wgmma_async(a_type.dtype, n, values, operand_a, b_desc, view.transpose_b)
     nvvm.WgmmaGroupSyncAlignedOp()
     nvvm.WgmmaWaitGroupSyncOp(0)
     for slot, value in enumerate(values):

@@ -285,6 +285,25 @@ def wgmma_contract_problem(a, b, c, da, db, threads: int, transpose_b: bool,
     return None
 
 
+# wgmma's matrix descriptors (an i64): the start address and the leading
+# and stride byte offsets in 16-byte units, 14 bits each, at bits 0, 16
+# and 32; the swizzle at bit 62.
+DESCRIPTOR_UNIT_BYTES = 16
+DESCRIPTOR_FIELD_MASK = (1 << 14) - 1
+DESCRIPTOR_LEADING_BIT = 16
+
+
+def wgmma_k_offset(box, k0: int, k_major: bool) -> int:
+    """The byte offset from a wgmma operand's tile to its k-step at `k0`,
+    the tile in 128-byte swizzled TMA boxes (`box`: `.cols`, `.box_bytes`,
+    `.dtype`): K-major (A, B^T), the box of column k0 (boxes side by side
+    along K), then k0's bytes within the box's row (the swizzle is applied
+    by address); MN-major (B as K x N), k0 rows of 128 bytes."""
+    if not k_major:
+        return k0 * SWIZZLE_BYTES
+    return k0 // box.cols * box.box_bytes + k0 % box.cols * dtype_bytes(box.dtype)
+
+
 # ---------------------------------------------------------------------------
 # Copies and TMA boxes.
 

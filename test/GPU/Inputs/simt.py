@@ -29,6 +29,8 @@ CPU emulation (which runs the hw ops, not their distribution).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from mlir import ir
 
@@ -543,7 +545,6 @@ class Block:
         """wgmma.mma_async m64nNk16 with an f32 accumulator tied in place:
         D += A x B over the warpgroup (the block), A from a descriptor or
         from four registers a lane in mma.sync's A layout."""
-        import re
         text = str(ir.StringAttr(op.attributes["asm_string"]).value)
         n, dtype = re.search(r"m64n(\d+)k16\.f32\.(\w+)\.", text).groups()
         n = int(n)
