@@ -139,6 +139,15 @@ def test_wgmma_contract_problem():
                                         128, False, True)
 
 
+def test_wgmma_k_offsets_walk_the_swizzled_boxes():
+    box = nvidia.TmaBox(64, 64, "f16", True)  # 64 rows of 128 bytes
+    k_major = [nvidia.wgmma_k_offset(box, k0, True) for k0 in (0, 16, 48, 64, 80)]
+    # Along a box's rows 32 bytes a step, then the next box (8 KiB on).
+    assert k_major == [0, 32, 96, 8192, 8224]
+    # MN-major: 16 rows of 128 bytes a step.
+    assert [nvidia.wgmma_k_offset(box, k0, False) for k0 in (0, 16, 32)] == [0, 2048, 4096]
+
+
 def test_contract_reference_against_loops():
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (4, 8)).astype(np.float16)
