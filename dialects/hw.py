@@ -721,7 +721,11 @@ class ContractOp(KernelOp, name="contract"):
     register tile (M x K, no leading dims) whose warps hold the rows that
     C's hold (both allocated with `warps = [W, 1]`): mma.sync's
     accumulator fragments are its A fragments (attention's P, fed from
-    the registers that computed it).
+    the registers that computed it). On sm_90a, where the shared operands
+    are tiles that `hw.tma_load` fills 128-byte swizzled and one
+    warpgroup holds C's 64 rows, the GPU lowering multiplies with wgmma
+    (A from registers or shared memory, B K-major with `transpose_b`,
+    MN-major without); the meaning is the same.
 
     Example: "hw.contract"(%q, %k, %s) {transpose_b = true} : (memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #gpu.address_space<private>>) -> ()
     """

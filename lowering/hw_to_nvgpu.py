@@ -79,7 +79,18 @@ Each block-collective hw op is distributed over the threads of its block:
   `hw.mma`'s ldmatrix + mma.sync, B^T's fragments loaded by ldmatrix
   untransposed, A's taken from a register tile's accumulator fragments
   where it is one, and on CUDA cores a loop over k of shared loads and
-  fused multiply-adds (`math.fma`);
+  fused multiply-adds (`math.fma`). On sm_90a a tensor-core `hw.contract`
+  whose shared operands TMA loads swizzled, in a block of one warpgroup
+  with an accumulator of 64 rows (`nvidia.wgmma_contract_problem`), is a
+  wgmma m64nNk16 per k-step (inline PTX, the accumulator tied in place,
+  between wgmma.fence and commit_group + wait_group 0): B K-major (B^T,
+  the keys) or MN-major (the values; its leading byte offset set to its
+  boxes' stride), through matrix descriptors
+  (`nvgpu.warpgroup.generate.descriptor`) advanced per k-step, A through
+  a descriptor too or, a register tile, from the accumulator fragments
+  that mma.sync would take (wgmma's register A layout is the same); the
+  accumulator keeps mma.sync's layout, which for 64 rows over four warps
+  is wgmma's;
 * hardware instructions (`lamina.dialects.hw_instructions`) become, per
   element each thread holds, upstream's `nvvm.inline_ptx` with their PTX.
 
@@ -1252,6 +1263,8 @@ def _contract(kernel: KernelLowering, view):
                           "(hw-check reports this)", view.operation.location)
     if view.unit == "fma":
         _contract_fma(kernel, view, a, b, acc, stage_a, stage_b)
+    elif kernel.plan.is_wgmma(view.operation):
+        _contract_wgmma(kernel, view, a, b, acc, stage_a, stage_b)
     else:
         _contract_mma_sync(kernel, view, a, b, acc, stage_a, stage_b)
 
@@ -1396,17 +1409,21 @@ class TmaPlan:
     tiles: dict = None
     wgmma: list = None
     accumulators: set = None
+    # The hw.contract ops that become wgmma (their accumulators keep
+    # mma.sync's layout: for 64 rows and one warpgroup it is wgmma's).
+    contracts: list = None
 
     def __post_init__(self):
         self.descriptors = self.descriptors or []
         self.tiles = self.tiles or {}
         self.wgmma = self.wgmma or []
         self.accumulators = self.accumulators or set()
+        self.contracts = self.contracts or []
 
     def is_wgmma(self, op: ir.Operation) -> bool:
         # Operations compare equal across their Python wrappers but do not
         # hash alike.
-        return any(op == found for found in self.wgmma)
+        return any(op == found for found in self.wgmma + self.contracts)
 
 
 def tma_descriptor(op: ir.Operation, entry: ir.Block) -> TmaDescriptor:
@@ -1463,6 +1480,16 @@ def plan_tma(ops: list[ir.Operation], entry: ir.Block, threads: int) -> TmaPlan:
         if view.instruction != "mma_sync" and not problem:
             plan.wgmma.append(op)
             plan.accumulators.add(c)
+    for op in ops:
+        if op.name != "hw.contract":
+            continue
+        view = hw.ContractOp.from_operation(op)
+        a, b, c = view.operand("a"), view.operand("b"), view.operand("c")
+        a_type = type_view(a.type)
+        if view.unit == "tensor_cores" and not nvidia.wgmma_contract_problem(
+                a_type, type_view(b.type), type_view(c.type), plan.tiles.get(a),
+                plan.tiles.get(b), threads, view.transpose_b, a_type.space == "private"):
+            plan.contracts.append(op)
     return plan
 
 
@@ -1581,6 +1608,114 @@ def _wgmma(kernel: KernelLowering, view):
     for slot in range(layout.slots):
         acc.store(llvm.extractvalue(ir.F32Type.get(), unpacked,
                                     [slot // per_chunk, slot % per_chunk]), slot)
+
+
+def _warpgroup_descriptor(kernel: KernelLowering, tile: SharedTile, stages) -> ir.Value:
+    """The wgmma matrix descriptor (an i64) of a stage of a shared tile that
+    TMA fills 128-byte swizzled: its start address, the swizzle and the
+    strides of its boxes (`nvgpu.warpgroup.generate.descriptor`)."""
+    element = ir.Type.parse(tile.type.dtype)
+    tensor = _shared_view(kernel, _stage_offset(tile, stages), tile.type.shape[-2:], element)
+    described = ir.Type.parse(f"!nvgpu.warpgroup.descriptor<tensor = {tensor.type}>")
+    generated = nvgpu.WarpgroupGenerateDescriptorOp(described, tensor,
+                                                    tile.descriptor.value).result
+    return ir.Operation.create("builtin.unrealized_conversion_cast",
+                               results=[ir.IntegerType.get_signless(64)],
+                               operands=[generated]).result
+
+
+def _with_leading_offset(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
+    """A matrix descriptor whose leading byte offset is `offset_bytes`: for
+    an MN-major operand in swizzled boxes, the stride from one box to the
+    next along N. (The generated one is the box's first dim x 128 bytes:
+    128 bytes for a batched box 1 deep.)"""
+    i64 = ir.IntegerType.get_signless(64)
+    field = nvidia.DESCRIPTOR_FIELD_MASK << nvidia.DESCRIPTOR_LEADING_BIT
+    # ~field is the signed i64 of the mask that clears the field.
+    cleared = arith.andi(descriptor, arith.constant(i64, ~field))
+    units = offset_bytes // nvidia.DESCRIPTOR_UNIT_BYTES
+    return arith.ori(cleared, arith.constant(i64, units << nvidia.DESCRIPTOR_LEADING_BIT))
+
+
+def _advanced(descriptor: ir.Value, offset_bytes: int) -> ir.Value:
+    """A matrix descriptor whose start address is `offset_bytes` further."""
+    if not offset_bytes:
+        return descriptor
+    return arith.addi(descriptor, arith.constant(ir.IntegerType.get_signless(64),
+                                                 offset_bytes // nvidia.DESCRIPTOR_UNIT_BYTES))
+
+
+def _wgmma_async(dtype: str, n: int, accumulator: list, a: ir.Value | list, b: ir.Value,
+                 transpose_b: bool) -> list:
+    """One wgmma.mma_async m64nNk16 (f32 += f16/bf16 products): A a matrix
+    descriptor or four registers (mma.sync's A fragment of the thread's
+    rows), B a descriptor, K-major (`transpose_b`: B stored N x K) or
+    MN-major; `accumulator` the thread's N / 2 f32 values, in wgmma's
+    register order. As inline assembly with the accumulator tied in place."""
+    f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    count = len(accumulator)
+    registers = isinstance(a, list)
+    inputs = accumulator + (a if registers else [a]) + [b, arith.constant(i32, 1)]
+    first = 2 * count
+    a_text = ("{" + ", ".join(f"${first + i}" for i in range(4)) + "}") if registers \
+        else f"${first}"
+    b_at = first + (4 if registers else 1)
+    transposes = f"{int(not transpose_b)}" if registers else f"0, {int(not transpose_b)}"
+    text = ("{\n.reg .pred p;\n" f"setp.ne.b32 p, ${b_at + 1}, 0;\n"
+            f"wgmma.mma_async.sync.aligned.m{nvidia.WGMMA_M}n{n}k{nvidia.WGMMA_K}.f32."
+            f"{dtype}.{dtype} " "{" + ", ".join(f"${i}" for i in range(count)) + "}, "
+            f"{a_text}, ${b_at}, p, 1, 1, {transposes};\n" "}")
+    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)]
+                           + (["r"] * 4 if registers else ["l"]) + ["l", "r"])
+    struct = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * count) + ")>")
+    result = llvm.InlineAsmOp(struct, inputs, text, constraints, has_side_effects=True).result
+    return [llvm.extractvalue(f32, result, [i]) for i in range(count)]
+
+
+def _contract_wgmma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage_a, stage_b):
+    """C += A x B (or A x B^T) of one warpgroup on sm_90a: per k-step of 16
+    a wgmma m64nNk16 reading B (and A, where A is a shared tile) through
+    matrix descriptors of the tiles TMA loaded swizzled, A otherwise from
+    a register tile's accumulator fragments (attention's P: mma.sync's and
+    wgmma's A fragments alike); the accumulator's mma.sync layout over
+    four warps of 16 rows is wgmma's. Fenced, committed and waited for at
+    once (wgmma.fence, commit_group, wait_group 0)."""
+    layout = acc.layout
+    a_type, b_type = type_view(a.type), type_view(b.type)
+    if not (layout.rows == nvidia.WGMMA_M and layout.warp_rows == kernel.threads // WARP
+            and layout.warp_cols == 1):
+        raise PassFailure(f"the accumulator {acc.type} of a wgmma hw.contract is not held by "
+                          "its warps in rows of 16 (hw.alloc with warps = [4, 1])",
+                          view.operation.location)
+    _, n, k = view.problem_shape(a_type, b_type)
+    tile_b = kernel.shared[b]
+    b_base = _warpgroup_descriptor(kernel, tile_b, stage_b)
+    if not view.transpose_b:
+        b_base = _with_leading_offset(b_base, tile_b.descriptor.box_bytes)
+    registers = a_type.space == "private"
+    if registers:
+        a_fragments = _register_fragments(kernel, view, a, layout)
+    else:
+        tile_a = kernel.shared[a]
+        a_base = _warpgroup_descriptor(kernel, tile_a, stage_a)
+    steps = range(0, k, nvidia.WGMMA_K)
+    # B^T (N x K) is K-major like A; B (K x N) MN-major.
+    b_descs = [_advanced(b_base, nvidia.wgmma_k_offset(tile_b.descriptor, k0, view.transpose_b))
+               for k0 in steps]
+    # Every register A operand is made before the fence: registers written
+    # between wgmmas would make ptxas fence each one again.
+    a_operands = [[_i32(p) if not isinstance(p.type, ir.IntegerType) else p
+                   for p in a_fragments(0, k0 // nvidia.WGMMA_K)] if registers
+                  else _advanced(a_base, nvidia.wgmma_k_offset(tile_a.descriptor, k0, True))
+                  for k0 in steps]
+    values = [acc.load(s) for s in range(layout.slots)]
+    nvvm.WgmmaFenceAlignedOp()
+    for operand_a, b_desc in zip(a_operands, b_descs):
+        values = _wgmma_async(a_type.dtype, n, values, operand_a, b_desc, view.transpose_b)
+    nvvm.WgmmaGroupSyncAlignedOp()
+    nvvm.WgmmaWaitGroupSyncOp(0)
+    for slot, value in enumerate(values):
+        acc.store(value, slot)
 
 
 # ---------------------------------------------------------------------------

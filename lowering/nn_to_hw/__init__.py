@@ -31,7 +31,9 @@ launch, and so does each nn op outside a group that a kernel covers:
   memory; a reshape is a view of its operand's buffer.
 * attention (`nn.attention`): a flash-attention kernel, one block per
   query tile of each batch entry looping over key tiles with an online
-  softmax, the scores never in global memory (`attention`).
+  softmax, the scores never in global memory (`attention`); on sm_90a,
+  f16 and bf16 ones load Q, K and V by TMA on mbarriers and multiply by
+  wgmma.
 * convolutions (`nn.conv2d`, alone or with the elementwise ops of its
   convolution group as the epilogue; `conv`): f16 and bf16 ones of one
   group as an implicit GEMM on tensor cores (the matmul kernel on the

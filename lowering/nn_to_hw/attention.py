@@ -43,10 +43,40 @@ statistics are folded by the four threads that share it):
   the kernel asks for registers for one block per SM
   (`hw.min_blocks_per_sm`), so that ptxas allocates what the tiles need
   rather than spilling to reach an occupancy level of its own choice;
-* one stage of loads: V's copy overlaps the scores and the softmax, K's
-  the previous iteration's end; `hw-pipeline`'s multi-buffering takes
-  loops of constant bounds and one copy group, which a causal loop and
-  its two groups are not.
+* one stage of loads (sm_80): V's copy overlaps the scores and the
+  softmax, K's the previous iteration's end; `hw-pipeline`'s
+  multi-buffering takes loops of constant bounds and one copy group,
+  which a causal loop and its two groups are not.
+
+On sm_90a, f16 and bf16 attention whose Q, K and V rows TMA can move (a
+multiple of 16 bytes, Dv up to 256) gets the kernel Hopper's units are
+built for (`body_wgmma`), as the matmul kernel does: on Hopper wgmma is
+the instruction that feeds the tensor cores at their full rate (mma.sync
+is issued per warp, behind its ldmatrix loads), and TMA moves tiles
+without the threads' copy instructions and their registers:
+
+* one warpgroup per 64 query rows (BM = 64, wgmma's M; the accumulator
+  of a warpgroup's four warps stacked along the rows is mma.sync's layout
+  and wgmma's alike, so the row statistics and masks are the same ops);
+* Q, K and V are loaded by TMA (`hw.tma_load`) into 128-byte swizzled
+  tiles, the layout wgmma reads, their head dims padded to whole 128-byte
+  box rows (TMA reads zeros past the ends); Q once, on an mbarrier of its
+  own, K and V in a ring of `stages` tiles, each stage's two loads on one
+  mbarrier (`hw.mbarrier_wait` on parity (j / stages) % 2): step j issues
+  the loads of step j + stages - 1, so that stages - 1 key tiles are in
+  flight while one is multiplied; the stages are the deepest ring (up to
+  MAX_STAGES, no deeper than the key steps) that leaves two blocks room in
+  an SM's shared memory, chosen with the tiles by `choose_attention_tiles`;
+* S = Q K^T and O += P V are `hw.contract`s that the GPU lowering makes
+  wgmma: K read in place K-major (`transpose_b`), V MN-major, P from its
+  registers as wgmma's A (its accumulator fragments are wgmma's A
+  fragments), so that P never reaches shared memory;
+* Q, K and V are passed with their batch dims as one (TMA descriptors are
+  of 2-d and 3-d memrefs); a mask's tile still comes by cp.async (or
+  synchronous copies), waited for before it is read.
+
+f32 attention, head dims whose rows TMA cannot move and sm_80 keep the
+kernel above.
 
 The hw ops are block-collective, so the kernel runs in the emulation
 and the hazard checker like the others. A mask broadcast over the queries
@@ -62,7 +92,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, scf, tensor
 
 from lamina.dialects import hw, nn
 from lamina.lowering.hw_to_loops import index
@@ -85,14 +115,18 @@ KERNEL_REGISTERS = 32
 RESIDENT_BLOCKS = 3
 # The f32 a row maximum starts from (see the header).
 LOWEST = float(np.finfo(np.float32).min)
+# The deepest ring of K and V tiles of the sm_90a kernel.
+MAX_STAGES = 3
 
 
 @dataclass(frozen=True)
 class AttentionTiles:
-    """BM query rows per block, BN keys per step of the loop."""
+    """BM query rows per block, BN keys per step of the loop, `stages` K
+    and V tiles in flight (the TMA ring of sm_90a; 1 elsewhere)."""
 
     block_m: int
     block_n: int
+    stages: int = 1
 
 
 @dataclass(frozen=True)
@@ -107,12 +141,22 @@ class AttentionShape:
     dtype: str
     causal: bool
     mask: bool
+    # TMA loads and wgmma (sm_90a): head dims in whole swizzled boxes.
+    wgmma: bool = False
 
     @property
     def k_unit(self) -> int:
         """The reduction dims' granularity: mma.sync's K for f16 and bf16,
-        the accumulator's 8 columns for f32 on CUDA cores."""
+        the accumulator's 8 columns for f32 on CUDA cores, a 128-byte
+        swizzled row for wgmma."""
+        if self.wgmma:
+            return self.swizzle_unit
         return nvidia.mma_sync_shape(self.dtype).k if self.tensor_cores else nvidia.MMA_N
+
+    @property
+    def swizzle_unit(self) -> int:
+        """The elements of a 128-byte swizzled box row (64 f16 or bf16)."""
+        return nvidia.SWIZZLE_BYTES // nvidia.dtype_bytes(self.dtype)
 
     @property
     def tensor_cores(self) -> bool:
@@ -125,14 +169,17 @@ class AttentionShape:
 
     @property
     def padded_value_depth(self) -> int:
-        """Dv rounded up to whole accumulator fragments."""
-        return max(1, -(-self.value_depth // nvidia.MMA_N)) * nvidia.MMA_N
+        """Dv rounded up to whole accumulator fragments (wgmma: whole
+        swizzled boxes, as it reads V's rows)."""
+        unit = self.swizzle_unit if self.wgmma else nvidia.MMA_N
+        return max(1, -(-self.value_depth // unit)) * unit
 
     def shared_bytes(self, tiles: AttentionTiles) -> int:
-        """Q, K and V tiles, the mask's and (on CUDA cores) P's, in the
-        inputs' type."""
+        """Q, the stages of the K and V tiles, the mask's and (on CUDA cores)
+        P's, in the inputs' type."""
         m, n = tiles.block_m, tiles.block_n
-        elements = (m + n) * self.padded_depth + n * self.padded_value_depth + m * n * (
+        elements = m * self.padded_depth + tiles.stages * n * (
+            self.padded_depth + self.padded_value_depth) + m * n * (
             int(self.mask) + int(not self.tensor_cores))
         return elements * nvidia.dtype_bytes(self.dtype)
 
@@ -185,12 +232,16 @@ def choose_attention_tiles(shape: AttentionShape, chip: str,
     arch = nvidia.architecture(chip)
     budget = min(nvidia.REGISTERS_PER_THREAD,
                  arch.registers_per_sm // (RESIDENT_BLOCKS * THREADS) // 8 * 8)
-    smallest = AttentionTiles(WARP_ROWS, 32)
+    # wgmma: one warpgroup per 64 query rows, keys in whole 16-key steps of
+    # P V and TMA boxes of at most 256 rows.
+    rows = (nvidia.WGMMA_M,) if shape.wgmma else (WARP_ROWS, 2 * WARP_ROWS)
+    keys = (64, 128) if shape.wgmma else (32, 64, 128)
+    smallest = AttentionTiles(rows[0], keys[0])
     if shape.shared_bytes(smallest) > arch.shared_memory_bytes:
         return None
     best, best_time = None, None
-    for block_m in (WARP_ROWS, 2 * WARP_ROWS):
-        for block_n in (32, 64, 128):
+    for block_m in rows:
+        for block_n in keys:
             tiles = AttentionTiles(block_m, block_n)
             if shape.shared_bytes(tiles) > arch.shared_memory_bytes \
                     or shape.registers(tiles, asynchronous) > budget:
@@ -202,7 +253,27 @@ def choose_attention_tiles(shape: AttentionShape, chip: str,
             time = waves * work * (block_m + block_n) / (block_m * block_n)
             if best_time is None or time < best_time:
                 best, best_time = tiles, time
-    return best or smallest
+    best = best or smallest
+    return _with_stages(best, shape, arch) if shape.wgmma else best
+
+
+def _with_stages(tiles: AttentionTiles, shape: AttentionShape,
+                 arch: nvidia.Architecture) -> AttentionTiles:
+    """`tiles` with the deepest ring of K and V tiles (up to MAX_STAGES, no
+    deeper than the key steps) that leaves room for two blocks in an SM's
+    shared memory (a second block hides the loads and the softmax, as the
+    matmul's cost model finds), else the deepest that fits a block."""
+    steps = max(1, -(-shape.keys // tiles.block_n))
+    fitting = [AttentionTiles(tiles.block_m, tiles.block_n, stages)
+               for stages in range(min(MAX_STAGES, steps), 0, -1)
+               if shape.shared_bytes(AttentionTiles(tiles.block_m, tiles.block_n, stages))
+               <= arch.shared_memory_bytes]
+
+    def per_block(candidate: AttentionTiles) -> int:
+        return (shape.shared_bytes(candidate) + arch.shared_alignment
+                + nvidia.RESERVED_SHARED_BYTES)
+    two_blocks = [t for t in fitting if 2 * per_block(t) <= arch.shared_memory_per_sm]
+    return (two_blocks or fitting or [tiles])[0]
 
 
 class AttentionKernel:
@@ -220,22 +291,63 @@ class AttentionKernel:
         keys, value_depth = self.v.shape[-2:]
         self.causal = bool(op.causal)
         self.scale = op.scale if op.scale is not None else 1.0 / math.sqrt(depth)
-        self.shape = AttentionShape(math.prod(self.batch_dims), queries, keys, depth,
-                                    value_depth, self.dtype, self.causal, self.mask is not None)
         element = nvidia.dtype_bytes(self.dtype)
+        # TMA loads and wgmma where the chip has them (sm_90a) for f16 and
+        # bf16, whose Q, K and V rows TMA moves (a multiple of 16 bytes) and
+        # whose value rows one wgmma covers.
+        self.wgmma = nvidia.FEATURES["wgmma"].problem(nvidia.architecture(chip)) is None \
+            and self.dtype in ("f16", "bf16") \
+            and all(d * element % nvidia.TMA_ROW_ALIGNMENT == 0 for d in (depth, value_depth)) \
+            and value_depth <= nvidia.WGMMA_MAX_N
+        self.choose_tiles(chip, queries, keys, depth, value_depth)
+        if self.wgmma and self.tiles is None:
+            # Head dims whose swizzled tiles do not fit take the other kernel.
+            self.wgmma = False
+            self.choose_tiles(chip, queries, keys, depth, value_depth)
+
+    def choose_tiles(self, chip: str, queries: int, keys: int, depth: int,
+                     value_depth: int) -> None:
+        """The shape, the kind of copies and the tiles of the kernel that
+        `wgmma` says."""
+        self.shape = AttentionShape(math.prod(self.batch_dims), queries, keys, depth,
+                                    value_depth, self.dtype, self.causal, self.mask is not None,
+                                    self.wgmma)
         # Async copies move 4 bytes or more per thread: rows of a multiple
-        # of 4 bytes.
-        rows = (depth, value_depth) + ((keys,) if self.mask else ())
+        # of 4 bytes (on sm_90a's kernel, the mask's alone).
+        rows = ((keys,) if self.mask else ()) + (() if self.wgmma else (depth, value_depth))
+        element = nvidia.dtype_bytes(self.dtype)
         self.asynchronous = all(d * element % 4 == 0 for d in rows)
-        self.tiles = choose_attention_tiles(self.shape, chip, self.asynchronous)
+        self.tiles = choose_attention_tiles(self.shape, chip, self.asynchronous or self.wgmma)
 
     @property
     def grid(self) -> tuple[int, int]:
         return (-(-self.shape.queries // self.tiles.block_m), max(self.shape.batch, 1))
 
     def argument_types(self) -> list[ir.Type]:
-        types = [self.q, self.k, self.v] + ([self.mask] if self.mask else []) + [self.out]
+        inputs = [self.q, self.k, self.v]
+        if self.wgmma:
+            # TMA descriptors are of 2-d or 3-d memrefs: the batch dims as one.
+            inputs = [t.with_shape(self.collapsed(t.shape)) for t in inputs]
+        types = inputs + ([self.mask] if self.mask else []) + [self.out]
         return [MemRefType(t.shape, t.dtype).to_mlir() for t in types]
+
+    def collapsed(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """A shape of Q, K or V with its batch dims as one (none: as it is)."""
+        return shape if len(shape) <= 3 else (math.prod(shape[:-2]),) + tuple(shape[-2:])
+
+    def inputs(self, operands: list[ir.Value]) -> list[ir.Value]:
+        """The host's values the kernel reads, at the current insertion
+        point: Q, K and V collapsed to one batch dim for TMA."""
+        if not self.wgmma:
+            return operands
+        found = list(operands)
+        for i in range(3):
+            view = type_view(found[i].type)
+            if view.rank > 3:
+                found[i] = tensor.collapse_shape(
+                    view.with_shape(self.collapsed(view.shape)).to_mlir(), found[i],
+                    [list(range(view.rank - 2)), [view.rank - 2], [view.rank - 1]])
+        return found
 
     def tile(self, shape, dtype: str, space: str, warps: bool = False) -> ir.Value:
         attributes = {"warps": list(WARPS)} if warps else {}
@@ -261,6 +373,8 @@ class AttentionKernel:
             func.ReturnOp([])
 
     def body(self, arguments: list[ir.Value]) -> None:
+        if self.wgmma:
+            return self.body_wgmma(arguments)
         t, s = self.tiles, self.shape
         q, k, v = arguments[:3]
         mask = arguments[3] if self.mask else None
@@ -334,6 +448,96 @@ class AttentionKernel:
                 hw.CopyOp.build(scores, p_shared, [zero, zero])
                 self.ready(pending=0)
                 hw.ContractOp.build(p_shared, v_tile, acc, [], unit="fma")
+            hw.BarrierOp.build()
+            scf.YieldOp([])
+        total = stats["total"]
+        hw.MaxOp.build(total, one, total)
+        hw.MapOp.build([acc, total], acc, fn="nn.div")
+        hw.StoreOp.build(acc, out, [], batch + [row0, zero])
+
+    def body_wgmma(self, arguments: list[ir.Value]) -> None:
+        """The sm_90a kernel: Q, K and V loaded by TMA on mbarriers into
+        128-byte swizzled tiles, K and V in a ring of `stages` (each stage's
+        two loads on one mbarrier, the loads of step j + stages - 1 issued
+        at step j), S = Q K^T and O += P V as wgmma (P from registers)."""
+        t, s = self.tiles, self.shape
+        q, k, v = arguments[:3]
+        mask = arguments[3] if self.mask else None
+        out = arguments[-1]
+        m, n, stages = t.block_m, t.block_n, t.stages
+        depth, value_depth = s.padded_depth, s.padded_value_depth
+        q_bar = hw.MBarrierInitOp.build(count=1, barriers=1)
+        kv_bar = hw.MBarrierInitOp.build(count=2, barriers=stages)
+        q_tile = self.tile((m, depth), self.dtype, "workgroup")
+        k_tile = self.tile((stages, n, depth), self.dtype, "workgroup")
+        v_tile = self.tile((stages, n, value_depth), self.dtype, "workgroup")
+        scores = self.tile((m, n), "f32", "private", warps=True)
+        acc = self.tile((m, value_depth), "f32", "private", warps=True)
+        p_tile = self.tile((m, n), self.dtype, "private", warps=True)
+        if mask is not None:
+            mask_shared = self.tile((m, n), self.dtype, "workgroup")
+            mask_f32 = self.tile((m, n), "f32", "private", warps=True)
+        stats = {name: self.tile((m, 1), "f32", "private", warps=True)
+                 for name in ("peak", "new_peak", "factor", "total", "row_sum")}
+        scale = self.tile((1, 1), "f32", "private")
+        one = self.tile((1, 1), "f32", "private")
+        hw.FillOp.build(scale, value=float(self.scale))
+        hw.FillOp.build(one, value=1.0)
+        hw.FillOp.build(stats["peak"], value=LOWEST)
+        hw.FillOp.build(stats["total"], value=0.0)
+        hw.FillOp.build(acc, value=0.0)
+        batch = self.batch_indices()
+        # Q, K and V have one batch dim (or none), the block's grid dim y.
+        flat = [hw.BlockIdOp.build(dim=1)] if self.batch_dims else []
+        row0 = arith.muli(hw.BlockIdOp.build(dim=0), index(m))
+        zero = index(0)
+        hw.TmaLoadOp.build(q, q_tile, q_bar, zero, flat + [row0, zero])
+        # The key steps the block takes: all of them, or (causal) up to its
+        # last query.
+        steps = index(-(-s.keys // n))
+        if self.causal:
+            last = arith.minui(arith.addi(row0, index(m)), index(s.keys))
+            steps = arith.divui(arith.addi(last, index(n - 1)), index(n))
+
+        def load(step: ir.Value) -> None:
+            slot = arith.remui(step, index(stages))
+            kv0 = arith.muli(step, index(n))
+            hw.TmaLoadOp.build(k, k_tile, kv_bar, slot, flat + [kv0, zero, slot])
+            hw.TmaLoadOp.build(v, v_tile, kv_bar, slot, flat + [kv0, zero, slot])
+
+        def load_if(step: ir.Value) -> None:
+            branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, step, steps))
+            with ir.InsertionPoint(branch.then_block):
+                load(step)
+                scf.YieldOp([])
+        for step in range(stages - 1):
+            load_if(index(step))
+        hw.MBarrierWaitOp.build(q_bar, zero, zero)
+        loop = scf.ForOp(zero, steps, index(1))
+        with ir.InsertionPoint(loop.body):
+            step = loop.induction_variable
+            kv0 = arith.muli(step, index(n))
+            load_if(arith.addi(step, index(stages - 1)))
+            if mask is not None:
+                mask_batch = hw.broadcast_coordinates(batch, self.mask.shape[:-2]) \
+                    if batch else []
+                mask_batch = [zero if isinstance(c, int) else c for c in mask_batch]
+                self.load(mask, mask_shared, mask_batch + [row0, kv0])
+            slot = arith.remui(step, index(stages))
+            parity = arith.remui(arith.divui(step, index(stages)), index(2))
+            hw.MBarrierWaitOp.build(kv_bar, slot, parity)
+            hw.FillOp.build(scores, value=0.0)
+            hw.ContractOp.build(q_tile, k_tile, scores, [slot], transpose_b=True)
+            hw.MulOp.build(scores, scale, scores)
+            if mask is not None:
+                self.ready(pending=0)
+                hw.CopyOp.build(mask_shared, p_tile, [zero, zero])
+                hw.CastOp.build(p_tile, mask_f32)
+                hw.AddOp.build(scores, mask_f32, scores)
+            self.hide_keys(scores, row0, kv0)
+            self.online_softmax(scores, acc, stats)
+            hw.CastOp.build(scores, p_tile)
+            hw.ContractOp.build(p_tile, v_tile, acc, [slot])
             hw.BarrierOp.build()
             scf.YieldOp([])
         total = stats["total"]
@@ -435,5 +639,7 @@ def lower_attention(op: nn.AttentionOp, target: HWLowering) -> list[ir.Operation
                             f"{kernel.shape.value_depth}) need more shared memory than a "
                             f"block has on {target.chip}, even for the smallest tiles")
     kernel.build(target.kernels, op.operation.location)
-    launch(op.operation, list(op.operation.operands), kernel.name, kernel.grid)
+    with ir.InsertionPoint(op.operation), op.operation.location:
+        inputs = kernel.inputs(list(op.operation.operands))
+    launch(op.operation, inputs, kernel.name, kernel.grid)
     return [op.operation]

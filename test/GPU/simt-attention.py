@@ -6,9 +6,11 @@
 # reference: the distribution of the scores, row statistics and output
 # over the warps (each warp whole rows, each row's four threads folding by
 # shuffles), the scores' B^T fragments loaded by ldmatrix untransposed,
-# the masks and the f32 FMA loop. Tolerances against the f32 NumPy
-# reference: 1e-2 of the largest output for f16, 4e-2 for bf16, 1e-5 for
-# f32.
+# the masks and the f32 FMA loop; on sm_90a, the TMA loads into swizzled
+# tiles (a ring of K and V stages) and the wgmmas that read them through
+# matrix descriptors, P from the lanes' registers. Tolerances against the
+# f32 NumPy reference: 1e-2 of the largest output for f16, 4e-2 for bf16,
+# 1e-5 for f32.
 
 import os
 import sys
@@ -23,11 +25,12 @@ from lamina.types import numpy_dtype
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
 import simt  # noqa: E402
 
-TARGET = get_target("cuda:sm_80")
+TARGETS = {chip: get_target(f"cuda:{chip}") for chip in ("sm_80", "sm_90a")}
 RNG = np.random.default_rng(7)
 
 
-def attention(batch, queries, keys, depth, value_depth, dtype, causal=False, mask=None):
+def attention(batch, queries, keys, depth, value_depth, dtype, causal=False, mask=None,
+              chip="sm_80"):
     shape = lambda rows, cols: "x".join(map(str, batch + (rows, cols))) + "x" + dtype  # noqa: E731
     q, k, v, o = (shape(queries, depth), shape(keys, depth), shape(keys, value_depth),
                   shape(queries, value_depth))
@@ -50,7 +53,10 @@ def attention(batch, queries, keys, depth, value_depth, dtype, causal=False, mas
         arrays.append(np.where(hidden, -np.inf, RNG.uniform(-1, 1, mask)))
     arrays = [a.astype(numpy) for a in arrays]
     out = np.zeros(batch + (queries, value_depth), numpy)
-    simt.launch(TARGET.emit(lamina.parse(text), "gpu"), arrays + [out])
+    module = TARGETS[chip].emit(lamina.parse(text), "gpu")
+    if chip == "sm_90a":
+        assert "wgmma.mma_async" in str(module) and "nvgpu.tma.async.load" in str(module)
+    simt.launch(module, arrays + [out])
     view = nn.AttentionOp.detached(causal=causal)
     want = view.reference(*arrays, *([None] if not mask else []))
     rtol = {"f16": 1e-2, "bf16": 4e-2, "f32": 1e-5}[dtype]
@@ -90,3 +96,24 @@ def tensor_cores():
 def cuda_cores():
     attention((1, 2), 16, 16, 16, 16, "f32", causal=True)
     attention((1,), 37, 50, 20, 12, "f32", mask=(37, 50))
+
+
+# sm_90a: TMA and wgmma. Five key steps of 64 through a ring of three
+# stages (its parity flipping), sizes no tile divides; D = 128 in two
+# swizzled boxes along K and Dv = 128 in two along N, batched (3-d
+# descriptors), causal, bf16; a mask with hidden keys, D = 32 and Dv = 40
+# padded to whole boxes; a mask whose rows (45 f16) synchronous copies
+# load; one query and one key.
+# CHECK-LABEL: TEST: wgmma
+# CHECK-NEXT: matches
+# CHECK-NEXT: matches
+# CHECK-NEXT: matches
+# CHECK-NEXT: matches
+# CHECK-NEXT: matches
+@run
+def wgmma():
+    attention((2,), 150, 300, 64, 64, "f16", chip="sm_90a")
+    attention((2,), 100, 100, 128, 128, "bf16", causal=True, chip="sm_90a")
+    attention((1, 2), 70, 130, 32, 40, "f16", mask=(1, 70, 130), chip="sm_90a")
+    attention((), 37, 45, 64, 64, "f16", mask=(37, 45), chip="sm_90a")
+    attention((), 1, 1, 16, 16, "f16", chip="sm_90a")

@@ -10,6 +10,7 @@ from lamina.lowering.nn_to_hw.attention import (AttentionShape, AttentionTiles,
                                                 choose_attention_tiles)
 from lamina.targets import nvidia
 from lamina.targets.nvidia import AccumulatorLayout, RowLayout, Thread, register_layout
+from lamina.types import MemRefType
 
 
 def test_warp_grid_chooses_the_accumulator_layout():
@@ -80,6 +81,71 @@ def test_register_estimate_grows_with_the_tile_and_its_extras():
     # step, whose accumulator leaves less room.
     assert choose_attention_tiles(shape(), "sm_80") == AttentionTiles(64, 64)
     assert choose_attention_tiles(shape(depth=128), "sm_80") == AttentionTiles(64, 32)
+
+
+def wgmma_shape(**kwargs):
+    found = shape(**kwargs)
+    return AttentionShape(found.batch, found.queries, found.keys, found.depth,
+                          found.value_depth, found.dtype, found.causal, found.mask, True)
+
+
+@pytest.mark.parametrize("attention", [wgmma_shape(), wgmma_shape(depth=128),
+                                       wgmma_shape(mask=True, depth=128),
+                                       wgmma_shape(queries=1, keys=1, depth=16),
+                                       wgmma_shape(keys=2048, causal=True)])
+def test_wgmma_tiles_are_a_warpgroup_and_a_ring_that_fits(attention):
+    arch = nvidia.architecture("sm_90a")
+    tiles = choose_attention_tiles(attention, "sm_90a")
+    # One warpgroup per 64 query rows; keys in whole wgmma K steps.
+    assert tiles.block_m == nvidia.WGMMA_M and tiles.block_n % nvidia.WGMMA_K == 0
+    steps = -(-attention.keys // tiles.block_n)
+    assert 1 <= tiles.stages <= min(steps, 3)
+    assert attention.shared_bytes(tiles) <= arch.shared_memory_bytes
+    # Head dims come in whole 128-byte swizzled rows.
+    assert attention.padded_depth % 64 == 0 and attention.padded_value_depth % 64 == 0
+
+
+def test_wgmma_ring_is_as_deep_as_two_blocks_allow():
+    # D = 64: three stages of 64 keys (16 KiB of Q, 16 KiB a stage) leave
+    # room for two blocks; D = 128 with a mask too, but only two stages.
+    assert choose_attention_tiles(wgmma_shape(keys=1024), "sm_90a").stages == 3
+    masked = choose_attention_tiles(wgmma_shape(keys=1024, depth=128, mask=True), "sm_90a")
+    assert masked.stages == 2
+    # A single key step needs one stage.
+    assert choose_attention_tiles(wgmma_shape(keys=64), "sm_90a").stages == 1
+
+
+def test_wgmma_contract_problem():
+    class Box:
+        def __init__(self, cols, swizzled=True):
+            self.cols, self.swizzled = cols, swizzled
+
+    def types(*shapes, dtype="f16"):
+        return [MemRefType(s, dtype) for s in shapes]
+    q, k, s = types((64, 128), (64, 128), (64, 64))
+    problem = nvidia.wgmma_contract_problem
+    assert problem(q, k, s, Box(64), Box(64), 128, True, False) is None
+    p, v, o = types((64, 64), (64, 128), (64, 128))
+    assert problem(p, v, o, None, Box(64), 128, False, True) is None
+    # Two warpgroups, 128 rows, a B not TMA-loaded swizzled, f32, a V of
+    # 40 columns (not whole boxes): mma.sync.
+    assert "warpgroup" in problem(q, k, s, Box(64), Box(64), 256, True, False)
+    assert "64 rows" in problem(*types((128, 128), (64, 128), (128, 64)), Box(64), Box(64), 128,
+                                True, False)
+    assert "tma_load" in problem(q, k, s, Box(64), Box(32, False), 128, True, False)
+    assert "f16 or bf16" in problem(*types((64, 64), (64, 64), (64, 64), dtype="f32"), Box(16),
+                                    Box(16), 128, True, False)
+    assert "N must be whole" in problem(*types((64, 64), (64, 40), (64, 40)), None, Box(64),
+                                        128, False, True)
+
+
+def test_wgmma_k_offsets_walk_the_swizzled_boxes():
+    box = nvidia.TmaBox(64, 64, "f16", True)  # 64 rows of 128 bytes
+    k_major = [nvidia.wgmma_k_offset(box, k0, True) for k0 in (0, 16, 48, 64, 80)]
+    # Along a box's rows 32 bytes a step, then the next box (8 KiB on).
+    assert k_major == [0, 32, 96, 8192, 8224]
+    # MN-major: 16 rows of 128 bytes a step.
+    assert [nvidia.wgmma_k_offset(box, k0, False) for k0 in (0, 16, 32)] == [0, 2048, 4096]
 
 
 def test_contract_reference_against_loops():

@@ -13,7 +13,8 @@ constant of its own:
 * the features and the architecture and PTX version each needs
   (`FEATURES`: cp.async, mma.sync, TMA, mbarriers, wgmma);
 * the tensor cores: mma.sync's shapes and operand types per element type
-  (`mma_sync_shape`), what wgmma takes (`wgmma_problem`), the tf32
+  (`mma_sync_shape`), what wgmma takes (`wgmma_problem` for hw.mma,
+  `wgmma_contract_problem` for hw.contract), the tf32
   products of an f32 product (`TF32_PRODUCTS`: three for 3xTF32) and the
   registers an MMA tile holds (`mma_sync_registers`);
 * the register fragment layouts: where each thread holds its elements of
@@ -238,6 +239,69 @@ def wgmma_problem(a, c, da, db, threads: int, transposed: bool = False) -> str |
         return f"the accumulator must have 64, 128, 192 or 256 rows and at most 256 columns, " \
                f"not {rows}x{cols}"
     return None
+
+
+# wgmma's rows per instruction (m64nNk16): a warpgroup's share of a
+# contraction, and the query rows of an sm_90a attention block.
+WGMMA_M = 64
+# wgmma's reduction step for f16 and bf16, and its widest N.
+WGMMA_K = 16
+WGMMA_MAX_N = 256
+
+
+def wgmma_contract_problem(a, b, c, da, db, threads: int, transpose_b: bool,
+                           a_in_registers: bool) -> str | None:
+    """Why a contraction (`hw.contract`) cannot be a wgmma, or None when it
+    can: `a`, `b` and `c` the operands' types (`.shape`, `.dtype`), `da`
+    and `db` the TMA boxes that fill A and B (None: not TMA-loaded; A's is
+    not read where A is a register tile, `a_in_registers`: wgmma takes an
+    f16 or bf16 A from registers in mma.sync's A fragment layout),
+    `transpose_b` whether B is stored N x K (K-major, the keys of attention
+    scores) rather than K x N (MN-major, the values). Each shared operand
+    comes in 128-byte swizzled boxes: K-major ones whole boxes of K, B's
+    MN-major N whole boxes; one warpgroup holds the 64 rows of C."""
+    rows, cols = c.shape
+    k = a.shape[-1]
+    swizzle_elements = SWIZZLE_BYTES // dtype_bytes(a.dtype) if a.dtype in ("f16", "bf16") \
+        else 0
+    if a.dtype not in ("f16", "bf16"):
+        return f"wgmma here takes f16 or bf16 operands, not {a.dtype}"
+    if threads != WARPGROUP:
+        return f"the block must be one warpgroup ({WARPGROUP} threads), not {threads}"
+    if rows != WGMMA_M or cols % MMA_N or cols > WGMMA_MAX_N:
+        return (f"the accumulator must have {WGMMA_M} rows and a multiple of {MMA_N} columns "
+                f"up to {WGMMA_MAX_N}, not {rows}x{cols}")
+    if k % WGMMA_K:
+        return f"K must be a multiple of {WGMMA_K}, not {k}"
+    shared = [(db, b)] if a_in_registers else [(da, a), (db, b)]
+    if any(box is None or not box.swizzled for box, _ in shared):
+        return ("its shared operands must be loaded by hw.tma_load with rows of at least "
+                f"{SWIZZLE_BYTES} bytes (swizzled)")
+    if not a_in_registers and k % swizzle_elements:
+        return f"A's K ({k}) must be whole {SWIZZLE_BYTES}-byte rows of boxes"
+    if (b.shape[-1] if transpose_b else cols) % swizzle_elements:
+        what = "K" if transpose_b else "N"
+        return f"B's {what} must be whole {SWIZZLE_BYTES}-byte rows of boxes"
+    return None
+
+
+# wgmma's matrix descriptors (an i64): the start address and the leading
+# and stride byte offsets in 16-byte units, 14 bits each, at bits 0, 16
+# and 32; the swizzle at bit 62.
+DESCRIPTOR_UNIT_BYTES = 16
+DESCRIPTOR_FIELD_MASK = (1 << 14) - 1
+DESCRIPTOR_LEADING_BIT = 16
+
+
+def wgmma_k_offset(box, k0: int, k_major: bool) -> int:
+    """The byte offset from a wgmma operand's tile to its k-step at `k0`,
+    the tile in 128-byte swizzled TMA boxes (`box`: `.cols`, `.box_bytes`,
+    `.dtype`): K-major (A, B^T), the box of column k0 (boxes side by side
+    along K), then k0's bytes within the box's row (the swizzle is applied
+    by address); MN-major (B as K x N), k0 rows of 128 bytes."""
+    if not k_major:
+        return k0 * SWIZZLE_BYTES
+    return k0 // box.cols * box.box_bytes + k0 % box.cols * dtype_bytes(box.dtype)
 
 
 # ---------------------------------------------------------------------------

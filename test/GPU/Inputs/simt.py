@@ -1,5 +1,5 @@
-"""A thread-level interpreter of the GPU kernels Lamina generates for sm_80,
-for tests on machines without a GPU.
+"""A thread-level interpreter of the GPU kernels Lamina generates for sm_80
+and sm_90a, for tests on machines without a GPU.
 
 It runs a `gpu.func` of the `gpu` stage (convert-hw-to-nvgpu's output) for
 every block of a launch, all threads of a block in lockstep: each SSA value
@@ -11,12 +11,25 @@ and hands each lane its pairs (transposed or not), `nvvm.mma.sync`
 assembles A, B and C from the 32 lanes' registers (m16n8k16 f16/bf16,
 m16n8k8 tf32), multiplies in f32 and hands back D; `gpu.shuffle` (xor)
 reads the partner lane's value. cp.async copies are
-done when issued (zero-filling past `srcElements`). What the lowering
+done when issued (zero-filling past `srcElements`). sm_90a: a TMA load
+(`nvgpu.tma.async.load`) is done when issued too, its box read from the
+descriptor's global array at its coordinates (innermost first, zeros out
+of bounds) and written 128-byte swizzled where the descriptor says so
+(chunk bits 4-6 of the shared address XOR its bits 7-9), so mbarriers
+need nothing; `nvgpu.warpgroup.generate.descriptor` makes the matrix
+descriptor as upstream's lowering does, and a wgmma (the inline assembly
+of `wgmma.mma_async` m64nNk16) decodes its descriptors as the PTX ISA
+defines them (start address, leading and stride byte offsets, 128-byte
+swizzle; K-major or MN-major by its transpose immediate), takes a
+register A from the warpgroup's lanes in mma.sync's A layout (warp w
+rows 16w..16w+15) and hands each lane its accumulator registers. What the lowering
 computes per thread is thus checked against NumPy, independently of the
 CPU emulation (which runs the hw ops, not their distribution).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 from mlir import ir
@@ -30,8 +43,11 @@ class MemRef:
     """A memref value: a flat NumPy buffer, an element offset, the shape
     and row-major strides; private memrefs have one buffer row per thread."""
 
-    def __init__(self, buffer: np.ndarray, offset: int, shape, private: bool = False):
+    def __init__(self, buffer: np.ndarray, offset: int, shape, private: bool = False,
+                 address: int | None = None):
         self.buffer, self.offset, self.shape, self.private = buffer, offset, tuple(shape), private
+        # A shared view's byte address in the block's shared memory.
+        self.address = address
         strides, stride = [], 1
         for extent in reversed(self.shape):
             strides.append(stride)
@@ -43,6 +59,26 @@ class MemRef:
         for i, stride in zip(indices, self.strides):
             position = position + i * stride
         return position
+
+
+class TensorMap:
+    """A TMA descriptor: the global array it describes, its box (in the
+    array's dim order) and whether boxes land 128-byte swizzled."""
+
+    def __init__(self, array: np.ndarray, box, swizzled: bool):
+        self.array, self.box, self.swizzled = array, tuple(box), swizzled
+
+    @classmethod
+    def of_type(cls, array: np.ndarray, t: ir.Type) -> "TensorMap":
+        text = str(t)
+        box = [int(d) for d in text.split("tensor = memref<")[1].split(",")[0].split("x")[:-1]]
+        return cls(array, box, "swizzle_128b" in text)
+
+
+def _swizzled(address: np.ndarray) -> np.ndarray:
+    """Where a 128-byte swizzle puts the bytes of a shared address: its
+    16-byte chunk (bits 4-6) XOR its 128-byte line within 1024 (bits 7-9)."""
+    return address ^ (((address >> 7) & 7) << 4)
 
 
 def _dtype(t: ir.Type) -> np.dtype:
@@ -132,7 +168,9 @@ class Block:
         results = op.results
         if name == "arith.constant":
             attribute = op.attributes["value"]
-            if isinstance(attribute, ir.IntegerAttr):
+            if isinstance(attribute, ir.BoolAttr):
+                value = int(ir.BoolAttr(attribute).value)
+            elif isinstance(attribute, ir.IntegerAttr):
                 value = ir.IntegerAttr(attribute).value
             elif isinstance(attribute, ir.FloatAttr):
                 value = ir.FloatAttr(attribute).value
@@ -183,15 +221,30 @@ class Block:
             self.values[results[0]] = self.scalar(self.block_id[dimension], results[0].type)
         elif name == "gpu.dynamic_shared_memory":
             self.values[results[0]] = MemRef(self.shared, 0, (len(self.shared),))
-        elif name in ("gpu.barrier", "nvvm.cp.async.commit.group", "nvvm.cp.async.wait.group"):
+        elif name in ("gpu.barrier", "nvvm.cp.async.commit.group", "nvvm.cp.async.wait.group",
+                      "nvgpu.mbarrier.init", "nvgpu.mbarrier.arrive.expect_tx",
+                      "nvgpu.mbarrier.try_wait.parity", "nvvm.wgmma.fence.aligned",
+                      "nvvm.wgmma.commit.group.sync.aligned",
+                      "nvvm.wgmma.wait.group.sync.aligned"):
+            # Copies are done when issued and the threads run in lockstep.
             pass
+        elif name == "nvgpu.mbarrier.create":
+            self.values[results[0]] = None
+        elif name == "builtin.unrealized_conversion_cast":
+            self.values[results[0]] = operands[0]
+        elif name == "nvgpu.tma.async.load":
+            self.tma_load(op, operands, mask)
+        elif name == "nvgpu.warpgroup.generate.descriptor":
+            self.values[results[0]] = self.matrix_descriptor(operands[0], operands[1])
+        elif name == "llvm.inline_asm" and "wgmma.mma_async" in str(op.attributes["asm_string"]):
+            self.values[results[0]] = self.wgmma(op, operands)
         elif name == "memref.view":
             offset = _uniform(operands[1])
             t = ir.MemRefType(results[0].type)
             dtype = _dtype(t.element_type)
             view = self.shared[offset:].view(np.uint8)
             buffer = view[:(len(view) // dtype.itemsize) * dtype.itemsize].view(dtype)
-            self.values[results[0]] = MemRef(buffer, 0, t.shape)
+            self.values[results[0]] = MemRef(buffer, 0, t.shape, address=offset)
         elif name == "memref.alloca":
             t = ir.MemRefType(results[0].type)
             size = int(np.prod(t.shape))
@@ -419,6 +472,117 @@ class Block:
         return out
 
 
+    # -- sm_90a: TMA and wgmma ---------------------------------------------------
+
+    def tma_load(self, op, operands, mask) -> None:
+        """The box at the coordinates (innermost first) of the issuing
+        thread, zeros out of bounds, into the shared view, swizzled as the
+        descriptor says."""
+        if not mask.any():
+            return
+        sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        dst, _, tensor_map = operands[:3]
+        thread = int(np.argmax(mask))
+        coordinates = [int(c[thread]) for c in operands[3:3 + sizes[3]]][::-1]
+        array, box = tensor_map.array, tensor_map.box
+        if len(coordinates) != array.ndim or tuple(dst.shape) != box:
+            raise NotImplementedError(f"a TMA box {box} at {coordinates} into {dst.shape}")
+        data = np.zeros(box, array.dtype)
+        inside = tuple(slice(max(c, 0), min(c + b, d)) for c, b, d in
+                       zip(coordinates, box, array.shape))
+        if all(s.start < s.stop for s in inside):
+            data[tuple(slice(s.start - c, s.stop - c) for s, c in zip(inside, coordinates))] = \
+                array[inside]
+        rows, cols = box[-2], box[-1]
+        itemsize = array.dtype.itemsize
+        r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        address = dst.address + r * cols * itemsize + c * itemsize
+        if tensor_map.swizzled:
+            address = _swizzled(address)
+        element_bytes = data.reshape(rows, cols)[..., None].view(np.uint8).reshape(rows, cols,
+                                                                                  itemsize)
+        for byte in range(itemsize):
+            self.shared[address + byte] = element_bytes[..., byte]
+
+    def matrix_descriptor(self, tensor: MemRef, tensor_map: TensorMap) -> np.ndarray:
+        """The wgmma matrix descriptor as upstream's lowering of
+        nvgpu.warpgroup.generate.descriptor makes it: 128-byte swizzle, the
+        stride byte offset of 8 rows of 128 bytes, a leading byte offset of
+        the box's first dim x 128 bytes, the start address in 16 bytes."""
+        if not tensor_map.swizzled:
+            raise NotImplementedError("wgmma descriptors of tiles that are not swizzled")
+        leading = tensor_map.box[0] * 128 >> 4
+        descriptor = (1 << 62) | (1024 >> 4) << 32 | leading << 16 | (
+            (tensor.address >> 4) & 0x3FFF)
+        return np.full(self.threads, descriptor, np.int64)
+
+    def descriptor_matrix(self, descriptor: np.ndarray, rows: int, cols: int, k_major: bool,
+                          dtype: np.dtype) -> np.ndarray:
+        """The rows x cols matrix a wgmma reads through a descriptor (A: M x
+        K, B: K x N), from 128-byte swizzled shared memory: K-major, row i
+        at (i / 8) stride-offsets and (i % 8) x 128 bytes and k contiguous;
+        MN-major (B), n contiguous in 64-element rows, n / 64 leading
+        offsets, k at (k / 8) stride-offsets and (k % 8) x 128 bytes."""
+        d = _uniform(descriptor) & ((1 << 64) - 1)
+        start = (d & 0x3FFF) << 4
+        leading = ((d >> 16) & 0x3FFF) << 4
+        stride = ((d >> 32) & 0x3FFF) << 4
+        if d >> 62 != 1:
+            raise NotImplementedError("wgmma descriptors without the 128-byte swizzle")
+        i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        size = dtype.itemsize
+        if k_major:
+            address = start + i // 8 * stride + i % 8 * 128 + j * size
+        else:  # B as K x N, N contiguous
+            per_row = 128 // size
+            address = start + j // per_row * leading + j % per_row * size + i // 8 * stride \
+                + i % 8 * 128
+        address = _swizzled(address)
+        raw = np.stack([self.shared[address + b] for b in range(size)], axis=-1)
+        return raw.copy().view(dtype).reshape(rows, cols).astype(np.float32)
+
+    def wgmma(self, op, operands) -> np.ndarray:
+        """wgmma.mma_async m64nNk16 with an f32 accumulator tied in place:
+        D += A x B over the warpgroup (the block), A from a descriptor or
+        from four registers a lane in mma.sync's A layout."""
+        text = str(ir.StringAttr(op.attributes["asm_string"]).value)
+        n, dtype = re.search(r"m64n(\d+)k16\.f32\.(\w+)\.", text).groups()
+        n = int(n)
+        immediates = re.search(r"p, 1, 1, (?:(\d), )?(\d);", text)
+        if self.threads != 128 or immediates.group(1) not in (None, "0"):
+            raise NotImplementedError(f"a wgmma of {self.threads} threads or A transposed")
+        k_major_b = immediates.group(2) == "0"
+        element = numpy_dtype(dtype)
+        count = n // 2
+        accumulator, rest = operands[:count], operands[count:]
+        registers = len(rest) == 6
+        D = np.zeros((64, n), np.float32)
+        A = np.zeros((64, 16), np.float32)
+        tid = np.arange(128)
+        w, g, t = tid // WARP, tid % WARP // 4, tid % 4
+        for j in range(n // 8):
+            for h in range(2):
+                for v in range(2):
+                    D[16 * w + g + 8 * h, 8 * j + 2 * t + v] = accumulator[4 * j + 2 * h + v]
+        if registers:
+            for r, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+                pair = np.asarray(rest[r]).astype(np.float32)
+                for v in range(2):
+                    A[16 * w + g + dr, 2 * t + dc + v] = pair[:, v]
+        else:
+            A = self.descriptor_matrix(rest[0], 64, 16, True, element)
+        b = rest[4] if registers else rest[1]
+        B = self.descriptor_matrix(b, n, 16, True, element).T if k_major_b \
+            else self.descriptor_matrix(b, 16, n, False, element)
+        D = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32) + D
+        out = np.zeros((128, count), np.float32)
+        for j in range(n // 8):
+            for h in range(2):
+                for v in range(2):
+                    out[:, 4 * j + 2 * h + v] = D[16 * w + g + 8 * h, 8 * j + 2 * t + v]
+        return out
+
+
 def _bitcast(value: np.ndarray, t: ir.Type) -> np.ndarray:
     """arith.bitcast between f32 and i32 (integers are held as int64);
     llvm.bitcast, which hands f32 registers to mma.sync as i32, keeps the
@@ -445,6 +609,14 @@ def launch(module: ir.Module, arrays: list[np.ndarray]) -> None:
         op = op.operation
         if op.name == "arith.constant":
             constants[op.results[0]] = ir.IntegerAttr(op.attributes["value"]).value
+        elif op.name in ("memref.collapse_shape", "memref.expand_shape"):
+            arguments[op.results[0]] = arguments[op.operands[0]].reshape(
+                ir.MemRefType(op.results[0].type).shape)
+        elif op.name in ("memref.cast", "builtin.unrealized_conversion_cast"):
+            arguments[op.results[0]] = arguments[op.operands[0]]
+        elif op.name == "nvgpu.tma.create.descriptor":
+            arguments[op.results[0]] = TensorMap.of_type(arguments[op.operands[0]],
+                                                         op.results[0].type)
         elif op.name == "gpu.launch_func":
             operands = list(op.operands)
             grid = [constants[v] for v in operands[:3]]
@@ -463,7 +635,8 @@ def run_kernel(module, name, grid, block, shared, arrays) -> None:
                   if "sym_name" in op.operation.attributes
                   and ir.StringAttr(op.operation.attributes["sym_name"]).value == name)
     threads = int(np.prod(block))
-    memrefs = [MemRef(a.reshape(-1), 0, a.shape) for a in arrays]
+    memrefs = [a if isinstance(a, TensorMap) else MemRef(a.reshape(-1), 0, a.shape)
+               for a in arrays]
     for z in range(grid[2]):
         for y in range(grid[1]):
             for x in range(grid[0]):
