@@ -42,7 +42,8 @@ Each block-collective hw op is distributed over the threads of its block:
   swizzled, in 128-byte-wide boxes; a 3-d (batched) memref's descriptor
   has boxes 1 deep in its leading dim. `hw.mbarrier_*` become nvgpu mbarrier
   ops. An MMA whose operands are such tiles, in a block of one
-  warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed), its
+  warpgroup, becomes wgmma (`nvgpu.warpgroup.mma`, B transposed, B's
+  descriptor's leading byte offset set to its boxes' stride), its
   accumulator held in wgmma's register layout; `instruction` on
   `hw.mma` forces one kind or the other;
 * stores call their epilogue per element; a tile in an accumulator
@@ -1584,12 +1585,19 @@ def _wgmma(kernel: KernelLowering, view):
     layout = acc.layout
     element = ir.MemRefType(a.type).element_type
 
-    def descriptor(tile: SharedTile, stages) -> ir.Value:
+    def descriptor(tile: SharedTile, stages, leading_bytes: int | None = None) -> ir.Value:
         shape = tile.type.shape[-2:]
         tensor = _shared_view(kernel, _stage_offset(tile, stages), shape, element)
         described = ir.Type.parse(f"!nvgpu.warpgroup.descriptor<tensor = {tensor.type}>")
-        return nvgpu.WarpgroupGenerateDescriptorOp(described, tensor,
-                                                   tile.descriptor.value).result
+        generated = nvgpu.WarpgroupGenerateDescriptorOp(described, tensor,
+                                                        tile.descriptor.value).result
+        if leading_bytes is None:
+            return generated
+        bits = ir.Operation.create("builtin.unrealized_conversion_cast",
+                                   results=[ir.IntegerType.get_signless(64)],
+                                   operands=[generated]).result
+        return ir.Operation.create("builtin.unrealized_conversion_cast", results=[described],
+                                   operands=[_with_leading_offset(bits, leading_bytes)]).result
 
     accumulator = ir.Type.parse(f"!nvgpu.warpgroup.accumulator<fragmented = "
                                 f"vector<{layout.rows}x{layout.cols}xf32>>")
@@ -1600,8 +1608,11 @@ def _wgmma(kernel: KernelLowering, view):
         packed = llvm.insertvalue(packed, acc.load(slot), [slot // per_chunk, slot % per_chunk])
     initial = ir.Operation.create("builtin.unrealized_conversion_cast", results=[accumulator],
                                   operands=[packed]).result
-    result = nvgpu.WarpgroupMmaOp(accumulator, descriptor(tile_a, stage_a),
-                                  descriptor(tile_b, stage_b), initial, transposeB=True).result
+    # B (K x N) is MN-major: upstream's descriptor takes its leading offset
+    # from the box's first dim, which is 1 for a batched (3-d) box.
+    b_descriptor = descriptor(tile_b, stage_b, nvidia.wgmma_leading_offset(tile_b.descriptor))
+    result = nvgpu.WarpgroupMmaOp(accumulator, descriptor(tile_a, stage_a), b_descriptor,
+                                  initial, transposeB=True).result
     nvvm.WgmmaWaitGroupSyncOp(0)
     unpacked = ir.Operation.create("builtin.unrealized_conversion_cast", results=[struct_type],
                                    operands=[result]).result
@@ -1691,7 +1702,7 @@ def _contract_wgmma(kernel: KernelLowering, view, a, b, acc: RegisterTile, stage
     tile_b = kernel.shared[b]
     b_base = _warpgroup_descriptor(kernel, tile_b, stage_b)
     if not view.transpose_b:
-        b_base = _with_leading_offset(b_base, tile_b.descriptor.box_bytes)
+        b_base = _with_leading_offset(b_base, nvidia.wgmma_leading_offset(tile_b.descriptor))
     registers = a_type.space == "private"
     if registers:
         a_fragments = _register_fragments(kernel, view, a, layout)

@@ -148,6 +148,13 @@ def test_wgmma_k_offsets_walk_the_swizzled_boxes():
     assert [nvidia.wgmma_k_offset(box, k0, False) for k0 in (0, 16, 32)] == [0, 2048, 4096]
 
 
+def test_wgmma_leading_offset_is_the_box_stride():
+    # An MN-major B of 128 columns is two boxes along N, whatever the
+    # box's leading dims: 64 rows of 128 bytes, 32 of them.
+    assert nvidia.wgmma_leading_offset(nvidia.TmaBox(64, 64, "f16", True)) == 8192
+    assert nvidia.wgmma_leading_offset(nvidia.TmaBox(32, 64, "bf16", True)) == 4096
+
+
 def test_contract_reference_against_loops():
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (4, 8)).astype(np.float16)

@@ -293,6 +293,15 @@ DESCRIPTOR_FIELD_MASK = (1 << 14) - 1
 DESCRIPTOR_LEADING_BIT = 16
 
 
+def wgmma_leading_offset(box) -> int:
+    """The leading byte offset of an MN-major wgmma operand (B as K x N) in
+    128-byte swizzled TMA boxes (`box`: `.box_bytes`): the stride from one
+    box to the next along N, the boxes side by side in shared memory. (A
+    K-major operand's k-step lies within one swizzled row: its leading
+    offset is not read.)"""
+    return box.box_bytes
+
+
 def wgmma_k_offset(box, k0: int, k_major: bool) -> int:
     """The byte offset from a wgmma operand's tile to its k-step at `k0`,
     the tile in 128-byte swizzled TMA boxes (`box`: `.cols`, `.box_bytes`,

@@ -22,7 +22,10 @@ of `wgmma.mma_async` m64nNk16) decodes its descriptors as the PTX ISA
 defines them (start address, leading and stride byte offsets, 128-byte
 swizzle; K-major or MN-major by its transpose immediate), takes a
 register A from the warpgroup's lanes in mma.sync's A layout (warp w
-rows 16w..16w+15) and hands each lane its accumulator registers. What the lowering
+rows 16w..16w+15) and hands each lane its accumulator registers;
+`nvgpu.warpgroup.mma` runs as upstream's lowering expands it into such
+wgmmas (descriptors advanced per 64 rows and k-step), the accumulator's
+LLVM structs flattened into one row of registers a thread. What the lowering
 computes per thread is thus checked against NumPy, independently of the
 CPU emulation (which runs the hw ops, not their distribution).
 """
@@ -33,6 +36,7 @@ import re
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import llvm
 
 from lamina.types import numpy_dtype
 
@@ -295,9 +299,25 @@ class Block:
         elif name == "math.fma":
             exact = operands[0].astype(np.float64) * operands[1] + operands[2]
             self.values[results[0]] = exact.astype(operands[0].dtype)
+        elif name == "nvgpu.warpgroup.mma":
+            self.values[results[0]] = self.warpgroup_mma(op, operands)
+        elif name in ("llvm.mlir.undef", "llvm.mlir.poison"):
+            self.values[results[0]] = np.zeros((self.threads, _leaves(results[0].type)),
+                                               np.float32)
+        elif name == "llvm.insertvalue":
+            position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+            start = _leaf_index(results[0].type, position)
+            value = operands[0].copy()
+            inserted = operands[1].reshape(self.threads, -1)
+            value[:, start:start + inserted.shape[1]] = inserted
+            self.values[results[0]] = value
         elif name == "llvm.extractvalue":
             position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
-            self.values[results[0]] = operands[0][:, position[0]]
+            start = _leaf_index(op.operands[0].type, position)
+            count = _leaves(results[0].type)
+            value = operands[0][:, start:start + count]
+            self.values[results[0]] = value[:, 0] if count == 1 and not isinstance(
+                results[0].type, llvm.StructType) else value
         else:
             raise NotImplementedError(f"the SIMT interpreter does not run '{name}'")
 
@@ -556,14 +576,9 @@ class Block:
         count = n // 2
         accumulator, rest = operands[:count], operands[count:]
         registers = len(rest) == 6
-        D = np.zeros((64, n), np.float32)
         A = np.zeros((64, 16), np.float32)
         tid = np.arange(128)
         w, g, t = tid // WARP, tid % WARP // 4, tid % 4
-        for j in range(n // 8):
-            for h in range(2):
-                for v in range(2):
-                    D[16 * w + g + 8 * h, 8 * j + 2 * t + v] = accumulator[4 * j + 2 * h + v]
         if registers:
             for r, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
                 pair = np.asarray(rest[r]).astype(np.float32)
@@ -572,8 +587,25 @@ class Block:
         else:
             A = self.descriptor_matrix(rest[0], 64, 16, True, element)
         b = rest[4] if registers else rest[1]
-        B = self.descriptor_matrix(b, n, 16, True, element).T if k_major_b \
-            else self.descriptor_matrix(b, 16, n, False, element)
+        return self.warpgroup_product(accumulator, A, self.b_matrix(b, n, k_major_b, element))
+
+    def b_matrix(self, descriptor, n: int, k_major: bool, element: np.dtype) -> np.ndarray:
+        """wgmma's B (16 x n) through its descriptor, K-major or MN-major."""
+        return self.descriptor_matrix(descriptor, n, 16, True, element).T if k_major \
+            else self.descriptor_matrix(descriptor, 16, n, False, element)
+
+    def warpgroup_product(self, accumulator, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """D += A x B of one m64nNk16: the lanes' accumulator registers (N / 2
+        of them, in wgmma's layout) in and out."""
+        n = B.shape[1]
+        count = n // 2
+        D = np.zeros((64, n), np.float32)
+        tid = np.arange(128)
+        w, g, t = tid // WARP, tid % WARP // 4, tid % 4
+        for j in range(n // 8):
+            for h in range(2):
+                for v in range(2):
+                    D[16 * w + g + 8 * h, 8 * j + 2 * t + v] = accumulator[4 * j + 2 * h + v]
         D = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32) + D
         out = np.zeros((128, count), np.float32)
         for j in range(n // 8):
@@ -581,6 +613,62 @@ class Block:
                 for v in range(2):
                     out[:, 4 * j + 2 * h + v] = D[16 * w + g + 8 * h, 8 * j + 2 * t + v]
         return out
+
+    def warpgroup_mma(self, op, operands) -> np.ndarray:
+        """nvgpu.warpgroup.mma as upstream's lowering (NVGPUToNVVM's
+        WarpgroupGemm) expands it: per 64 rows of the accumulator i and
+        k-step k of 16, one m64nNk16 whose A descriptor is advanced by
+        (16 k + K x A's dim 1 x i) elements and whose B descriptor by B's
+        dim 0 x 16 k elements (in 16-byte units); A K-major (not
+        transposed), B MN-major where transposeB is set, else K-major. The
+        accumulator travels as M / 64 structs of N / 2 f32 (flattened)."""
+        if "transposeA" in op.attributes or self.threads != 128:
+            raise NotImplementedError("a warpgroup.mma with A transposed or not one warpgroup")
+        (a_shape, dtype), (b_shape, _) = (_described(v.type) for v in op.operands[:2])
+        element = numpy_dtype(dtype)
+        (m, k), n = a_shape, b_shape[1]
+        k_major_b = "transposeB" not in op.attributes
+        size = element.itemsize
+        descriptor_a, descriptor_b, accumulator = operands[:3]
+        out = np.array(accumulator, np.float32).reshape(self.threads, -1).copy()
+        per_chunk = n // 2
+        for i in range(m // 64):
+            chunk = [out[:, i * per_chunk + c] for c in range(per_chunk)]
+            for step in range(k // 16):
+                A = self.descriptor_matrix(
+                    descriptor_a + ((16 * step + k * a_shape[1] * i) * size >> 4), 64, 16, True,
+                    element)
+                B = self.b_matrix(descriptor_b + (b_shape[0] * 16 * step * size >> 4), n,
+                                  k_major_b, element)
+                product = self.warpgroup_product(chunk, A, B)
+                chunk = [product[:, c] for c in range(per_chunk)]
+            out[:, i * per_chunk:(i + 1) * per_chunk] = np.stack(chunk, axis=1)
+        return out
+
+
+def _described(t: ir.Type) -> tuple[list[int], str]:
+    """The shape and element type of the tensor a warpgroup descriptor
+    type describes."""
+    found = re.search(r"tensor = memref<(\d+(?:x\d+)*)x(\w+),", str(t))
+    return [int(d) for d in found.group(1).split("x")], found.group(2)
+
+
+def _leaves(t: ir.Type) -> int:
+    """The scalars of an LLVM struct (nested ones flattened), 1 otherwise."""
+    if isinstance(t, llvm.StructType):
+        return sum(_leaves(member) for member in llvm.StructType(t).body)
+    return 1
+
+
+def _leaf_index(t: ir.Type, position) -> int:
+    """Where the member at `position` of an LLVM struct starts among its
+    flattened scalars."""
+    start = 0
+    for index in position:
+        body = llvm.StructType(t).body
+        start += sum(_leaves(member) for member in body[:index])
+        t = body[index]
+    return start
 
 
 def _bitcast(value: np.ndarray, t: ir.Type) -> np.ndarray:
