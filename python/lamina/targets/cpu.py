@@ -56,7 +56,9 @@ lamina.targets.frontend):
   (`cpu-protect-inputs`); a buffer returned twice is copied for its
   second result (`func-copy-repeated-results`); a result computed in a
   reshaped buffer is computed in the out-parameter itself
-  (`cpu-forward-result-copies`);
+  (`cpu-forward-result-copies`); a function's intermediate buffers share
+  one arena allocated per call, placed by their lifetimes
+  (`cpu-plan-memory`: resnet50's 131 buffers, 86 MB, in 8 MB);
 * `loops`: what no schedule covered becomes scf loops; exp, log, tanh,
   erf and rsqrt on vectors become polynomials (`cpu-approximate-math`),
   and vector ops are lowered for the CPU (`cpu-lower-vectors`: FMAs of outer products,
@@ -135,6 +137,7 @@ from lamina.passes.cpu_forward_result_copies import CPUForwardResultCopies
 from lamina.passes.cpu_define_bf16_truncation import CPUDefineBF16Truncation
 from lamina.passes.cpu_hide_implementations import CPUHideImplementations
 from lamina.passes.cpu_lower_vectors import CPULowerVectors
+from lamina.passes.cpu_plan_memory import CPUPlanMemory
 from lamina.passes.cpu_protect_inputs import CPUProtectInputs
 from lamina.passes.cpu_request_c_interface import CPURequestCInterface
 from lamina.passes.cpu_outline_fusion_groups import CPUOutlineFusionGroups
@@ -326,6 +329,7 @@ class CPUTarget(Target):
                 ShardFinalizeMPI(),
                 "cse",
                 "canonicalize",
+                CPUPlanMemory(),
             ], description="linalg on memrefs; results are out-parameters"),
             Stage("loops", [
                 "func.func(convert-linalg-to-loops)",
