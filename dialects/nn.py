@@ -81,10 +81,13 @@ FLOATS = ("f32", "f16", "bf16")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
-# The integer operand types of nn.matmul, and the type each accumulates
-# and returns in.
-MATMUL_INTEGERS = ("i8",)
-MATMUL_ACCUMULATOR = {"i8": "i32"}
+# The integer operand types of nn.matmul and nn.conv2d, the type each
+# accumulates and returns in, and the (lhs or input, rhs or weight) pairs
+# they take: signed bytes, or unsigned activations by signed weights
+# (AVX512-VNNI's vpdpbusd form, and ONNX Runtime's QDQ models').
+MATMUL_INTEGERS = ("i8", "ui8")
+MATMUL_ACCUMULATOR = {"i8": "i32", "ui8": "i32"}
+INTEGER_OPERAND_PAIRS = (("i8", "i8"), ("ui8", "i8"))
 INTEGER_ACCUMULATORS = frozenset(MATMUL_ACCUMULATOR.values())
 # Of ops that move elements of any type.
 ANY_ELEMENT = NUMBERS + ("i1",)
@@ -123,6 +126,23 @@ def _same_dtype(*types: TensorType) -> str:
     if len(set(dtypes)) > 1:
         raise VerifyError("element types differ: " + " vs ".join(dtypes))
     return dtypes[0]
+
+
+def _integer_operands(lhs: TensorType, rhs: TensorType) -> str:
+    """The element type of an integer product's operands, `lhs` by `rhs`,
+    where they are one of INTEGER_OPERAND_PAIRS."""
+    if (lhs.dtype, rhs.dtype) not in INTEGER_OPERAND_PAIRS:
+        pairs = ", ".join(f"{a} x {b}" for a, b in INTEGER_OPERAND_PAIRS)
+        raise VerifyError(f"integer operands must be {pairs}; these are "
+                          f"{lhs.dtype} x {rhs.dtype}")
+    return lhs.dtype
+
+
+def _product_dtype(lhs: TensorType, rhs: TensorType) -> str:
+    """The operand type of a product: one float type, or an integer pair."""
+    if lhs.dtype in MATMUL_INTEGERS and rhs.dtype in MATMUL_INTEGERS:
+        return _integer_operands(lhs, rhs)
+    return _same_dtype(lhs, rhs)
 
 
 def _check_array(name: str, values, length: int, minimum: Optional[int] = None):
@@ -874,10 +894,11 @@ class MatmulOp(ContractionOp, name="matmul"):
     takes); the cpu target ignores it and computes in f32, within about
     1e-3 relative of the reference.
 
-    Integer operands are i8 x i8, signed, and give an i32 result: the
-    products and their sum are exact in i32 and wrap on overflow (an i8
-    result would overflow for most K), as ONNX's MatMulInteger defines it.
-    Float and integer operands do not mix.
+    Integer operands are i8 x i8, or ui8 x i8 (unsigned activations,
+    signed weights), and give an i32 result: the products and their sum
+    are exact in i32 and wrap on overflow (an i8 result would overflow for
+    most K), as ONNX's MatMulInteger defines it. Float and integer
+    operands do not mix.
 
     Example: %c = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     """
@@ -890,7 +911,7 @@ class MatmulOp(ContractionOp, name="matmul"):
     element_types = FLOATS + MATMUL_INTEGERS
 
     def infer_type(self, lhs, rhs):
-        dtype = _same_dtype(lhs, rhs)
+        dtype = _product_dtype(lhs, rhs)
         if self.precision == "tf32" and dtype != "f32":
             raise VerifyError(f"precision = \"tf32\" rounds f32 operands; these are {dtype}")
         if lhs.rank < 2 or rhs.rank < 2:
@@ -925,7 +946,7 @@ class MatmulOp(ContractionOp, name="matmul"):
                 IndexingMap.of_loops(loops, range(len(result))))
 
     def reference(self, lhs, rhs):
-        if lhs.dtype.kind == "i":
+        if lhs.dtype.kind in "iu":
             # Exact in i64 for any K below 2**33, then wrapped to i32.
             return np.matmul(lhs.astype(np.int64), rhs.astype(np.int64)).astype(np.int32)
         a, b = _compute(lhs), _compute(rhs)

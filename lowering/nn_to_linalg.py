@@ -540,6 +540,8 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     # which linalg's named ops reach by sign-extending the operands
     # (their default cast is signed).
     accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
+    unsigned_lhs = lhs_type.dtype == "ui8"
+    lhs = _retyped(lhs, _signless(lhs.type))
     if prod(rhs_type.shape[:-2]) == 1:
         # One right-hand matrix for every batch (x @ W): the batches' rows
         # form a single matrix. Reshape propagation (linalg-fuse-elementwise-
@@ -553,17 +555,34 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         # which leaves the register tile's contraction two reductions and
         # no outer-product form.
         rows = prod(lhs_type.shape[:-1])
-        product = linalg.matmul(_reshape(lhs, (rows, k), _row_groups(lhs_type.rank)),
-                                _reshape(rhs, (k, n)),
-                                outs=[_filled((rows, n), 0.0, accumulator)])
+        operands = [_reshape(lhs, (rows, k), _row_groups(lhs_type.rank)), _reshape(rhs, (k, n))]
+        init = _filled((rows, n), 0.0, accumulator)
+        product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+                   else linalg.matmul(*operands, outs=[init]))
         return _narrow(_reshape(product, result.shape, _row_groups(len(result.shape))), result)
     else:
         batch = result.shape[:-2]
         operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
                              (prod(batch),) + _shape(x)[-2:]) for x in (lhs, rhs)]
-        product = linalg.batch_matmul(*operands,
-                                      outs=[_filled((prod(batch), m, n), 0.0, accumulator)])
+        init = _filled((prod(batch), m, n), 0.0, accumulator)
+        product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+                   else linalg.batch_matmul(*operands, outs=[init]))
     return _narrow(_reshape(product, result.shape), result)
+
+
+def _unsigned_by_signed_product(lhs: ir.Value, rhs: ir.Value, init: ir.Value) -> ir.Value:
+    """`init + zext(lhs) x sext(rhs)` over matrices (or batches of them) as
+    a generic: linalg's named matmuls extend both operands alike. It is the
+    u8 x s8 body that the dot-product schedule puts on vpdpbusd."""
+    rank = len(_shape(init)) + 1
+    batch = list(range(rank - 3))
+    m, n, k = rank - 3, rank - 2, rank - 1
+    accumulator = _element_type(init)
+    return _generic(_shape(init) + (_shape(lhs)[-1],),
+                    [(lhs, _dims(rank, batch + [m, k])), (rhs, _dims(rank, batch + [k, n]))],
+                    init, lambda a, b: arith.muli(arith.extui(accumulator, a),
+                                                  arith.extsi(accumulator, b)),
+                    reduced=[k], combine=lambda value, acc: arith.addi(acc, value), widen=False)
 
 
 def _row_groups(rank: int) -> list[list[int]]:

@@ -16,14 +16,16 @@ sum does not while K * 255 * 255 < 2^31, K < 33,025):
     acc = a8 x w8 - zw * rowsum(a8) - za * colsum(w8) + K * za * zw
     q   = saturate(round_half_to_even(f32(acc) * (sa * sw / sy)) + zy)
 
-where `a8`, `w8` (and their zero points) are the operands as i8: a ui8
-operand is moved to i8 by subtracting 128 from it and from its zero point
-(which changes no difference `a - za`). A ui8 operand made by an
+where `w8` (and its zero point) is the weight as i8 and `a8` the
+activation as i8 or ui8: a ui8 activation stays as it is (ui8 x i8 is
+what AVX512-VNNI's vpdpbusd multiplies, with no shift of its own), a ui8
+weight is moved to i8 by subtracting 128 from it and from its zero point
+(which changes no difference `w - zw`). A ui8 weight made by an
 `nn.quantize` is made as i8 directly (the same quantisation with the zero
 point less 128: saturating to [0, 255] and subtracting 128 is saturating
 to [-128, 127]); another goes through an exact dequantise-quantise by
-scale 1. The integer matmul is `nn.matmul` on i8 operands (an i32
-result); the row and column sums are matmuls with vectors of ones; the
+scale 1. The integer matmul is `nn.matmul` on i8 (or ui8) x i8
+operands (an i32 result); the row and column sums are matmuls with vectors of ones; the
 epilogue is `nn.cast` to f32, `nn.mul` by the combined scale (computed
 in f32 as `(sa * sw) / sy`, as ONNX Runtime's QLinearMatMul computes it)
 and `nn.quantize` by scale 1, which rounds and saturates.
@@ -142,7 +144,8 @@ def _fuse(quantize: ir.Operation) -> bool:
         return False
     k = _type(weight.value).shape[0]
     with ir.InsertionPoint(quantize), quantize.location:
-        a8, za = _signed(activation)
+        a8, za = ((activation.value, activation.zero_point) if activation.unsigned
+                  else _signed(activation))
         w8, zw = _signed(weight)
         accumulator = nn.MatmulOp.build(a8, w8)
         if zw.any():
@@ -179,7 +182,7 @@ def _fuse(quantize: ir.Operation) -> bool:
 @register_pass
 @dataclass
 class NNFuseQDQ(Pass):
-    """Rewrites dequantize -> nn.matmul -> quantize into an integer nn.matmul (i8 x i8 -> i32) with the zero points' row and column sums and a requantising epilogue."""
+    """Rewrites dequantize -> nn.matmul -> quantize into an integer nn.matmul (i8 or ui8 x i8 -> i32) with the zero points' row and column sums and a requantising epilogue."""
 
     argument = "nn-fuse-qdq"
     anchor = "func.func"

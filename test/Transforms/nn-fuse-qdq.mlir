@@ -61,17 +61,15 @@ func.func @per_column_weight(%x: tensor<4x8xf32>) -> tensor<4x3xi8> {
 
 // -----
 
-// Zero points of zero add no terms. A ui8 activation made by a quantisation
-// is made as i8 directly, its zero point less 128 (200 - 128 = 72).
+// Zero points of zero add no terms. A ui8 activation stays ui8: the
+// integer matmul is ui8 x i8 (vpdpbusd's own form), with no shift.
 // CHECK-LABEL: func.func @uint8_activation_symmetric_weight
 // CHECK-SAME: (%[[X:.+]]: tensor<2x4x16xf32>, %[[W:.+]]: tensor<16x5xi8>)
-// CHECK-NOT: -> tensor<2x4x16xui8>
-// CHECK: %[[Z72:.+]] = arith.constant dense<72> : tensor<i8>
-// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]], %{{.+}}, %[[Z72]]) : (tensor<2x4x16xf32>, tensor<f32>, tensor<i8>) -> tensor<2x4x16xi8>
-// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<2x4x16xi8>, tensor<16x5xi8>) -> tensor<2x4x5xi32>
+// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]], %{{.+}}, %{{.+}}) : (tensor<2x4x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x16xui8>
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<2x4x16xui8>, tensor<16x5xi8>) -> tensor<2x4x5xi32>
 // CHECK-NOT: tensor<16x1xi8>
 // CHECK: "nn.matmul"(%{{.+}}, %[[W]]) : (tensor<1x16xi8>, tensor<16x5xi8>) -> tensor<1x5xi32>
-// CHECK: arith.constant dense<72> : tensor<i32>
+// CHECK: arith.constant dense<200> : tensor<i32>
 // CHECK-NOT: "nn.add"
 // CHECK: "nn.quantize"(%{{.+}}) : (tensor<2x4x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x5xui8>
 func.func @uint8_activation_symmetric_weight(%x: tensor<2x4x16xf32>, %w: tensor<16x5xi8>) -> tensor<2x4x5xui8> {
@@ -114,22 +112,25 @@ func.func @weight_quantized_in_the_program(%qa: tensor<2x4xi8>) -> tensor<2x2xi8
 
 // -----
 
-// A ui8 activation from an argument goes through an exact dequantise and
-// quantise by scale 1 (less 128).
+// A ui8 activation from an argument is the matmul's operand itself; a ui8
+// weight goes through an exact dequantise and quantise by scale 1 (less
+// 128) into i8, its zero point less 128 (1 - 128 = -127).
 // CHECK-LABEL: func.func @uint8_argument
-// CHECK-SAME: (%[[Q:.+]]: tensor<4x8xui8>
-// CHECK: %[[MINUS:.+]] = "nn.dequantize"(%[[Q]], %[[ONE:.+]], %{{.+}}) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
-// CHECK: %[[A:.+]] = "nn.quantize"(%[[MINUS]], %[[ONE]], %{{.+}}) : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>
-// CHECK: "nn.matmul"(%[[A]], %{{.+}}) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
-func.func @uint8_argument(%q: tensor<4x8xui8>, %w: tensor<8x3xi8>) -> tensor<4x3xi8> {
+// CHECK-SAME: (%[[Q:.+]]: tensor<4x8xui8>, %[[W:.+]]: tensor<8x3xui8>)
+// CHECK: %[[MINUS:.+]] = "nn.dequantize"(%[[W]], %[[ONE:.+]], %{{.+}}) : (tensor<8x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x3xf32>
+// CHECK: %[[W8:.+]] = "nn.quantize"(%[[MINUS]], %[[ONE]], %{{.+}}) : (tensor<8x3xf32>, tensor<f32>, tensor<i8>) -> tensor<8x3xi8>
+// CHECK: "nn.matmul"(%[[Q]], %[[W8]]) : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: "nn.matmul"(%[[Q]], %{{.+}}) : (tensor<4x8xui8>, tensor<8x1xi8>) -> tensor<4x1xi32>
+// CHECK: arith.constant dense<-127> : tensor<i32>
+func.func @uint8_argument(%q: tensor<4x8xui8>, %w: tensor<8x3xui8>) -> tensor<4x3xi8> {
   %sa = arith.constant dense<0.1> : tensor<f32>
   %za = arith.constant dense<130> : tensor<ui8>
   %sw = arith.constant dense<0.02> : tensor<f32>
-  %zw = arith.constant dense<1> : tensor<i8>
+  %zw = arith.constant dense<1> : tensor<ui8>
   %sy = arith.constant dense<0.25> : tensor<f32>
   %zy = arith.constant dense<0> : tensor<i8>
   %a = "nn.dequantize"(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
-  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x3xf32>
   %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   %r = "nn.quantize"(%y, %sy, %zy) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
   return %r : tensor<4x3xi8>
