@@ -610,26 +610,65 @@ def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
         x = _permuted(x, [layout.index(d) for d in range(4)])
     nchw_shape = op.nchw_shape(result.shape)
     top, left, bottom, right = op.padding
-    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
+    # Integer products accumulate in the result's type (linalg's named
+    # convolutions sign-extend their operands).
+    accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
+    unsigned_x = op.operand_types[0].dtype == "ui8"
+    padding = 0.0
+    if unsigned_x:
+        x, padding = _unsigned_as_shifted(x), -UNSIGNED_SHIFT
+    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), padding)
     n, channels, height, width = _shape(x)
     out_channels, group_channels, kh, kw = _shape(weight)
     groups = op.groups
     if groups == 1:
-        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(nchw_shape, 0.0)],
+        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(nchw_shape, 0.0, accumulator)],
                                        strides=op.strides, dilations=op.dilations)
     else:
         # Groups become a dim of their own: input NGCHW, weights GFCHW.
         x = _reshape(x, (n, groups, channels // groups, height, width))
-        weight = _reshape(weight, (groups, out_channels // groups, group_channels, kh, kw))
+        grouped_weight = _reshape(weight, (groups, out_channels // groups, group_channels,
+                                           kh, kw))
         grouped = (n, groups, out_channels // groups) + nchw_shape[2:]
-        acc = linalg.conv_2d_ngchw_gfchw(x, weight, outs=[_filled(grouped, 0.0)],
+        acc = linalg.conv_2d_ngchw_gfchw(x, grouped_weight,
+                                         outs=[_filled(grouped, 0.0, accumulator)],
                                          strides=op.strides, dilations=op.dilations)
         acc = _reshape(acc, nchw_shape)
+    if unsigned_x:
+        acc = _unshifted(acc, weight)
     if op.layout != "NCHW":
         acc = _permuted(acc, layout)
     if bias is None:
         return _narrow(acc, result)
     return elementwise(result, [acc, (bias, _dims(4, [layout.index(1)]))], arith.addf)
+
+
+# A ui8 x i8 convolution computes on the activations less UNSIGNED_SHIFT
+# as i8 (their bits with the top one flipped), padded with -UNSIGNED_SHIFT
+# (a ui8 zero), so that linalg's signed named convolutions, and the CPU's
+# schedules of them, apply; UNSIGNED_SHIFT times each filter's sum is added
+# back. Both are exact in wrapping i32.
+UNSIGNED_SHIFT = 128
+
+
+def _unsigned_as_shifted(x: ir.Value) -> ir.Value:
+    i8 = ir.IntegerType.get_signless(8)
+    x = _retyped(x, _signless(x.type))
+    return elementwise(TensorType(_shape(x), "i8"), [x],
+                       lambda v: arith.addi(v, constant(-UNSIGNED_SHIFT, i8)), widen=False)
+
+
+def _unshifted(acc: ir.Value, weight: ir.Value) -> ir.Value:
+    """`acc` (NCHW, i32) plus UNSIGNED_SHIFT times the sum of each output
+    channel's filter."""
+    i32 = _element_type(acc)
+    out_channels = _shape(weight)[0]
+    sums = _generic(_shape(weight), [weight], _filled((out_channels,), 0.0, i32),
+                    lambda w: arith.muli(arith.extsi(i32, w), constant(UNSIGNED_SHIFT, i32)),
+                    reduced=(1, 2, 3), combine=lambda value, total: arith.addi(total, value),
+                    widen=False)
+    return elementwise(TensorType(_shape(acc), "i32"), [acc, (sums, _dims(4, [1]))],
+                       arith.addi, widen=False)
 
 
 def _depthwise(op: nn.Conv2dOp, weight: ir.Value) -> bool:
@@ -1162,7 +1201,12 @@ def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:
 
 
 def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
-    return _pad(x, op.low, op.high, op.value)
+    if op.result_type.dtype != "ui8":
+        return _pad(x, op.low, op.high, op.value)
+    # A ui8 fill as the signless byte of the same bits.
+    value = int(op.value) - 256 if op.value > 127 else op.value
+    padded = _pad(_retyped(x, _signless(x.type)), op.low, op.high, value)
+    return _retyped(padded, op.result_type.to_mlir())
 
 
 def _lower_gather(op: nn.GatherOp, x: ir.Value, indices: ir.Value) -> ir.Value:
