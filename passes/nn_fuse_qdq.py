@@ -1,6 +1,7 @@
-"""--nn-fuse-qdq: a matmul between dequantisations and a quantisation (the
-QDQ form of ONNX models and PyTorch 2 export quantisation) becomes an
-integer matmul with an i32 accumulator and a requantising epilogue.
+"""--nn-fuse-qdq: a matmul or a convolution between dequantisations and a
+quantisation (the QDQ form of ONNX models and PyTorch 2 export
+quantisation) becomes an integer one with an i32 accumulator and a
+requantising epilogue.
 
 The pattern, with every scale and zero point per tensor except the
 weight's, which may be per column (`axis = 1` of a 2-D weight):
@@ -30,6 +31,31 @@ epilogue is `nn.cast` to f32, `nn.mul` by the combined scale (computed
 in f32 as `(sa * sw) / sy`, as ONNX Runtime's QLinearMatMul computes it)
 and `nn.quantize` by scale 1, which rounds and saturates.
 
+A convolution (any strides, dilations, groups and layout) is matched the
+same way, its weight per tensor or per output channel (`axis = 0`), with
+an optional float bias and an `nn.relu` before the quantisation:
+
+    %y = "nn.conv2d"(%x, %w, %bias)    dequantised x and w, float bias
+    %r = "nn.relu"(%y)                  optional
+    %q = "nn.quantize"(%r, %sy, %zy)
+
+becomes, with the padding of x holding za (an `nn.pad`, where za is not
+zero: padding is a real zero, so every window, at the borders too, has
+the same zero-point terms), over the C / groups * KH * KW taps of a window
+
+    acc = conv(x8, w8) - zw[o] * windowsum(x8) - za * filtersum(w8)[o]
+          + taps * za * zw[o]
+    q   = saturate(round_half_to_even(relu(f32(acc) * (sa * sw[o] / sy)
+          + bias[o] / sy)) + zy)
+
+where the window sums are the convolution of x8 with filters of ones
+(one, or one per output channel with groups) and the filter sums the
+convolution of one window of ones with w8 (folded for constant weights).
+ui8 activations stay ui8 (an integer conv2d takes ui8 x i8), ui8 weights
+move to i8 as the matmul's do. The bias is added in f32 after the
+rescaling, which may move a result by one step where it is within a
+rounding error of a tie.
+
 Zero points must be constants (as quantisers write them); scales may be
 values. With constant weights, `nn-fold-constants` then folds the weight's
 conversion to i8, its column sums, the zero-point terms and the combined
@@ -39,9 +65,10 @@ Expects verified nn IR. Guarantees: each rewritten quantisation's result
 is the integer computation above, which differs from the float
 computation it replaces by at most one in the last place before rounding,
 so by at most one quantisation step where that float computation was
-close to a tie; matmuls whose float result is used elsewhere, and every
+close to a tie; matmuls and convolutions whose float result is used elsewhere, and every
 other form (activations per channel, batched weights, a bias between the
-matmul and the quantisation) are left unchanged.
+matmul and the quantisation, a convolution's weight quantised along
+another axis) are left unchanged.
 """
 
 from __future__ import annotations
@@ -92,9 +119,11 @@ class _Quantized:
         return _type(self.value).dtype == "ui8"
 
 
-def _dequantized(value: ir.Value, per_column: bool) -> _Quantized | None:
+def _dequantized(value: ir.Value, channels: tuple[int, int] | None = None
+                 ) -> _Quantized | None:
     """The operand behind `nn.dequantize` with a constant zero point, per
-    tensor (or, where `per_column`, per column of a 2-D value), else None."""
+    tensor (or, where `channels` is (rank, axis), per slice along `axis` of
+    a value of that rank), else None."""
     op = defining_op(value, "nn.dequantize")
     if op is None:
         return None
@@ -105,7 +134,7 @@ def _dequantized(value: ir.Value, per_column: bool) -> _Quantized | None:
     if zero.ndim == 1:
         rank = _type(quantized).rank
         axis = nn.DequantizeOp.from_operation(op).axis % rank
-        if not per_column or rank != 2 or axis != 1:
+        if channels != (rank, axis):
             return None
     return _Quantized(quantized, scale, zero.astype(np.int32))
 
@@ -130,7 +159,7 @@ def _signed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
     return value, zero_point
 
 
-def _fuse(quantize: ir.Operation) -> bool:
+def _fuse_matmul(quantize: ir.Operation) -> bool:
     """Rewrites one quantisation of a QDQ matmul; False where the pattern
     does not hold."""
     product, output_scale, output_zero = quantize.operands
@@ -138,8 +167,8 @@ def _fuse(quantize: ir.Operation) -> bool:
     if (matmul is None or len(list(product.uses)) != 1 or _type(output_scale).rank != 0
             or _constant_array(output_zero) is None):
         return False
-    activation = _dequantized(matmul.operands[0], per_column=False)
-    weight = _dequantized(matmul.operands[1], per_column=True)
+    activation = _dequantized(matmul.operands[0])
+    weight = _dequantized(matmul.operands[1], channels=(2, 1))
     if activation is None or weight is None or _type(weight.value).rank != 2:
         return False
     k = _type(weight.value).shape[0]
@@ -165,24 +194,126 @@ def _fuse(quantize: ir.Operation) -> bool:
                                result_type=_type(accumulator).with_dtype("f32"))
         fused = nn.QuantizeOp.build(nn.MulOp.build(real, multiplier),
                                     _constant(np.array(1.0, np.float32), "f32"), output_zero)
+    _replace(quantize, fused, [matmul])
+    return True
+
+
+def _replace(quantize: ir.Operation, fused: ir.Value, float_ops: list[ir.Operation]) -> None:
+    """Replaces `quantize` with `fused`, erases the float ops it consumed
+    (users first) and the dequantisations (and the quantisations remade
+    as i8) left unused."""
+    product = float_ops[-1]
     quantize.results[0].replace_all_uses_with(fused)
     quantize.erase()
-    dequantizes = list(dict.fromkeys(defining_op(v, "nn.dequantize") for v in matmul.operands))
-    matmul.erase()
+    dequantizes = list(dict.fromkeys(defining_op(v, "nn.dequantize") for v in product.operands))
+    for op in float_ops:
+        op.erase()
     for op in dequantizes:
+        if op is None:
+            continue
         if not list(op.results[0].uses):
             producer = defining_op(op.operands[0], "nn.quantize")
             op.erase()
             # A quantisation remade as i8 for the integer matmul.
             if producer is not None and not list(producer.results[0].uses):
                 producer.erase()
+
+
+def _channels(values: np.ndarray | ir.Value, layout: str) -> np.ndarray | ir.Value:
+    """Per-output-channel values `[O]` shaped to broadcast against a
+    convolution's result in `layout`: `[O, 1, 1]` for NCHW, `[O]` for NHWC."""
+    if layout == "NHWC":
+        return values
+    if isinstance(values, np.ndarray):
+        return values.reshape(values.shape + (1, 1)) if values.ndim == 1 else values
+    t = _type(values)
+    if t.rank != 1:
+        return values
+    return nn.ReshapeOp.build(values, result_type=t.with_shape(t.shape + (1, 1)))
+
+
+def _fuse_conv2d(quantize: ir.Operation) -> bool:
+    """Rewrites one quantisation of a QDQ convolution (with an optional
+    float bias and relu); False where the pattern does not hold."""
+    product, output_scale, output_zero = quantize.operands
+    if _type(output_scale).rank != 0 or _constant_array(output_zero) is None:
+        return False
+    float_ops = []
+    relu = defining_op(product, "nn.relu")
+    if relu is not None:
+        if len(list(product.uses)) != 1:
+            return False
+        float_ops.append(relu)
+        product = relu.operands[0]
+    conv = defining_op(product, "nn.conv2d")
+    if conv is None or len(list(product.uses)) != 1:
+        return False
+    float_ops.append(conv)
+    view = nn.Conv2dOp.from_operation(conv)
+    activation = _dequantized(conv.operands[0])
+    weight = _dequantized(conv.operands[1], channels=(4, 0))
+    if activation is None or weight is None:
+        return False
+    bias = conv.operands[2] if len(conv.operands) > 2 else None
+    out_channels, group_channels, kh, kw = _type(weight.value).shape
+    layout = view.layout
+    with ir.InsertionPoint(quantize), quantize.location:
+        x8, za = activation.value, activation.zero_point
+        w8, zw = _signed(weight)
+        padding = tuple(view.padding)
+        if za.any() and any(padding):
+            # Padding holds the zero point (a real zero), so that every
+            # window's zero-point terms are the same.
+            top, left, bottom, right = padding
+            spatial = {"NCHW": (2, 3), "NHWC": (1, 2)}[layout]
+            low, high = [0] * 4, [0] * 4
+            (low[spatial[0]], low[spatial[1]]), (high[spatial[0]], high[spatial[1]]) = (
+                (top, left), (bottom, right))
+            x8 = nn.PadOp.build(x8, low=low, high=high, value=float(za))
+            padding = (0, 0, 0, 0)
+        attributes = dict(strides=tuple(view.strides), dilations=tuple(view.dilations),
+                          groups=view.groups, layout=layout)
+        accumulator = nn.Conv2dOp.build(x8, w8, None, padding=padding, **attributes)
+        if zw.any():
+            # Each output channel's window sums of the activation: over all
+            # channels (one filter of ones), or over its group's.
+            sums_filters = 1 if view.groups == 1 else out_channels
+            ones = _constant(np.ones((sums_filters, group_channels, kh, kw), np.int8), "i8")
+            window_sums = nn.Conv2dOp.build(x8, ones, None, padding=padding, **attributes)
+            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
+                window_sums, _constant(_channels(zw, layout), "i32")))
+        if za.any():
+            # Each filter's sum: the convolution of one window of ones.
+            channels = group_channels * view.groups
+            window = (1, channels, kh, kw) if layout == "NCHW" else (1, kh, kw, channels)
+            filter_sums = nn.Conv2dOp.build(
+                _constant(np.ones(window, np.int8), "i8"), w8, None,
+                dilations=(1, 1), groups=view.groups, layout=layout)
+            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
+                filter_sums, _constant(za, "i32")))
+        if za.any() and zw.any():
+            taps = group_channels * kh * kw
+            both = (taps * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
+            accumulator = nn.AddOp.build(accumulator, _constant(_channels(both, layout), "i32"))
+        multiplier = nn.DivOp.build(nn.MulOp.build(activation.scale, weight.scale),
+                                    output_scale)
+        real = nn.CastOp.build(accumulator,
+                               result_type=_type(accumulator).with_dtype("f32"))
+        real = nn.MulOp.build(real, _channels(multiplier, layout))
+        if bias is not None:
+            real = nn.AddOp.build(real, _channels(nn.DivOp.build(bias, output_scale), layout))
+        if relu is not None:
+            real = nn.ReluOp.build(real)
+        fused = nn.QuantizeOp.build(real, _constant(np.array(1.0, np.float32), "f32"),
+                                    output_zero)
+    _replace(quantize, fused, float_ops)
     return True
 
 
 @register_pass
 @dataclass
 class NNFuseQDQ(Pass):
-    """Rewrites dequantize -> nn.matmul -> quantize into an integer nn.matmul (i8 or ui8 x i8 -> i32) with the zero points' row and column sums and a requantising epilogue."""
+    """Rewrites dequantize -> nn.matmul or nn.conv2d -> quantize into an integer nn.matmul or nn.conv2d (i8 or ui8 x i8 -> i32) with the zero points' terms and a requantising epilogue."""
 
     argument = "nn-fuse-qdq"
     anchor = "func.func"
@@ -193,4 +324,4 @@ class NNFuseQDQ(Pass):
             quantizes = [inner.operation for inner in block.operations
                          if inner.operation.name == "nn.quantize"]
             for quantize in quantizes:
-                _fuse(quantize)
+                _fuse_matmul(quantize) or _fuse_conv2d(quantize)
