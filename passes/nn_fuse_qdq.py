@@ -77,20 +77,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
 
 from lamina.dialects import nn
 from lamina.linalg_builders import defining_op
 from lamina.pass_registry import Pass, register_pass
+from lamina.quantized_products import (UNSIGNED_OFFSET, Window, constant, integer_conv2d,
+                                       integer_matmul, moved_to_signed, per_channel,
+                                       requantized, value_type)
 from lamina.reference import constant_array
-from lamina.types import TensorType
 
-# What a ui8 operand is moved by to become i8.
-UNSIGNED_OFFSET = 128
-
-
-def _type(value: ir.Value) -> TensorType:
-    return TensorType.from_mlir(value.type)
+_type = value_type
 
 
 def _constant_array(value: ir.Value) -> np.ndarray | None:
@@ -98,12 +94,6 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
     if op is None:
         return None
     return constant_array(op.attributes["value"], value.type)
-
-
-def _constant(array: np.ndarray, dtype: str) -> ir.Value:
-    tensor_type = TensorType(array.shape, dtype).to_mlir()
-    return arith.ConstantOp(tensor_type, ir.DenseElementsAttr.get(
-        np.ascontiguousarray(array), type=tensor_type)).result
 
 
 @dataclass
@@ -150,13 +140,9 @@ def _signed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
         view = nn.QuantizeOp.from_operation(producer)
         shifted = (producer_zero.astype(np.int32) - UNSIGNED_OFFSET).astype(np.int8)
         value = nn.QuantizeOp.build(producer.operands[0], producer.operands[1],
-                                    _constant(shifted, "i8"), axis=view.axis)
+                                    constant(shifted, "i8"), axis=view.axis)
         return value, zero_point
-    one = _constant(np.array(1.0, np.float32), "f32")
-    offset = nn.DequantizeOp.build(operand.value, one, _constant(
-        np.array(UNSIGNED_OFFSET, np.uint8), "ui8"))
-    value = nn.QuantizeOp.build(offset, one, _constant(np.array(0, np.int8), "i8"))
-    return value, zero_point
+    return moved_to_signed(operand.value, operand.zero_point)
 
 
 def _fuse_matmul(quantize: ir.Operation) -> bool:
@@ -171,29 +157,14 @@ def _fuse_matmul(quantize: ir.Operation) -> bool:
     weight = _dequantized(matmul.operands[1], channels=(2, 1))
     if activation is None or weight is None or _type(weight.value).rank != 2:
         return False
-    k = _type(weight.value).shape[0]
     with ir.InsertionPoint(quantize), quantize.location:
         a8, za = ((activation.value, activation.zero_point) if activation.unsigned
                   else _signed(activation))
         w8, zw = _signed(weight)
-        accumulator = nn.MatmulOp.build(a8, w8)
-        if zw.any():
-            row_sums = nn.MatmulOp.build(a8, _constant(np.ones((k, 1), np.int8), "i8"))
-            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
-                row_sums, _constant(zw, "i32")))
-        if za.any():
-            column_sums = nn.MatmulOp.build(_constant(np.ones((1, k), np.int8), "i8"), w8)
-            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
-                column_sums, _constant(za, "i32")))
-        if za.any() and zw.any():
-            both = (k * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
-            accumulator = nn.AddOp.build(accumulator, _constant(both, "i32"))
+        accumulator = integer_matmul(a8, w8, za, zw)
         multiplier = nn.DivOp.build(nn.MulOp.build(activation.scale, weight.scale),
                                     output_scale)
-        real = nn.CastOp.build(accumulator,
-                               result_type=_type(accumulator).with_dtype("f32"))
-        fused = nn.QuantizeOp.build(nn.MulOp.build(real, multiplier),
-                                    _constant(np.array(1.0, np.float32), "f32"), output_zero)
+        fused = requantized(accumulator, multiplier, output_zero)
     _replace(quantize, fused, [matmul])
     return True
 
@@ -219,19 +190,6 @@ def _replace(quantize: ir.Operation, fused: ir.Value, float_ops: list[ir.Operati
                 producer.erase()
 
 
-def _channels(values: np.ndarray | ir.Value, layout: str) -> np.ndarray | ir.Value:
-    """Per-output-channel values `[O]` shaped to broadcast against a
-    convolution's result in `layout`: `[O, 1, 1]` for NCHW, `[O]` for NHWC."""
-    if layout == "NHWC":
-        return values
-    if isinstance(values, np.ndarray):
-        return values.reshape(values.shape + (1, 1)) if values.ndim == 1 else values
-    t = _type(values)
-    if t.rank != 1:
-        return values
-    return nn.ReshapeOp.build(values, result_type=t.with_shape(t.shape + (1, 1)))
-
-
 def _fuse_conv2d(quantize: ir.Operation) -> bool:
     """Rewrites one quantisation of a QDQ convolution (with an optional
     float bias and relu); False where the pattern does not hold."""
@@ -255,57 +213,17 @@ def _fuse_conv2d(quantize: ir.Operation) -> bool:
     if activation is None or weight is None:
         return False
     bias = conv.operands[2] if len(conv.operands) > 2 else None
-    out_channels, group_channels, kh, kw = _type(weight.value).shape
     layout = view.layout
     with ir.InsertionPoint(quantize), quantize.location:
-        x8, za = activation.value, activation.zero_point
         w8, zw = _signed(weight)
-        padding = tuple(view.padding)
-        if za.any() and any(padding):
-            # Padding holds the zero point (a real zero), so that every
-            # window's zero-point terms are the same.
-            top, left, bottom, right = padding
-            spatial = {"NCHW": (2, 3), "NHWC": (1, 2)}[layout]
-            low, high = [0] * 4, [0] * 4
-            (low[spatial[0]], low[spatial[1]]), (high[spatial[0]], high[spatial[1]]) = (
-                (top, left), (bottom, right))
-            x8 = nn.PadOp.build(x8, low=low, high=high, value=float(za))
-            padding = (0, 0, 0, 0)
-        attributes = dict(strides=tuple(view.strides), dilations=tuple(view.dilations),
-                          groups=view.groups, layout=layout)
-        accumulator = nn.Conv2dOp.build(x8, w8, None, padding=padding, **attributes)
-        if zw.any():
-            # Each output channel's window sums of the activation: over all
-            # channels (one filter of ones), or over its group's.
-            sums_filters = 1 if view.groups == 1 else out_channels
-            ones = _constant(np.ones((sums_filters, group_channels, kh, kw), np.int8), "i8")
-            window_sums = nn.Conv2dOp.build(x8, ones, None, padding=padding, **attributes)
-            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
-                window_sums, _constant(_channels(zw, layout), "i32")))
-        if za.any():
-            # Each filter's sum: the convolution of one window of ones.
-            channels = group_channels * view.groups
-            window = (1, channels, kh, kw) if layout == "NCHW" else (1, kh, kw, channels)
-            filter_sums = nn.Conv2dOp.build(
-                _constant(np.ones(window, np.int8), "i8"), w8, None,
-                dilations=(1, 1), groups=view.groups, layout=layout)
-            accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
-                filter_sums, _constant(za, "i32")))
-        if za.any() and zw.any():
-            taps = group_channels * kh * kw
-            both = (taps * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
-            accumulator = nn.AddOp.build(accumulator, _constant(_channels(both, layout), "i32"))
-        multiplier = nn.DivOp.build(nn.MulOp.build(activation.scale, weight.scale),
-                                    output_scale)
-        real = nn.CastOp.build(accumulator,
-                               result_type=_type(accumulator).with_dtype("f32"))
-        real = nn.MulOp.build(real, _channels(multiplier, layout))
-        if bias is not None:
-            real = nn.AddOp.build(real, _channels(nn.DivOp.build(bias, output_scale), layout))
-        if relu is not None:
-            real = nn.ReluOp.build(real)
-        fused = nn.QuantizeOp.build(real, _constant(np.array(1.0, np.float32), "f32"),
-                                    output_zero)
+        accumulator = integer_conv2d(activation.value, w8, activation.zero_point, zw,
+                                     Window.of(view))
+        multiplier = per_channel(nn.DivOp.build(
+            nn.MulOp.build(activation.scale, weight.scale), output_scale), layout)
+        shift = None if bias is None else per_channel(nn.DivOp.build(bias, output_scale),
+                                                      layout)
+        fused = requantized(accumulator, multiplier, output_zero, shift,
+                            relu=relu is not None)
     _replace(quantize, fused, float_ops)
     return True
 
