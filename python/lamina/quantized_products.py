@@ -8,11 +8,16 @@ terms of their zero points, and its requantisation.
           + taps * za * zw[o]                                           (conv2d)
     q   = saturate(round_half_to_even(relu?(f32(acc) * multiplier + shift)) + zy)
 
-Zero points are NumPy arrays (i32): per tensor, or per column of a
-matmul's weight, per output channel of a convolution's; terms of zero
+Zero points are NumPy arrays (i32), or i32 tensors computed at run time:
+per tensor, or per row of a matmul's activation or per column of its
+weight, per output channel of a convolution's weight; terms of known zero
 points that are zero are left out. A convolution's padding holds za (a
-real zero, as ONNX's ConvInteger and QLinearConv define it), so that
-every window, at the borders too, has the same zero-point terms. Sums
+real zero, as ONNX's ConvInteger and QLinearConv define it): where za is
+known, the activation is padded with it, so that every window, at the
+borders too, has the same zero-point terms; where it is computed at run
+time, the padding holds zeros and za's term is za times the sums of each
+filter's taps that fall inside the input (the convolution of an image of
+ones with the filters). Sums
 over windows and filters are convolutions with ones, and row and column
 sums matmuls with ones: integer products like the main one, which
 `nn-fold-constants` folds where their operand is constant.
@@ -49,6 +54,30 @@ def constant(array: np.ndarray, dtype: str) -> ir.Value:
         np.ascontiguousarray(array), type=tensor_type)).result
 
 
+ZeroPoint = "np.ndarray | ir.Value"
+"""A zero point: an i32 array, or an i32 tensor computed at run time."""
+
+
+def _known_zero(zero_point) -> bool:
+    return isinstance(zero_point, np.ndarray) and not zero_point.any()
+
+
+def _term(zero_point, reshape=lambda z: z) -> ir.Value:
+    """A zero point as an i32 tensor, `reshape`d (an array or a value)."""
+    if isinstance(zero_point, np.ndarray):
+        return constant(reshape(zero_point), "i32")
+    return reshape(zero_point)
+
+
+def _product_term(count: int, za, zw, reshape=lambda z: z) -> ir.Value:
+    """`count * za * zw`, folded where both are known."""
+    if isinstance(za, np.ndarray) and isinstance(zw, np.ndarray):
+        both = (count * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
+        return constant(reshape(both), "i32")
+    return nn.MulOp.build(nn.MulOp.build(_term(za), _term(zw, reshape)),
+                          constant(np.array(count, np.int32), "i32"))
+
+
 def moved_to_signed(value: ir.Value, zero_point: np.ndarray) -> tuple[ir.Value, np.ndarray]:
     """A ui8 operand as i8 and its zero point (i32), both less 128 (which
     changes no difference `w - zw`), through an exact dequantisation and
@@ -62,22 +91,20 @@ def moved_to_signed(value: ir.Value, zero_point: np.ndarray) -> tuple[ir.Value, 
     return signed, zero_point - UNSIGNED_OFFSET
 
 
-def integer_matmul(a: ir.Value, w: ir.Value, za: np.ndarray, zw: np.ndarray) -> ir.Value:
+def integer_matmul(a: ir.Value, w: ir.Value, za, zw) -> ir.Value:
     """`(a - za) x (w - zw)` in i32 for `a` of i8 or ui8 `[..., M, K]` and
-    `w` of i8 `[K, N]` (or batched); `za` per tensor or per row (an `[M,
-    1]` array), `zw` per tensor or per column."""
+    `w` of i8 `[K, N]` (or batched); `za` per tensor or per row (`[M,
+    1]`), `zw` per tensor or per column (`[N]`)."""
     k = value_type(w).shape[-2]
     accumulator = nn.MatmulOp.build(a, w)
-    if zw.any():
+    if not _known_zero(zw):
         row_sums = nn.MatmulOp.build(a, constant(np.ones((k, 1), np.int8), "i8"))
-        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(row_sums, constant(zw, "i32")))
-    if za.any():
+        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(row_sums, _term(zw)))
+    if not _known_zero(za):
         column_sums = nn.MatmulOp.build(constant(np.ones((1, k), np.int8), "i8"), w)
-        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(column_sums,
-                                                                 constant(za, "i32")))
-    if za.any() and zw.any():
-        both = (k * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
-        accumulator = nn.AddOp.build(accumulator, constant(both, "i32"))
+        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(column_sums, _term(za)))
+    if not _known_zero(za) and not _known_zero(zw):
+        accumulator = nn.AddOp.build(accumulator, _product_term(k, za, zw))
     return accumulator
 
 
@@ -111,14 +138,14 @@ def per_channel(values: np.ndarray | ir.Value, layout: str) -> np.ndarray | ir.V
     return nn.ReshapeOp.build(values, result_type=t.with_shape(t.shape + (1, 1)))
 
 
-def integer_conv2d(x: ir.Value, w: ir.Value, zx: np.ndarray, zw: np.ndarray,
-                   window: Window) -> ir.Value:
+def integer_conv2d(x: ir.Value, w: ir.Value, zx, zw, window: Window) -> ir.Value:
     """`conv(x - zx, w - zw)` in i32 for `x` of i8 or ui8 and `w` of i8
     (OIHW), the padding holding zx; `zx` per tensor, `zw` per tensor or
     per output channel (`[O]`)."""
     out_channels, group_channels, kh, kw = value_type(w).shape
     layout, padding = window.layout, window.padding
-    if zx.any() and any(padding):
+    channels = group_channels * window.groups
+    if isinstance(zx, np.ndarray) and zx.any() and any(padding):
         top, left, bottom, right = padding
         low, high = [0] * 4, [0] * 4
         h, w_dim = {"NCHW": (2, 3), "NHWC": (1, 2)}[layout]
@@ -128,26 +155,41 @@ def integer_conv2d(x: ir.Value, w: ir.Value, zx: np.ndarray, zw: np.ndarray,
     attributes = dict(strides=window.strides, dilations=window.dilations,
                       groups=window.groups, layout=layout)
     accumulator = nn.Conv2dOp.build(x, w, None, padding=padding, **attributes)
-    if zw.any():
+    by_channel = lambda z: per_channel(z, layout)  # noqa: E731
+    if not _known_zero(zw):
         # Each output channel's window sums of x: over all channels (one
         # filter of ones), or over its group's (one filter per channel).
         filters = 1 if window.groups == 1 else out_channels
         ones = constant(np.ones((filters, group_channels, kh, kw), np.int8), "i8")
         window_sums = nn.Conv2dOp.build(x, ones, None, padding=padding, **attributes)
-        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(
-            window_sums, constant(per_channel(zw, layout), "i32")))
-    if zx.any():
-        # Each filter's sum: its convolution with one window of ones.
-        channels = group_channels * window.groups
-        shape = (1, channels, kh, kw) if layout == "NCHW" else (1, kh, kw, channels)
-        filter_sums = nn.Conv2dOp.build(constant(np.ones(shape, np.int8), "i8"), w, None,
-                                        groups=window.groups, layout=layout)
-        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(filter_sums,
-                                                                 constant(zx, "i32")))
-    if zx.any() and zw.any():
-        taps = group_channels * kh * kw
-        both = (taps * zx.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
-        accumulator = nn.AddOp.build(accumulator, constant(per_channel(both, layout), "i32"))
+        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(window_sums,
+                                                                 _term(zw, by_channel)))
+    if not _known_zero(zx):
+        if any(padding):
+            # zx not known, the padding zeros: the sums of each filter's
+            # taps inside the input, at every position.
+            image = list(value_type(x).shape)
+            image[0] = 1
+            filter_sums = nn.Conv2dOp.build(constant(np.ones(image, np.int8), "i8"), w, None,
+                                            padding=padding, **attributes)
+        else:
+            # Each filter's sum: its convolution with one window of ones.
+            shape = (1, channels, kh, kw) if layout == "NCHW" else (1, kh, kw, channels)
+            filter_sums = nn.Conv2dOp.build(constant(np.ones(shape, np.int8), "i8"), w, None,
+                                            groups=window.groups, layout=layout)
+        accumulator = nn.SubOp.build(accumulator, nn.MulOp.build(filter_sums, _term(zx)))
+    if not _known_zero(zx) and not _known_zero(zw):
+        if any(padding):
+            # Each position's count of taps inside the input.
+            image = list(value_type(x).shape)
+            image[0] = 1
+            counts = nn.Conv2dOp.build(constant(np.ones(image, np.int8), "i8"), constant(
+                np.ones((out_channels, group_channels, kh, kw), np.int8), "i8"), None,
+                padding=padding, **attributes)
+            term = nn.MulOp.build(counts, nn.MulOp.build(_term(zx), _term(zw, by_channel)))
+        else:
+            term = _product_term(group_channels * kh * kw, zx, zw, by_channel)
+        accumulator = nn.AddOp.build(accumulator, term)
     return accumulator
 
 
