@@ -72,7 +72,7 @@ def _term(zero_point, reshape=lambda z: z) -> ir.Value:
 def _product_term(count: int, za, zw, reshape=lambda z: z) -> ir.Value:
     """`count * za * zw`, folded where both are known."""
     if isinstance(za, np.ndarray) and isinstance(zw, np.ndarray):
-        both = (count * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
+        both = np.asarray(count * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
         return constant(reshape(both), "i32")
     return nn.MulOp.build(nn.MulOp.build(_term(za), _term(zw, reshape)),
                           constant(np.array(count, np.int32), "i32"))
