@@ -86,8 +86,6 @@ from lamina.quantized_products import (UNSIGNED_OFFSET, Window, constant, intege
                                        requantized, value_type)
 from lamina.reference import constant_array
 
-_type = value_type
-
 
 def _constant_array(value: ir.Value) -> np.ndarray | None:
     op = defining_op(value, "arith.constant")
@@ -106,7 +104,7 @@ class _Quantized:
 
     @property
     def unsigned(self) -> bool:
-        return _type(self.value).dtype == "ui8"
+        return value_type(self.value).dtype == "ui8"
 
 
 def _dequantized(value: ir.Value, channels: tuple[int, int] | None = None
@@ -122,7 +120,7 @@ def _dequantized(value: ir.Value, channels: tuple[int, int] | None = None
     if zero is None:
         return None
     if zero.ndim == 1:
-        rank = _type(quantized).rank
+        rank = value_type(quantized).rank
         axis = nn.DequantizeOp.from_operation(op).axis % rank
         if channels != (rank, axis):
             return None
@@ -133,7 +131,7 @@ def _signed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
     """The operand as i8 and its zero point (i32)."""
     if not operand.unsigned:
         return operand.value, operand.zero_point
-    zero_point = operand.zero_point - UNSIGNED_OFFSET
+    zero_point = np.asarray(operand.zero_point - UNSIGNED_OFFSET)
     producer = defining_op(operand.value, "nn.quantize")
     producer_zero = None if producer is None else _constant_array(producer.operands[2])
     if producer_zero is not None:
@@ -150,12 +148,12 @@ def _fuse_matmul(quantize: ir.Operation) -> bool:
     does not hold."""
     product, output_scale, output_zero = quantize.operands
     matmul = defining_op(product, "nn.matmul")
-    if (matmul is None or len(list(product.uses)) != 1 or _type(output_scale).rank != 0
+    if (matmul is None or len(list(product.uses)) != 1 or value_type(output_scale).rank != 0
             or _constant_array(output_zero) is None):
         return False
     activation = _dequantized(matmul.operands[0])
     weight = _dequantized(matmul.operands[1], channels=(2, 1))
-    if activation is None or weight is None or _type(weight.value).rank != 2:
+    if activation is None or weight is None or value_type(weight.value).rank != 2:
         return False
     with ir.InsertionPoint(quantize), quantize.location:
         a8, za = ((activation.value, activation.zero_point) if activation.unsigned
@@ -194,7 +192,7 @@ def _fuse_conv2d(quantize: ir.Operation) -> bool:
     """Rewrites one quantisation of a QDQ convolution (with an optional
     float bias and relu); False where the pattern does not hold."""
     product, output_scale, output_zero = quantize.operands
-    if _type(output_scale).rank != 0 or _constant_array(output_zero) is None:
+    if value_type(output_scale).rank != 0 or _constant_array(output_zero) is None:
         return False
     float_ops = []
     relu = defining_op(product, "nn.relu")

@@ -54,24 +54,23 @@ def constant(array: np.ndarray, dtype: str) -> ir.Value:
         np.ascontiguousarray(array), type=tensor_type)).result
 
 
-ZeroPoint = "np.ndarray | ir.Value"
-"""A zero point: an i32 array, or an i32 tensor computed at run time."""
+# A zero point is an i32 array, or an i32 tensor computed at run time.
 
 
 def _known_zero(zero_point) -> bool:
-    return isinstance(zero_point, np.ndarray) and not zero_point.any()
+    return isinstance(zero_point, (np.ndarray, np.integer)) and not np.any(zero_point)
 
 
 def _term(zero_point, reshape=lambda z: z) -> ir.Value:
     """A zero point as an i32 tensor, `reshape`d (an array or a value)."""
-    if isinstance(zero_point, np.ndarray):
-        return constant(reshape(zero_point), "i32")
+    if isinstance(zero_point, (np.ndarray, np.integer)):
+        return constant(reshape(np.asarray(zero_point)), "i32")
     return reshape(zero_point)
 
 
 def _product_term(count: int, za, zw, reshape=lambda z: z) -> ir.Value:
     """`count * za * zw`, folded where both are known."""
-    if isinstance(za, np.ndarray) and isinstance(zw, np.ndarray):
+    if isinstance(za, (np.ndarray, np.integer)) and isinstance(zw, (np.ndarray, np.integer)):
         both = np.asarray(count * za.astype(np.int64) * zw.astype(np.int64)).astype(np.int32)
         return constant(reshape(both), "i32")
     return nn.MulOp.build(nn.MulOp.build(_term(za), _term(zw, reshape)),
@@ -88,7 +87,7 @@ def moved_to_signed(value: ir.Value, zero_point: np.ndarray) -> tuple[ir.Value, 
     offset = nn.DequantizeOp.build(value, one, constant(np.array(UNSIGNED_OFFSET, np.uint8),
                                                         "ui8"))
     signed = nn.QuantizeOp.build(offset, one, constant(np.array(0, np.int8), "i8"))
-    return signed, zero_point - UNSIGNED_OFFSET
+    return signed, np.asarray(zero_point - UNSIGNED_OFFSET)
 
 
 def integer_matmul(a: ir.Value, w: ir.Value, za, zw) -> ir.Value:
@@ -130,7 +129,8 @@ def per_channel(values: np.ndarray | ir.Value, layout: str) -> np.ndarray | ir.V
     NCHW, `[O]` for NHWC; a scalar as it is."""
     if layout == "NHWC":
         return values
-    if isinstance(values, np.ndarray):
+    if isinstance(values, (np.ndarray, np.integer)):
+        values = np.asarray(values)
         return values.reshape(values.shape + (1, 1)) if values.ndim == 1 else values
     t = value_type(values)
     if t.rank != 1:
@@ -145,7 +145,7 @@ def integer_conv2d(x: ir.Value, w: ir.Value, zx, zw, window: Window) -> ir.Value
     out_channels, group_channels, kh, kw = value_type(w).shape
     layout, padding = window.layout, window.padding
     channels = group_channels * window.groups
-    if isinstance(zx, np.ndarray) and zx.any() and any(padding):
+    if isinstance(zx, (np.ndarray, np.integer)) and np.any(zx) and any(padding):
         top, left, bottom, right = padding
         low, high = [0] * 4, [0] * 4
         h, w_dim = {"NCHW": (2, 3), "NHWC": (1, 2)}[layout]
