@@ -217,3 +217,24 @@ def test_qdq_resnet_block_matches_onnxruntime(tmp_path):
           f"({step:.5f})")
     assert differ.mean() <= 0.02
     assert len(np.unique(got)) > 20
+
+
+def test_qlinear_matmul_float16_scales():
+    """float16 scales are widened to f32 (exactly): the results equal the
+    ONNX reference evaluator's."""
+    from onnx.reference import ReferenceEvaluator
+    a, b = quantized((4, 32), np.uint8), quantized((32, 6), np.uint8)
+    initializers = {"sa": np.array(0.0213, np.float16), "za": np.array(120, np.uint8),
+                    "b": b, "sb": np.array(0.0087, np.float16), "zb": np.array(130, np.uint8),
+                    "sy": np.array(0.11, np.float16), "zy": np.array(128, np.uint8)}
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+                            ["y"])
+    graph = helper.make_graph(
+        [node], "qlinear", [helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, (4, 6))],
+        [numpy_helper.from_array(array, name) for name, array in initializers.items()])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    want = ReferenceEvaluator(proto).run(None, {"a": a})[0]
+    got = lamina.compile(lamina.from_onnx(proto.SerializeToString(), params="constants"))(a)
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(got)) > 10

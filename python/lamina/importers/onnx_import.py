@@ -1138,13 +1138,17 @@ def _zero_of(im, node, index: int, dtype: str, what: str, size: int, per: str,
 
 
 def _scale_of(im, node, index: int, what: str, size: int, per: str) -> ir.Value:
-    """Scale `index` (f32) of a QLinear node: a scalar, or one per `per`."""
+    """Scale `index` of a QLinear node as f32 (a float16 one widened,
+    exactly): a scalar, or one per `per`."""
     name = node.input(index)
     scale = im.tensor(name)
     scale_type = _type_of(scale)
+    if scale_type.dtype == "f16":
+        scale = im.op("cast", scale, result_type=scale_type.with_dtype("f32"))
+        scale_type = _type_of(scale)
     if scale_type.dtype != "f32":
         raise _NodeProblem(f"{what} '{name}' has element type {scale_type.dtype}; only float "
-                           "scales are supported")
+                           "and float16 scales are supported")
     if scale_type.shape in ((), (1,)):
         return im.reshape(scale, ())
     if scale_type.shape != (size,):
