@@ -34,10 +34,11 @@ of 16 tokens); NumPy runs it as Lamina's reference evaluator does (one
 NumPy call per nn op). The bf16 matmuls have no NumPy row (NumPy has no
 bf16 matmul). `torch` is PyTorch without compiling (its matmul is
 oneDNN's, on AMX or AVX512-BF16 where the CPU has them), beside the
-peers. The `matmul*_int8` rows (i8 x i8 -> i32, both operands
-inputs) have one peer, `onnxruntime` (its MatMulInteger; not in the
-default systems: `--systems lamina,onnxruntime --workloads
-matmul1024_int8,matmul2048_int8`). The `linear*` workloads are a transformer's linear layers
+peers. The `*_int8` rows (integer products into i32: the matmuls i8 x
+i8, the convolutions `conv2d_int8` and `pointwise_int8` uint8 activations
+by int8 weights, both operands inputs) have one peer, `onnxruntime` (its
+MatMulInteger and ConvInteger; not in the default systems: `--systems
+lamina,onnxruntime --workloads matmul1024_int8,conv2d_int8`). The `linear*` workloads are a transformer's linear layers
 on `[batch, tokens, features]` activations (`linear3d*`) beside the same
 products written in 2-D (`linear2d*`, the batch's rows as one matrix):
 the 3-D figure should be the 2-D one. `--target` names Lamina's CPU target
@@ -78,6 +79,8 @@ WORKLOADS = {
     "matmul1024_bf16": "matmul 1024x1024x1024, bf16 in, bf16 out",
     "matmul1024_int8": "matmul 1024x1024x1024, int8 in, int32 out (signed, exact)",
     "matmul2048_int8": "matmul 2048x2048x2048, int8 in, int32 out (signed, exact)",
+    "conv2d_int8": "conv2d 3x3 N=1 C=64->64 56x56 pad 1, uint8 x int8 -> int32",
+    "pointwise_int8": "conv2d 1x1 N=1 C=256->64 56x56, uint8 x int8 -> int32",
     "matmul2048_bf16": "matmul 2048x2048x2048, bf16 in, bf16 out",
     "linear3d": "linear layer x@W on [batch, tokens, features]: x 1x197x768, W 768x3072",
     "linear2d": "linear3d's product in 2-D: x 197x768, W 768x3072",
@@ -102,7 +105,12 @@ PEERS = ("numpy", "jax", "torch_compile", "onnxruntime")
 EXAMPLE_BLOCK = os.path.join(os.path.dirname(HERE), "examples", "attention.mlir")
 
 
+# The integer convolutions: the float workload of the same shapes.
+INTEGER_CONVOLUTIONS = {"conv2d_int8": "conv2d", "pointwise_int8": "pointwise"}
+
+
 def shapes(workload: str) -> list[tuple[int, ...]]:
+    workload = INTEGER_CONVOLUTIONS.get(workload, workload)
     if workload.startswith("matmul"):
         n = int(workload[6:].split("_")[0])
         return [(n, n), (n, n)]
@@ -130,6 +138,8 @@ GROUPS = {"depthwise": 128, "grouped": 32}
 
 def work(workload: str) -> tuple[float, str]:
     """(amount, unit): FLOPs for contractions, bytes moved for the rest."""
+    if workload in INTEGER_CONVOLUTIONS:
+        return work(INTEGER_CONVOLUTIONS[workload])[0], "GOP/s"
     if workload.startswith("matmul"):
         n = int(workload[6:].split("_")[0])
         return 2.0 * n ** 3, "GOP/s" if workload.endswith("_int8") else "GFLOP/s"
@@ -161,6 +171,14 @@ def lamina_source(workload: str) -> str:
     if workload == "block":
         with open(EXAMPLE_BLOCK) as f:
             return f.read()
+    if workload in INTEGER_CONVOLUTIONS:
+        (x_shape, w_shape), y_shape = shapes(workload), _output_shape(workload)
+        x = t(x_shape).replace("f32", "ui8")
+        w, y = t(w_shape).replace("f32", "i8"), t(y_shape).replace("f32", "i32")
+        padding = ("{padding = array<i64: 1, 1, 1, 1>} " if w_shape[2] == 3 else "")
+        return (f'func.func @main(%x: {x}, %w: {w}) -> {y} {{\n'
+                f'  %0 = "nn.conv2d"(%x, %w) {padding}: ({x}, {w}) -> {y}\n'
+                f'  return %0 : {y}\n}}\n')
     if workload.endswith("_int8"):
         n = int(workload[6:].split("_")[0])
         a, c = t((n, n)).replace("f32", "i8"), t((n, n)).replace("f32", "i32")
@@ -245,6 +263,10 @@ def measure(call, warmup: float = 0.3, budget: float = 1.0) -> float:
 def inputs(workload: str):
     import numpy as np
     rng = np.random.default_rng(0)
+    if workload in INTEGER_CONVOLUTIONS:
+        x_shape, w_shape = shapes(workload)
+        return [rng.integers(0, 256, x_shape, dtype=np.uint8),
+                rng.integers(-128, 128, w_shape, dtype=np.int8)]
     if workload.endswith("_int8"):
         return [rng.integers(-128, 128, s, dtype=np.int8) for s in shapes(workload)]
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes(workload)]
@@ -372,6 +394,7 @@ def _numpy_function(workload: str, np):
 
 
 def _output_shape(workload: str):
+    workload = INTEGER_CONVOLUTIONS.get(workload, workload)
     if workload == "mlp":
         return (1024, 4096)
     if workload in LINEAR:
@@ -387,7 +410,7 @@ def run_numpy(workload: str, threads: int):
     if workload.endswith("_bf16"):
         raise NotImplementedError("NumPy has no bf16 matmul")
     if workload.endswith("_int8"):
-        raise NotImplementedError("NumPy has no int8 x int8 -> int32 matmul")
+        raise NotImplementedError("the int8 rows' peer is onnxruntime")
     if workload == "block":
         import lamina
         from lamina.reference import evaluate
@@ -503,18 +526,25 @@ def run_torch_compile(workload: str, threads: int):
 
 
 def onnxruntime_model(workload: str) -> bytes:
-    """The int8 matmul workloads as an ONNX MatMulInteger of two inputs
-    (no zero points), serialised."""
+    """The int8 workloads as an ONNX MatMulInteger or ConvInteger of two
+    inputs (no zero points), serialised."""
     from onnx import TensorProto, helper
     if not workload.endswith("_int8"):
-        raise NotImplementedError("the bench's onnxruntime rows are the int8 matmuls "
-                                  "(MatMulInteger)")
+        raise NotImplementedError("the bench's onnxruntime rows are the int8 workloads "
+                                  "(MatMulInteger, ConvInteger)")
     a, b = shapes(workload)
+    if workload in INTEGER_CONVOLUTIONS:
+        pads = [1, 1, 1, 1] if b[2] == 3 else [0, 0, 0, 0]
+        node = helper.make_node("ConvInteger", ["a", "b"], ["y"], pads=pads)
+        types, y = (TensorProto.UINT8, TensorProto.INT8), _output_shape(workload)
+    else:
+        node = helper.make_node("MatMulInteger", ["a", "b"], ["y"])
+        types, y = (TensorProto.INT8, TensorProto.INT8), (a[0], b[1])
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], workload,
-        [helper.make_tensor_value_info("a", TensorProto.INT8, a),
-         helper.make_tensor_value_info("b", TensorProto.INT8, b)],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, (a[0], b[1]))])
+        [node], workload,
+        [helper.make_tensor_value_info("a", types[0], a),
+         helper.make_tensor_value_info("b", types[1], b)],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, y)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
 
 

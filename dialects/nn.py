@@ -81,10 +81,13 @@ FLOATS = ("f32", "f16", "bf16")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
-# The integer operand types of nn.matmul, and the type each accumulates
-# and returns in.
-MATMUL_INTEGERS = ("i8",)
-MATMUL_ACCUMULATOR = {"i8": "i32"}
+# The integer operand types of nn.matmul and nn.conv2d, the type each
+# accumulates and returns in, and the (lhs or input, rhs or weight) pairs
+# they take: signed bytes, or unsigned activations by signed weights
+# (AVX512-VNNI's vpdpbusd form, and ONNX Runtime's QDQ models').
+MATMUL_INTEGERS = ("i8", "ui8")
+MATMUL_ACCUMULATOR = {"i8": "i32", "ui8": "i32"}
+INTEGER_OPERAND_PAIRS = (("i8", "i8"), ("ui8", "i8"))
 INTEGER_ACCUMULATORS = frozenset(MATMUL_ACCUMULATOR.values())
 # Of ops that move elements of any type.
 ANY_ELEMENT = NUMBERS + ("i1",)
@@ -123,6 +126,23 @@ def _same_dtype(*types: TensorType) -> str:
     if len(set(dtypes)) > 1:
         raise VerifyError("element types differ: " + " vs ".join(dtypes))
     return dtypes[0]
+
+
+def _integer_operands(lhs: TensorType, rhs: TensorType) -> str:
+    """The element type of an integer product's operands, `lhs` by `rhs`,
+    where they are one of INTEGER_OPERAND_PAIRS."""
+    if (lhs.dtype, rhs.dtype) not in INTEGER_OPERAND_PAIRS:
+        pairs = ", ".join(f"{a} x {b}" for a, b in INTEGER_OPERAND_PAIRS)
+        raise VerifyError(f"integer operands must be {pairs}; these are "
+                          f"{lhs.dtype} x {rhs.dtype}")
+    return lhs.dtype
+
+
+def _product_dtype(lhs: TensorType, rhs: TensorType) -> str:
+    """The operand type of a product: one float type, or an integer pair."""
+    if lhs.dtype in MATMUL_INTEGERS and rhs.dtype in MATMUL_INTEGERS:
+        return _integer_operands(lhs, rhs)
+    return _same_dtype(lhs, rhs)
 
 
 def _check_array(name: str, values, length: int, minimum: Optional[int] = None):
@@ -874,10 +894,11 @@ class MatmulOp(ContractionOp, name="matmul"):
     takes); the cpu target ignores it and computes in f32, within about
     1e-3 relative of the reference.
 
-    Integer operands are i8 x i8, signed, and give an i32 result: the
-    products and their sum are exact in i32 and wrap on overflow (an i8
-    result would overflow for most K), as ONNX's MatMulInteger defines it.
-    Float and integer operands do not mix.
+    Integer operands are i8 x i8, or ui8 x i8 (unsigned activations,
+    signed weights), and give an i32 result: the products and their sum
+    are exact in i32 and wrap on overflow (an i8 result would overflow for
+    most K), as ONNX's MatMulInteger defines it. Float and integer
+    operands do not mix.
 
     Example: %c = "nn.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     """
@@ -890,7 +911,7 @@ class MatmulOp(ContractionOp, name="matmul"):
     element_types = FLOATS + MATMUL_INTEGERS
 
     def infer_type(self, lhs, rhs):
-        dtype = _same_dtype(lhs, rhs)
+        dtype = _product_dtype(lhs, rhs)
         if self.precision == "tf32" and dtype != "f32":
             raise VerifyError(f"precision = \"tf32\" rounds f32 operands; these are {dtype}")
         if lhs.rank < 2 or rhs.rank < 2:
@@ -925,7 +946,7 @@ class MatmulOp(ContractionOp, name="matmul"):
                 IndexingMap.of_loops(loops, range(len(result))))
 
     def reference(self, lhs, rhs):
-        if lhs.dtype.kind == "i":
+        if lhs.dtype.kind in "iu":
             # Exact in i64 for any K below 2**33, then wrapped to i32.
             return np.matmul(lhs.astype(np.int64), rhs.astype(np.int64)).astype(np.int32)
         a, b = _compute(lhs), _compute(rhs)
@@ -943,6 +964,11 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
     "NHWC"`), OIHW weights, with optional bias `[O]`, strides, padding
     (top, left, bottom, right), dilations and groups.
 
+    Integer operands are i8 x i8, or ui8 x i8 (unsigned activations,
+    signed weights), as nn.matmul's, and give an i32 result, exact and
+    wrapping (as ONNX's ConvInteger); padding holds zeros, and there is no
+    bias (an integer bias is an `nn.add` on the i32 result).
+
     Example: %y = "nn.conv2d"(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     """
 
@@ -956,6 +982,8 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
     groups: IntAttr = 1
     layout: EnumAttr(*LAYOUTS) = "NCHW"
 
+    element_types = FLOATS + MATMUL_INTEGERS
+
     def verify(self, x, weight, bias):
         _check_array("strides", self.strides, 2, 1)
         _check_array("padding", self.padding, 4, 0)
@@ -964,7 +992,13 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
             raise VerifyError(f"'groups' must be >= 1, got {self.groups}")
 
     def infer_type(self, x, weight, bias):
-        dtype = _same_dtype(*[t for t in (x, weight, bias) if t is not None])
+        if x.dtype in MATMUL_INTEGERS or weight.dtype in MATMUL_INTEGERS:
+            dtype = _product_dtype(x, weight)
+            if bias is not None:
+                raise VerifyError(f"an integer conv2d takes no bias (add it to the "
+                                  f"{MATMUL_ACCUMULATOR[dtype]} result), got {bias}")
+        else:
+            dtype = _same_dtype(*[t for t in (x, weight, bias) if t is not None])
         x = self.nchw_input(x, "conv2d")
         if weight.rank != 4:
             raise VerifyError(f"conv2d weight must be OIHW (rank 4), got {weight}")
@@ -983,7 +1017,7 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
         ow = _window_out(w, kw, self.strides[1], self.dilations[1], left + right)
         if oh < 1 or ow < 1:
             raise VerifyError(f"conv2d kernel {kh}x{kw} does not fit the padded input {h}x{w}")
-        return self.in_layout(TensorType((n, o, oh, ow), dtype))
+        return self.in_layout(TensorType((n, o, oh, ow), MATMUL_ACCUMULATOR.get(dtype, dtype)))
 
     def iteration_domain(self, x, weight, bias) -> IterationDomain:
         """Loops `(n, o, oh, ow, c, kh, kw)`, and with groups `(n, g, o, oh,
@@ -1019,7 +1053,19 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
 
     def _reference_nchw(self, x, weight, bias):
         dtype = x.dtype
-        x, weight = _compute(x), _compute(weight)
+        if dtype.kind in "iu":
+            # Exact in i64 (f64 sums of byte products are exact below
+            # 2**53), then wrapped to i32.
+            exact = self._window_sums(x.astype(np.float64), weight.astype(np.float64))
+            return exact.astype(np.int64).astype(np.int32)
+        out = self._window_sums(_compute(x), _compute(weight))
+        if bias is not None:
+            out += _compute(bias)[None, :, None, None]
+        return out.astype(dtype)
+
+    def _window_sums(self, x, weight):
+        """The convolution of NCHW `x` and OIHW `weight` in their (float)
+        type, without bias."""
         top, left, bottom, right = self.padding
         xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
         x_type = self.in_layout(TensorType(x.shape, "f32"))
@@ -1030,7 +1076,7 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
         sh, sw = self.strides
         dh, dw = self.dilations
         g = self.groups
-        out = np.zeros(out_shape, np.float32)
+        out = np.zeros(out_shape, x.dtype)
         for i in range(kh):
             for j in range(kw):
                 patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
@@ -1038,9 +1084,7 @@ class Conv2dOp(ConvolutionOp, name="conv2d"):
                 patch = patch.reshape(n, g, ci, oh, ow)
                 wk = weight[:, :, i, j].reshape(g, o // g, ci)
                 out += np.einsum("ngchw,goc->ngohw", patch, wk).reshape(n, o, oh, ow)
-        if bias is not None:
-            out += _compute(bias)[None, :, None, None]
-        return out.astype(dtype)
+        return out
 
 
 class Pool2dOp(ConvolutionOp):
@@ -1743,7 +1787,8 @@ class SliceOp(DataMovementOp, name="slice"):
 
 class PadOp(DataMovementOp, name="pad"):
     """Pads each dim with `low` elements before and `high` after, filled
-    with `value`.
+    with `value` (for i8 and ui8, quantised values and their zero points,
+    an integer in the type's range).
 
     Example: %y = "nn.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<2x6xf32>
     """
@@ -1753,9 +1798,14 @@ class PadOp(DataMovementOp, name="pad"):
     low: I64ArrayAttr
     high: I64ArrayAttr
     value: FloatAttr = 0.0
-    element_types = ("f32", "f16", "bf16")
+    element_types = FLOATS + QUANTIZED
 
     def infer_type(self, x):
+        if x.dtype in QUANTIZED:
+            low, high = quantized_range(x.dtype)
+            if self.value != int(self.value) or not low <= self.value <= high:
+                raise VerifyError(f"pad value {self.value} is not a {x.dtype} value "
+                                  f"(an integer in [{low}, {high}])")
         _check_array("low", self.low, x.rank, 0)
         _check_array("high", self.high, x.rank, 0)
         return x.with_shape([d + lo + hi for d, lo, hi in zip(x.shape, self.low, self.high)])

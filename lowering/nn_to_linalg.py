@@ -540,6 +540,8 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     # which linalg's named ops reach by sign-extending the operands
     # (their default cast is signed).
     accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
+    unsigned_lhs = lhs_type.dtype == "ui8"
+    lhs = _retyped(lhs, _signless(lhs.type))
     if prod(rhs_type.shape[:-2]) == 1:
         # One right-hand matrix for every batch (x @ W): the batches' rows
         # form a single matrix. Reshape propagation (linalg-fuse-elementwise-
@@ -557,16 +559,18 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         # propagated back through the matmul they would be that unit
         # reduction again (1x197x768 @ 1x768x2304: 77 ms instead of 3).
         rows = prod(lhs_type.shape[:-1])
-        product = linalg.matmul(_reshape(lhs, (rows, k), _row_groups(lhs_type.rank)),
-                                _matrix(rhs),
-                                outs=[_filled((rows, n), 0.0, accumulator)])
+        operands = [_reshape(lhs, (rows, k), _row_groups(lhs_type.rank)), _matrix(rhs)]
+        init = _filled((rows, n), 0.0, accumulator)
+        product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+                   else linalg.matmul(*operands, outs=[init]))
         return _narrow(_reshape(product, result.shape, _row_groups(len(result.shape))), result)
     else:
         batch = result.shape[:-2]
         operands = [_reshape(_broadcast(x, batch + _shape(x)[-2:]),
                              (prod(batch),) + _shape(x)[-2:]) for x in (lhs, rhs)]
-        product = linalg.batch_matmul(*operands,
-                                      outs=[_filled((prod(batch), m, n), 0.0, accumulator)])
+        init = _filled((prod(batch), m, n), 0.0, accumulator)
+        product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+                   else linalg.batch_matmul(*operands, outs=[init]))
     return _narrow(_reshape(product, result.shape), result)
 
 
@@ -579,6 +583,21 @@ def _matrix(value: ir.Value) -> ir.Value:
         return value
     return tensor.extract_slice(_tensor_type(shape[-2:], _element_type(value)), value,
                                 [], [], [], [0] * len(shape), list(shape), [1] * len(shape))
+
+
+def _unsigned_by_signed_product(lhs: ir.Value, rhs: ir.Value, init: ir.Value) -> ir.Value:
+    """`init + zext(lhs) x sext(rhs)` over matrices (or batches of them) as
+    a generic: linalg's named matmuls extend both operands alike. It is the
+    u8 x s8 body that the dot-product schedule puts on vpdpbusd."""
+    rank = len(_shape(init)) + 1
+    batch = list(range(rank - 3))
+    m, n, k = rank - 3, rank - 2, rank - 1
+    accumulator = _element_type(init)
+    return _generic(_shape(init) + (_shape(lhs)[-1],),
+                    [(lhs, _dims(rank, batch + [m, k])), (rhs, _dims(rank, batch + [k, n]))],
+                    init, lambda a, b: arith.muli(arith.extui(accumulator, a),
+                                                  arith.extsi(accumulator, b)),
+                    reduced=[k], combine=lambda value, acc: arith.addi(acc, value), widen=False)
 
 
 def _row_groups(rank: int) -> list[list[int]]:
@@ -606,26 +625,65 @@ def _lower_conv2d(op: nn.Conv2dOp, x: ir.Value, weight: ir.Value,
         x = _permuted(x, [layout.index(d) for d in range(4)])
     nchw_shape = op.nchw_shape(result.shape)
     top, left, bottom, right = op.padding
-    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), 0.0)
+    # Integer products accumulate in the result's type (linalg's named
+    # convolutions sign-extend their operands).
+    accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
+    unsigned_x = op.operand_types[0].dtype == "ui8"
+    padding = 0.0
+    if unsigned_x:
+        x, padding = _unsigned_as_shifted(x), -UNSIGNED_SHIFT
+    x = _pad(x, (0, 0, top, left), (0, 0, bottom, right), padding)
     n, channels, height, width = _shape(x)
     out_channels, group_channels, kh, kw = _shape(weight)
     groups = op.groups
     if groups == 1:
-        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(nchw_shape, 0.0)],
+        acc = linalg.conv_2d_nchw_fchw(x, weight, outs=[_filled(nchw_shape, 0.0, accumulator)],
                                        strides=op.strides, dilations=op.dilations)
     else:
         # Groups become a dim of their own: input NGCHW, weights GFCHW.
         x = _reshape(x, (n, groups, channels // groups, height, width))
-        weight = _reshape(weight, (groups, out_channels // groups, group_channels, kh, kw))
+        grouped_weight = _reshape(weight, (groups, out_channels // groups, group_channels,
+                                           kh, kw))
         grouped = (n, groups, out_channels // groups) + nchw_shape[2:]
-        acc = linalg.conv_2d_ngchw_gfchw(x, weight, outs=[_filled(grouped, 0.0)],
+        acc = linalg.conv_2d_ngchw_gfchw(x, grouped_weight,
+                                         outs=[_filled(grouped, 0.0, accumulator)],
                                          strides=op.strides, dilations=op.dilations)
         acc = _reshape(acc, nchw_shape)
+    if unsigned_x:
+        acc = _unshifted(acc, weight)
     if op.layout != "NCHW":
         acc = _permuted(acc, layout)
     if bias is None:
         return _narrow(acc, result)
     return elementwise(result, [acc, (bias, _dims(4, [layout.index(1)]))], arith.addf)
+
+
+# A ui8 x i8 convolution computes on the activations less UNSIGNED_SHIFT
+# as i8 (their bits with the top one flipped), padded with -UNSIGNED_SHIFT
+# (a ui8 zero), so that linalg's signed named convolutions, and the CPU's
+# schedules of them, apply; UNSIGNED_SHIFT times each filter's sum is added
+# back. Both are exact in wrapping i32.
+UNSIGNED_SHIFT = 128
+
+
+def _unsigned_as_shifted(x: ir.Value) -> ir.Value:
+    i8 = ir.IntegerType.get_signless(8)
+    x = _retyped(x, _signless(x.type))
+    return elementwise(TensorType(_shape(x), "i8"), [x],
+                       lambda v: arith.addi(v, constant(-UNSIGNED_SHIFT, i8)), widen=False)
+
+
+def _unshifted(acc: ir.Value, weight: ir.Value) -> ir.Value:
+    """`acc` (NCHW, i32) plus UNSIGNED_SHIFT times the sum of each output
+    channel's filter."""
+    i32 = _element_type(acc)
+    out_channels = _shape(weight)[0]
+    sums = _generic(_shape(weight), [weight], _filled((out_channels,), 0.0, i32),
+                    lambda w: arith.muli(arith.extsi(i32, w), constant(UNSIGNED_SHIFT, i32)),
+                    reduced=(1, 2, 3), combine=lambda value, total: arith.addi(total, value),
+                    widen=False)
+    return elementwise(TensorType(_shape(acc), "i32"), [acc, (sums, _dims(4, [1]))],
+                       arith.addi, widen=False)
 
 
 def _depthwise(op: nn.Conv2dOp, weight: ir.Value) -> bool:
@@ -1171,7 +1229,12 @@ def _lower_slice(op: nn.SliceOp, x: ir.Value) -> ir.Value:
 
 
 def _lower_pad(op: nn.PadOp, x: ir.Value) -> ir.Value:
-    return _pad(x, op.low, op.high, op.value)
+    if op.result_type.dtype != "ui8":
+        return _pad(x, op.low, op.high, op.value)
+    # A ui8 fill as the signless byte of the same bits.
+    value = int(op.value) - 256 if op.value > 127 else op.value
+    padded = _pad(_retyped(x, _signless(x.type)), op.low, op.high, value)
+    return _retyped(padded, op.result_type.to_mlir())
 
 
 def _lower_gather(op: nn.GatherOp, x: ir.Value, indices: ir.Value) -> ir.Value:

@@ -14,7 +14,9 @@ the result becomes a fill of the collapsed shape.
 
 Expects linalg on tensors. Guarantees: no static 1x1 NCHW convolution of
 stride 1 on an unpadded input is left; the product computes the same sums
-in f32 or the result's type (operands are extended to it); the new ops
+in f32 or the result's type (operands are extended to it; integer ones
+sign-extended, as the named convolution does, into an i32 result whose
+2-D products `cpu-vnni-contractions` puts on VNNI); the new ops
 keep the convolution's fusion group; other convolutions are left as they
 are (`cpu-convolutions-to-channels-last` rewrites them, and runs before
 this pass in the CPU pipeline).
@@ -80,8 +82,14 @@ def pointwise_as_contraction(op: ir.Operation) -> None:
             # The filter is the product's left operand, as in a matmul's
             # body: the register tile's contraction then lowers to the
             # same outer products of FMAs.
-            linalg.YieldOp([arith.addf(acc, arith.mulf(cast_float(w_value, element),
-                                                       cast_float(x_value, element)))])
+            if isinstance(element, ir.IntegerType):
+                # Integer operands are sign-extended, as the named
+                # convolution extends them.
+                term = arith.muli(arith.extsi(element, w_value), arith.extsi(element, x_value))
+                linalg.YieldOp([arith.addi(acc, term)])
+            else:
+                linalg.YieldOp([arith.addf(acc, arith.mulf(cast_float(w_value, element),
+                                                           cast_float(x_value, element)))])
         result = tensor.expand_shape(init.type, product.result, image_dims, [],
                                      ir.RankedTensorType(init.type).shape)
     mark([product.operation], marks)

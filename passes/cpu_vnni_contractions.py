@@ -15,9 +15,16 @@ contraction is a `linalg.generic` with an `arith.extui` of its left
 operand and an `arith.extsi` of its right one, which the dot-product
 schedule (lamina.schedules.dot_product) packs as the instruction wants.
 
+The same holds for a generic of a matmul's loops whose body is `acc +
+sext(a) * sext(b)`: a 1x1 convolution as the contraction it is
+(`cpu-pointwise-convolutions-to-contractions`), whose filters are its
+left operand (shifted once, for constant weights) and whose images its
+right one (their column sums are each pixel's sum over the channels).
+
 The CPU pipeline runs this pass only for targets whose model has
 `avx512vnni`. Expects linalg on tensors. Guarantees: the same results; no
-2-D i8 x i8 -> i32 `linalg.matmul` with a zero fill left; the new ops keep
+2-D i8 x i8 -> i32 `linalg.matmul` (or its generic) with a zero fill
+left; the new ops keep
 the matmul's fusion group. Batch matmuls, and matmuls with another
 initial value, are left as they are.
 """
@@ -43,9 +50,31 @@ def _zero_fill(value: ir.Value) -> ir.Operation | None:
     return fill
 
 
+def _is_signed_byte_product(op: ir.Operation) -> bool:
+    """A `linalg.generic` with a matmul's maps and iterators whose body is
+    `acc + sext(a) * sext(b)` (a 1x1 convolution as its contraction)."""
+    if op.name != "linalg.generic":
+        return False
+    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != [str(ir.AffineMapAttr.get(m)) for m in _maps(3, [0, 2], [2, 1], [0, 1])]:
+        return False
+    iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if iterators != ["#linalg.iterator_type<parallel>"] * 2 + ["#linalg.iterator_type<reduction>"]:
+        return False
+    block = op.regions[0].blocks[0]
+    names = [o.name for o in block.operations]
+    if names != ["arith.extsi", "arith.extsi", "arith.muli", "arith.addi", "linalg.yield"]:
+        return False
+    first, second = list(block.operations)[:2]
+    return [first.operands[0], second.operands[0]] == list(block.arguments)[:2]
+
+
 def is_signed_byte_matmul(op: ir.Operation) -> bool:
-    """A static 2-D `linalg.matmul` of i8 operands into a zero-filled i32 result."""
-    if op.name != "linalg.matmul" or len(op.operands) != 3:
+    """A static 2-D `linalg.matmul` of i8 operands into a zero-filled i32
+    result, or the generic of one (`_is_signed_byte_product`)."""
+    if op.name not in ("linalg.matmul", "linalg.generic") or len(op.operands) != 3:
+        return False
+    if op.name == "linalg.generic" and not _is_signed_byte_product(op):
         return False
     types = [v.type for v in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape and t.rank == 2

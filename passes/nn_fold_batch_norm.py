@@ -25,7 +25,7 @@ it is.
 Expects verified nn IR. Guarantees: the same values, up to the rounding
 of the scaling moved before the sums; no multiplication folded into a
 convolution or matmul whose result is used elsewhere, nor into an integer
-matmul (its i8 weights cannot hold the scaled values).
+matmul or convolution (its i8 weights cannot hold the scaled values).
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ def _reshaped(value: ir.Value, shape: tuple[int, ...], location: ir.Location) ->
 
 
 def _fold_into_conv(mul: ir.Operation, conv: ir.Operation, scale: ir.Value) -> bool:
+    if not _takes_scale(conv):
+        return False
     out_channels = _shape(conv.results[0])[1]
     factors = _channel_scale(scale, 4, 1, out_channels)
     if factors is None:
@@ -109,10 +111,10 @@ def _fold_into_conv(mul: ir.Operation, conv: ir.Operation, scale: ir.Value) -> b
     return True
 
 
-def _takes_scale(matmul: ir.Operation) -> bool:
-    """Whether a matmul's weights can take a scale of its result's type:
-    not an integer matmul's (i8 weights, an i32 result)."""
-    return matmul.operands[1].type.element_type == matmul.results[0].type.element_type
+def _takes_scale(product: ir.Operation) -> bool:
+    """Whether a matmul's or convolution's weights can take a scale of its
+    result's type: not an integer one's (i8 weights, an i32 result)."""
+    return product.operands[1].type.element_type == product.results[0].type.element_type
 
 
 def _fold_into_matmul(mul: ir.Operation, matmul: ir.Operation, scale: ir.Value) -> bool:

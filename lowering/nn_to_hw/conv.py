@@ -120,6 +120,9 @@ def lower_conv_group(group: KernelGroup, last: ir.Operation, target: HWLowering
         return [last]
     view = nn.Conv2dOp.from_operation(conv)
     dtype = type_view(conv.results[0].type).dtype
+    if dtype in nn.INTEGER_ACCUMULATORS:
+        return target.leave(last, "the convolution kernels of the cuda targets take float "
+                            f"operands; these are {view.operand_types[0].dtype}")
     if nvidia.conv_kernel(dtype, view.groups) == "implicit_gemm":
         chain = conv_chain(group, conv, last)
         if chain is not None:

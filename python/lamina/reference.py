@@ -367,7 +367,7 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0,
                   fan_ins: Sequence[int | None] | None = None,
                   bounds: Sequence[int | None] | None = None) -> list[np.ndarray]:
     """Random arguments: floats uniform in [-1, 1), integers in [-8, 8]
-    (the indices of a gather, with a bound in `bounds` from
+    (unsigned ones in [0, 16]; the indices of a gather, with a bound in `bounds` from
     `index_bounds`, in [0, bound): in range, where `nn.gather` would clamp
     the others), booleans fair coin flips. A float argument with a fan-in in `fan_ins`
     (`weight_fan_ins`) is a weight and is drawn as initialisers draw one
@@ -385,6 +385,8 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0,
         dtype = numpy_dtype(t.dtype)
         if t.dtype == "i1":
             arrays.append(rng.random(t.shape) < 0.5)
+        elif t.dtype.startswith("ui"):
+            arrays.append(rng.integers(0, 17, t.shape).astype(dtype))
         elif t.dtype.startswith("i") and bound is not None:
             arrays.append(rng.integers(0, bound, t.shape).astype(dtype))
         elif t.dtype.startswith("i"):

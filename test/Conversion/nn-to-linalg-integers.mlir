@@ -178,3 +178,68 @@ func.func @batch_matmul_i8(%a: tensor<2x4x9xi8>, %b: tensor<2x9x6xi8>) -> tensor
   %c = "nn.matmul"(%a, %b) : (tensor<2x4x9xi8>, tensor<2x9x6xi8>) -> tensor<2x4x6xi32>
   return %c : tensor<2x4x6xi32>
 }
+
+// -----
+
+// A ui8 x i8 matmul is a generic of zext(a) * sext(b) (linalg's named
+// matmuls extend both operands alike), batched ones too.
+// CHECK-LABEL: func.func @matmul_ui8_by_i8
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4x9xi8>, %[[B:.+]]: tensor<2x9x6xi8>)
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<2x4x6xi32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : tensor<2x4x9xi8>, tensor<2x9x6xi8>) outs(%[[ACC]] : tensor<2x4x6xi32>)
+// CHECK: arith.extui %{{.+}} : i8 to i32
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK: arith.muli
+// CHECK: arith.addi
+func.func @matmul_ui8_by_i8(%a: tensor<2x4x9xui8>, %b: tensor<2x9x6xi8>) -> tensor<2x4x6xi32> {
+  %c = "nn.matmul"(%a, %b) : (tensor<2x4x9xui8>, tensor<2x9x6xi8>) -> tensor<2x4x6xi32>
+  return %c : tensor<2x4x6xi32>
+}
+
+// -----
+
+// i8 convolutions accumulate in i32 in linalg's named convolution.
+// CHECK-LABEL: func.func @conv2d_i8
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<1x4x6x6xi32>)
+// CHECK: linalg.conv_2d_nchw_fchw {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>) outs(%[[ACC]] : tensor<1x4x6x6xi32>)
+// CHECK-NOT: arith.sitofp
+func.func @conv2d_i8(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32> {
+  %y = "nn.conv2d"(%x, %w) : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32>
+  return %y : tensor<1x4x6x6xi32>
+}
+
+// -----
+
+// A ui8 x i8 convolution computes on the activations less 128 as i8,
+// padded with -128 (a ui8 zero less 128), and adds 128 times each filter's
+// sum back.
+// CHECK-LABEL: func.func @conv2d_ui8_by_i8
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xi8>, %[[W:.+]]: tensor<4x3x3x3xi8>)
+// CHECK: %[[SHIFTED:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<1x3x8x8xi8>)
+// CHECK: %[[MINUS:.+]] = arith.constant -128 : i8
+// CHECK: arith.addi %{{.+}}, %[[MINUS]] : i8
+// CHECK: %[[PADDED:.+]] = tensor.pad %[[SHIFTED]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[FILL:.+]] = arith.constant -128 : i8
+// CHECK: tensor.yield %[[FILL]] : i8
+// CHECK: %[[ACC:.+]] = linalg.conv_2d_nchw_fchw {{.+}} ins(%[[PADDED]], %[[W]] : tensor<1x3x10x10xi8>, tensor<4x3x3x3xi8>)
+// CHECK: %[[SUMS:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "reduction", "reduction"]} ins(%[[W]] : tensor<4x3x3x3xi8>) outs(%{{.+}} : tensor<4xi32>)
+// CHECK: %[[SHIFT:.+]] = arith.constant 128 : i32
+// CHECK: arith.muli %{{.+}}, %[[SHIFT]] : i32
+// CHECK: linalg.generic {{.+}} ins(%[[ACC]], %[[SUMS]] : tensor<1x4x8x8xi32>, tensor<4xi32>)
+// CHECK: arith.addi
+func.func @conv2d_ui8_by_i8(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>) -> tensor<1x4x8x8xi32> {
+  %y = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>) -> tensor<1x4x8x8xi32>
+  return %y : tensor<1x4x8x8xi32>
+}
+
+// -----
+
+// A ui8 pad value is stored as the i8 of the same bits (200 as -56).
+// CHECK-LABEL: func.func @pad_ui8
+// CHECK: tensor.pad
+// CHECK: %[[FILL:.+]] = arith.constant -56 : i8
+// CHECK: tensor.yield %[[FILL]] : i8
+func.func @pad_ui8(%x: tensor<2x3xui8>) -> tensor<2x5xui8> {
+  %y = "nn.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 1>, value = 200.0 : f32} : (tensor<2x3xui8>) -> tensor<2x5xui8>
+  return %y : tensor<2x5xui8>
+}

@@ -73,3 +73,22 @@ func.func @three_by_three(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %acc
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) outs(%acc : tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
   return %c : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// An i8 convolution's contraction sign-extends both operands to its i32
+// result, as the named convolution does.
+// CHECK-LABEL: func.func @pointwise_i8
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<32x64xi8>, tensor<64x49xi8>) outs(%{{.+}} : tensor<32x49xi32>)
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+func.func @pointwise_i8(%x: tensor<1x64x7x7xi8>, %w: tensor<32x64x1x1xi8>) -> tensor<1x32x7x7xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x32x7x7xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x32x7x7xi32>) -> tensor<1x32x7x7xi32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x7x7xi8>, tensor<32x64x1x1xi8>) outs(%f : tensor<1x32x7x7xi32>) -> tensor<1x32x7x7xi32>
+  return %y : tensor<1x32x7x7xi32>
+}

@@ -61,17 +61,15 @@ func.func @per_column_weight(%x: tensor<4x8xf32>) -> tensor<4x3xi8> {
 
 // -----
 
-// Zero points of zero add no terms. A ui8 activation made by a quantisation
-// is made as i8 directly, its zero point less 128 (200 - 128 = 72).
+// Zero points of zero add no terms. A ui8 activation stays ui8: the
+// integer matmul is ui8 x i8 (vpdpbusd's own form), with no shift.
 // CHECK-LABEL: func.func @uint8_activation_symmetric_weight
 // CHECK-SAME: (%[[X:.+]]: tensor<2x4x16xf32>, %[[W:.+]]: tensor<16x5xi8>)
-// CHECK-NOT: -> tensor<2x4x16xui8>
-// CHECK: %[[Z72:.+]] = arith.constant dense<72> : tensor<i8>
-// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]], %{{.+}}, %[[Z72]]) : (tensor<2x4x16xf32>, tensor<f32>, tensor<i8>) -> tensor<2x4x16xi8>
-// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<2x4x16xi8>, tensor<16x5xi8>) -> tensor<2x4x5xi32>
+// CHECK: %[[A:.+]] = "nn.quantize"(%[[X]], %{{.+}}, %{{.+}}) : (tensor<2x4x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x16xui8>
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%[[A]], %[[W]]) : (tensor<2x4x16xui8>, tensor<16x5xi8>) -> tensor<2x4x5xi32>
 // CHECK-NOT: tensor<16x1xi8>
 // CHECK: "nn.matmul"(%{{.+}}, %[[W]]) : (tensor<1x16xi8>, tensor<16x5xi8>) -> tensor<1x5xi32>
-// CHECK: arith.constant dense<72> : tensor<i32>
+// CHECK: arith.constant dense<200> : tensor<i32>
 // CHECK-NOT: "nn.add"
 // CHECK: "nn.quantize"(%{{.+}}) : (tensor<2x4x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4x5xui8>
 func.func @uint8_activation_symmetric_weight(%x: tensor<2x4x16xf32>, %w: tensor<16x5xi8>) -> tensor<2x4x5xui8> {
@@ -114,25 +112,111 @@ func.func @weight_quantized_in_the_program(%qa: tensor<2x4xi8>) -> tensor<2x2xi8
 
 // -----
 
-// A ui8 activation from an argument goes through an exact dequantise and
-// quantise by scale 1 (less 128).
+// A ui8 activation from an argument is the matmul's operand itself; a ui8
+// weight goes through an exact dequantise and quantise by scale 1 (less
+// 128) into i8, its zero point less 128 (1 - 128 = -127).
 // CHECK-LABEL: func.func @uint8_argument
-// CHECK-SAME: (%[[Q:.+]]: tensor<4x8xui8>
-// CHECK: %[[MINUS:.+]] = "nn.dequantize"(%[[Q]], %[[ONE:.+]], %{{.+}}) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
-// CHECK: %[[A:.+]] = "nn.quantize"(%[[MINUS]], %[[ONE]], %{{.+}}) : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>
-// CHECK: "nn.matmul"(%[[A]], %{{.+}}) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
-func.func @uint8_argument(%q: tensor<4x8xui8>, %w: tensor<8x3xi8>) -> tensor<4x3xi8> {
+// CHECK-SAME: (%[[Q:.+]]: tensor<4x8xui8>, %[[W:.+]]: tensor<8x3xui8>)
+// CHECK: %[[MINUS:.+]] = "nn.dequantize"(%[[W]], %[[ONE:.+]], %{{.+}}) : (tensor<8x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x3xf32>
+// CHECK: %[[W8:.+]] = "nn.quantize"(%[[MINUS]], %[[ONE]], %{{.+}}) : (tensor<8x3xf32>, tensor<f32>, tensor<i8>) -> tensor<8x3xi8>
+// CHECK: "nn.matmul"(%[[Q]], %[[W8]]) : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: "nn.matmul"(%[[Q]], %{{.+}}) : (tensor<4x8xui8>, tensor<8x1xi8>) -> tensor<4x1xi32>
+// CHECK: arith.constant dense<-127> : tensor<i32>
+func.func @uint8_argument(%q: tensor<4x8xui8>, %w: tensor<8x3xui8>) -> tensor<4x3xi8> {
   %sa = arith.constant dense<0.1> : tensor<f32>
   %za = arith.constant dense<130> : tensor<ui8>
   %sw = arith.constant dense<0.02> : tensor<f32>
-  %zw = arith.constant dense<1> : tensor<i8>
+  %zw = arith.constant dense<1> : tensor<ui8>
   %sy = arith.constant dense<0.25> : tensor<f32>
   %zy = arith.constant dense<0> : tensor<i8>
   %a = "nn.dequantize"(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
-  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) : (tensor<8x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x3xf32>
   %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   %r = "nn.quantize"(%y, %sy, %zy) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
   return %r : tensor<4x3xi8>
+}
+
+// -----
+
+// A QDQ convolution with a bias and a relu: the padding holds the
+// activation's zero point (nn.pad), so that its term is each filter's sum
+// (the convolution of one window of ones); the weight's zero points per
+// output channel times the window sums of the activation; taps * za * zw;
+// the bias divided by the output scale is added after the rescaling, then
+// the relu, then the rounding.
+// CHECK-LABEL: func.func @conv_per_channel
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x4xui8>)
+// CHECK-DAG: %[[W:.+]] = arith.constant dense<2> : tensor<3x2x3x3xi8>
+// CHECK: %[[PADDED:.+]] = "nn.pad"(%[[Q]]) {high = array<i64: 0, 0, 1, 1>, low = array<i64: 0, 0, 1, 1>, value = 1.000000e+01 : f32} : (tensor<1x2x4x4xui8>) -> tensor<1x2x6x6xui8>
+// CHECK: %[[ACC:.+]] = "nn.conv2d"(%[[PADDED]], %[[W]]) : (tensor<1x2x6x6xui8>, tensor<3x2x3x3xi8>) -> tensor<1x3x4x4xi32>
+// CHECK: %[[ONES:.+]] = arith.constant dense<1> : tensor<1x2x3x3xi8>
+// CHECK: %[[WINDOWS:.+]] = "nn.conv2d"(%[[PADDED]], %[[ONES]]) : (tensor<1x2x6x6xui8>, tensor<1x2x3x3xi8>) -> tensor<1x1x4x4xi32>
+// CHECK: %[[ZW:.+]] = arith.constant dense<{{\[\[\[}}0]], {{\[\[}}1]], {{\[\[}}-1]]]> : tensor<3x1x1xi32>
+// CHECK: "nn.mul"(%[[WINDOWS]], %[[ZW]])
+// CHECK: %[[WINDOW:.+]] = arith.constant dense<1> : tensor<1x2x3x3xi8>
+// CHECK: %[[SUMS:.+]] = "nn.conv2d"(%[[WINDOW]], %[[W]]) : (tensor<1x2x3x3xi8>, tensor<3x2x3x3xi8>) -> tensor<1x3x1x1xi32>
+// CHECK: "nn.mul"(%[[SUMS]], %{{.+}}) : (tensor<1x3x1x1xi32>, tensor<i32>)
+// CHECK: arith.constant dense<{{\[\[\[}}0]], {{\[\[}}180]], {{\[\[}}-180]]]> : tensor<3x1x1xi32>
+// CHECK: "nn.reshape"(%{{.+}}) : (tensor<3xf32>) -> tensor<3x1x1xf32>
+// CHECK: "nn.div"(%{{.+}}, %{{.+}}) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[BIASED:.+]] = "nn.add"
+// CHECK: %[[RELU:.+]] = "nn.relu"(%[[BIASED]])
+// CHECK: "nn.quantize"(%[[RELU]], %{{.+}}, %{{.+}}) : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
+// CHECK-NOT: "nn.dequantize"
+func.func @conv_per_channel(%q: tensor<1x2x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %sa = arith.constant dense<0.05> : tensor<f32>
+  %za = arith.constant dense<10> : tensor<ui8>
+  %w = arith.constant dense<2> : tensor<3x2x3x3xi8>
+  %sw = arith.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %zw = arith.constant dense<[0, 1, -1]> : tensor<3xi8>
+  %b = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %sy = arith.constant dense<0.5> : tensor<f32>
+  %zy = arith.constant dense<0> : tensor<ui8>
+  %a = "nn.dequantize"(%q, %sa, %za) : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) {axis = 0 : i64} : (tensor<3x2x3x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x2x3x3xf32>
+  %y = "nn.conv2d"(%a, %wf, %b) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %r = "nn.relu"(%y) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %o = "nn.quantize"(%r, %sy, %zy) : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
+  return %o : tensor<1x3x4x4xui8>
+}
+
+// -----
+
+// A symmetric activation (zero point 0) keeps the convolution's padding.
+// CHECK-LABEL: func.func @conv_symmetric
+// CHECK-NOT: "nn.pad"
+// CHECK: "nn.conv2d"(%{{.+}}, %{{.+}}) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xi8>, tensor<3x2x3x3xi8>) -> tensor<1x3x4x4xi32>
+// CHECK-NOT: "nn.conv2d"
+func.func @conv_symmetric(%q: tensor<1x2x4x4xi8>, %w: tensor<3x2x3x3xi8>) -> tensor<1x3x4x4xi8> {
+  %s = arith.constant dense<0.05> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %a = "nn.dequantize"(%q, %s, %z) : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %wf = "nn.dequantize"(%w, %s, %z) : (tensor<3x2x3x3xi8>, tensor<f32>, tensor<i8>) -> tensor<3x2x3x3xf32>
+  %y = "nn.conv2d"(%a, %wf) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  %o = "nn.quantize"(%y, %s, %z) : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x3x4x4xi8>
+  return %o : tensor<1x3x4x4xi8>
+}
+
+// -----
+
+// Left alone: the float convolution is used elsewhere; the weight is
+// quantised along another axis than its output channels.
+// CHECK-LABEL: func.func @conv_not_fused
+// CHECK-COUNT-2: "nn.conv2d"(%{{.+}}, %{{.+}}) {{.*}}: (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NOT: xi32>
+func.func @conv_not_fused(%q: tensor<1x2x4x4xi8>, %w: tensor<3x2x3x3xi8>) -> (tensor<1x3x2x2xi8>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xi8>) {
+  %s = arith.constant dense<0.05> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %s2 = arith.constant dense<0.05> : tensor<2xf32>
+  %z2 = arith.constant dense<0> : tensor<2xi8>
+  %a = "nn.dequantize"(%q, %s, %z) : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %wf = "nn.dequantize"(%w, %s, %z) : (tensor<3x2x3x3xi8>, tensor<f32>, tensor<i8>) -> tensor<3x2x3x3xf32>
+  %y = "nn.conv2d"(%a, %wf) : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %o = "nn.quantize"(%y, %s, %z) : (tensor<1x3x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x3x2x2xi8>
+  %wc = "nn.dequantize"(%w, %s2, %z2) {axis = 1 : i64} : (tensor<3x2x3x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<3x2x3x3xf32>
+  %yc = "nn.conv2d"(%a, %wc) : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %oc = "nn.quantize"(%yc, %s, %z) : (tensor<1x3x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x3x2x2xi8>
+  return %o, %y, %oc : tensor<1x3x2x2xi8>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xi8>
 }
 
 // -----

@@ -157,3 +157,19 @@ def test_int8_rows_compute_the_workload():
     assert run.work("matmul1024_int8") == (2.0 * 1024 ** 3, "GOP/s")
     with pytest.raises(NotImplementedError):
         run.onnxruntime_model("matmul1024")
+
+
+@pytest.mark.parametrize("workload", ["conv2d_int8", "pointwise_int8"])
+def test_int8_convolution_rows_compute_the_workload(workload):
+    # onnxruntime's ConvInteger and Lamina's nn.conv2d (ui8 x i8 -> i32) of
+    # the same inputs: the same exact sums.
+    onnxruntime = pytest.importorskip("onnxruntime")
+    x, w = run.inputs(workload)
+    assert x.dtype == np.uint8 and w.dtype == np.int8
+    session = onnxruntime.InferenceSession(run.onnxruntime_model(workload),
+                                           providers=["CPUExecutionProvider"])
+    want = session.run(None, {"a": x, "b": w})[0]
+    got = lamina.compile(lamina.parse(run.lamina_source(workload)))(x, w)
+    np.testing.assert_array_equal(got, want)
+    float_workload = workload.removesuffix("_int8")
+    assert run.work(workload) == (run.work(float_workload)[0], "GOP/s")

@@ -12,8 +12,8 @@ from lamina.dialects import nn
 RNG = np.random.default_rng(24)
 
 MATMUL = """
-func.func @main(%a: tensor<{lhs}xi8>, %b: tensor<{rhs}xi8>) -> tensor<{out}xi32> {{
-  %c = "nn.matmul"(%a, %b) : (tensor<{lhs}xi8>, tensor<{rhs}xi8>) -> tensor<{out}xi32>
+func.func @main(%a: tensor<{lhs}x{a}>, %b: tensor<{rhs}xi8>) -> tensor<{out}xi32> {{
+  %c = "nn.matmul"(%a, %b) : (tensor<{lhs}x{a}>, tensor<{rhs}xi8>) -> tensor<{out}xi32>
   return %c : tensor<{out}xi32>
 }}
 """
@@ -23,9 +23,9 @@ def dims(shape):
     return "x".join(map(str, shape))
 
 
-def compiled(lhs, rhs, target="cpu"):
+def compiled(lhs, rhs, target="cpu", a="i8"):
     out = np.broadcast_shapes(lhs[:-2], rhs[:-2]) + (lhs[-2], rhs[-1])
-    return lamina.compile(MATMUL.format(lhs=dims(lhs), rhs=dims(rhs), out=dims(out)),
+    return lamina.compile(MATMUL.format(lhs=dims(lhs), rhs=dims(rhs), out=dims(out), a=a),
                           target=target)
 
 
@@ -70,4 +70,25 @@ def test_extreme_values():
 def test_reference_wraps_like_i32():
     a = np.full((1, 2 ** 17 + 1), -128, np.int8)
     b = np.full((2 ** 17 + 1, 1), -128, np.int8)
+    np.testing.assert_array_equal(nn.MatmulOp.detached().reference(a, b), naive(a, b))
+
+
+# Unsigned activations by signed weights (vpdpbusd's own form where the CPU
+# has VNNI, the widening path where it does not), at the extremes 0, 255
+# and -128, 127 too.
+@pytest.mark.parametrize("target", ["cpu", "cpu:haswell"])
+@pytest.mark.parametrize("lhs, rhs", [
+    ((5, 7), (7, 3)),
+    ((17, 33), (33, 19)),
+    ((2, 9, 12), (2, 12, 5)),
+    ((3, 4, 20), (20, 6)),
+])
+def test_unsigned_activations_match_reference_exactly(lhs, rhs, target):
+    a = RNG.integers(0, 256, lhs, dtype=np.uint8)
+    b = RNG.integers(-128, 128, rhs, dtype=np.int8)
+    a.flat[:2] = (0, 255)
+    b.flat[:2] = (-128, 127)
+    got = compiled(lhs, rhs, target, a="ui8")(a, b)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, naive(a, b))
     np.testing.assert_array_equal(nn.MatmulOp.detached().reference(a, b), naive(a, b))

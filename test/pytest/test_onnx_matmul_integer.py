@@ -1,9 +1,9 @@
-"""ONNX MatMulInteger through `lamina.from_onnx`: int8 operands with and
-without zero points (scalar, per row of A, per column of B), batched and
-1-D operands, weights as initializers; results exactly equal to
-onnxruntime's (and to NumPy's where onnxruntime does not take the zero
-point's form). uint8 operands and zero points computed at run time are
-errors at the node."""
+"""ONNX MatMulInteger through `lamina.from_onnx`: int8 and uint8 operands
+with and without zero points (scalar, per row of A, per column of B,
+known at import or computed at run time), batched and 1-D operands,
+weights as initializers; results exactly equal to onnxruntime's (and to
+NumPy's where onnxruntime does not take the form). A zero point of
+another type than its operand is an error at the node."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def int8(*shape):
     return RNG.integers(-128, 128, shape, dtype=np.int8)
 
 
-def model(tmp_path, a_shape, b, zero_points=(None, None), b_shape=None, a_type=TensorProto.INT8):
+def model(tmp_path, a_shape, b, zero_points=(None, None), b_shape=None, a_type=TensorProto.INT8,
+          zero_types=(np.int8, np.int8)):
     """MatMulInteger(a, b, za, zb): `b` an initializer (an array) or an
     input (None, of `b_shape`); zero points as initializers."""
     inputs = [helper.make_tensor_value_info("a", a_type, a_shape)]
@@ -33,10 +34,10 @@ def model(tmp_path, a_shape, b, zero_points=(None, None), b_shape=None, a_type=T
         inputs.append(helper.make_tensor_value_info("b", TensorProto.INT8, b_shape))
     else:
         initializers.append(numpy_helper.from_array(b, "b"))
-    for name, zero in zip(("za", "zb"), zero_points):
+    for name, zero, zero_type in zip(("za", "zb"), zero_points, zero_types):
         names.append(name if zero is not None else "")
         if zero is not None:
-            initializers.append(numpy_helper.from_array(np.asarray(zero, np.int8), name))
+            initializers.append(numpy_helper.from_array(np.asarray(zero, zero_type), name))
     while names[-1] == "":
         names.pop()
     graph = helper.make_graph([helper.make_node("MatMulInteger", names, ["y"], name="y")],
@@ -102,32 +103,43 @@ def test_zero_point_per_row_of_a(tmp_path):
     np.testing.assert_array_equal(lamina_output(path, a), numpy_output(a, b, za, zb))
 
 
-def test_uint8_weights_are_an_error_at_the_node(tmp_path):
-    b = RNG.integers(0, 256, (8, 4), dtype=np.uint8)
-    path = model(tmp_path, (2, 8), b)
-    with pytest.raises(lamina.CompileError, match=r"node #0 'y' \(MatMulInteger\): input 'b' has "
-                       r"element type uint8; MatMulInteger is imported for int8 operands only "
-                       r"\(nn.matmul takes i8 x i8\)"):
-        lamina.from_onnx(path)
+@pytest.mark.parametrize("b_dtype", [np.int8, np.uint8])
+def test_uint8_activations_match_onnxruntime(tmp_path, b_dtype):
+    a = RNG.integers(0, 256, (6, 40), dtype=np.uint8)
+    low = 0 if b_dtype == np.uint8 else -128
+    b = RNG.integers(low, low + 256, (40, 9)).astype(b_dtype)
+    path = model(tmp_path, a.shape, b, (200, low + 3), a_type=TensorProto.UINT8,
+                 zero_types=(np.uint8, b_dtype))
+    got = lamina_output(path, a)
+    np.testing.assert_array_equal(got, onnxruntime_output(path, a))
+    np.testing.assert_array_equal(got, numpy_output(a, b, 200, low + 3))
 
 
-def test_uint8_input_is_named(tmp_path):
-    path = model(tmp_path, (2, 8), int8(8, 4), a_type=TensorProto.UINT8)
-    with pytest.raises(lamina.CompileError, match=r"node #0 'y' \(MatMulInteger\): input 'a' has "
-                       r"element type ui8; MatMulInteger is imported for int8 operands only"):
-        lamina.from_onnx(path)
+def test_uint8_weights_by_int8_activations(tmp_path):
+    a = int8(5, 33)
+    b = RNG.integers(0, 256, (33, 7), dtype=np.uint8)
+    zb = RNG.integers(0, 256, 7, dtype=np.uint8)
+    path = model(tmp_path, a.shape, b, (-4, zb), zero_types=(np.int8, np.uint8))
+    np.testing.assert_array_equal(lamina_output(path, a), numpy_output(a, b, -4, zb))
 
 
-def test_zero_point_computed_at_run_time_is_an_error(tmp_path):
+def test_zero_point_computed_at_run_time(tmp_path):
     inputs = [helper.make_tensor_value_info("a", TensorProto.INT8, (2, 8)),
               helper.make_tensor_value_info("za", TensorProto.INT8, ())]
+    b = int8(8, 4)
     graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b", "za"], ["y"],
                                                 name="y")],
                               "matmul_integer", inputs,
                               [helper.make_tensor_value_info("y", TensorProto.INT32, (2, 4))],
-                              [numpy_helper.from_array(int8(8, 4), "b")])
+                              [numpy_helper.from_array(b, "b")])
     path = str(tmp_path / "runtime_zero_point.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
-    with pytest.raises(lamina.CompileError, match="a_zero_point 'za' must be known when the "
-                       "model is imported"):
+    a, za = int8(2, 8), np.array(-77, np.int8)
+    np.testing.assert_array_equal(lamina_output(path, a, za), numpy_output(a, b, za))
+
+
+def test_zero_point_of_another_type_is_an_error_at_the_node(tmp_path):
+    path = model(tmp_path, (2, 8), int8(8, 4), (3, None), zero_types=(np.uint8, np.int8))
+    with pytest.raises(lamina.CompileError, match=r"node #0 'y' \(MatMulInteger\): a_zero_point "
+                       r"'za' has element type ui8; the operand is i8"):
         lamina.from_onnx(path)

@@ -49,8 +49,10 @@ from mlir import ir
 from mlir.dialects import func
 
 from lamina import nn as builders
+from lamina import quantized_products
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
+from lamina.dialects import nn
 from lamina.dialects.nn import NN
 from lamina.importers import indexing
 from lamina.types import TensorType, VerifyError, element_type_name
@@ -924,6 +926,8 @@ def _quantize_linear(im, node):
 @converts("DequantizeLinear", attributes=("axis", "output_dtype"), defaults_only=("block_size",))
 def _dequantize_linear(im, node):
     dtype = _quantized_dtype(im, node.input(0))
+    if dtype == "i32":
+        return _dequantize_int32(im, node)
     if dtype not in _QUANTIZED:
         raise _NodeProblem(f"dequantisation of {dtype} is not supported (only int8 and uint8)")
     x = im.tensor(node.input(0))
@@ -933,6 +937,28 @@ def _dequantize_linear(im, node):
     scale, zero_point, axis = _quantization_parameters(im, node, _type_of(x).shape, dtype,
                                                        "x_scale")
     return im.op("dequantize", x, scale, zero_point, axis=axis)
+
+
+def _dequantize_int32(im, node):
+    """An int32 tensor (a quantised bias, as quantisers write one with the
+    scale x_scale * w_scale) dequantised per tensor or, 1-D, per element:
+    `(f32(x) - zero_point) * scale`."""
+    x = im.tensor(node.input(0))
+    shape = _type_of(x).shape
+    scale = im.tensor(node.input(1))
+    if _type_of(scale).dtype != "f32":
+        raise _NodeProblem(f"x_scale of element type {_type_of(scale).dtype} is not supported "
+                           "(only float)")
+    if _type_of(scale).shape not in ((), (1,)) and (len(shape) != 1
+                                                    or _type_of(scale).shape != shape):
+        raise _NodeProblem("an int32 tensor is dequantised per tensor or, 1-D, per element "
+                           "only")
+    real = im.op("cast", x, result_type=_type_of(x).with_dtype("f32"))
+    zero = im.static(node.input(2), "x_zero_point") if node.input(2) else None
+    if zero is not None and zero.any():
+        real = im.op("sub", real, im.constant(zero.astype(np.float32), "f32"))
+    return im.op("mul", real, im.reshape(scale, ()) if _type_of(scale).shape == (1,) and
+                 shape != (1,) else scale)
 
 
 # -- contractions and windows -------------------------------------------------
@@ -962,63 +988,6 @@ def _as_matrices(im, a, b):
 def _matmul(im, node):
     a, b, product = _as_matrices(im, *im.operands(node))
     return product(im.op("matmul", a, b))
-
-
-@converts("MatMulInteger")
-def _matmul_integer(im, node):
-    """(A - a_zero_point) x (B - b_zero_point) in i32, as nn.matmul of the
-    i8 operands and the zero points' terms: A x B - za * colsum(B) -
-    rowsum(A) * zb + K * za * zb (exact in wrapping i32 arithmetic, where
-    subtracting first would overflow i8). The row and column sums are
-    matmuls with a vector of ones; terms of zero points that are zero are
-    left out."""
-    for name in (node.input(0), node.input(1)):
-        value = im.values[name] if name in im.values else im.parameter_arrays[name]
-        dtype = str(value.dtype) if isinstance(value, np.ndarray) else _type_of(value).dtype
-        if dtype not in ("i8", "int8"):
-            raise _NodeProblem(f"input '{name}' has element type {dtype}; MatMulInteger is "
-                               "imported for int8 operands only (nn.matmul takes i8 x i8)")
-    a, b, product = _as_matrices(im, im.tensor(node.input(0)), im.tensor(node.input(1)))
-    (rows, k), columns = _type_of(a).shape[-2:], _type_of(b).shape[-1]
-    a_zero = _zero_point(im, node, 2, rows, per="row")
-    b_zero = _zero_point(im, node, 3, columns, per="column")
-    y = im.op("matmul", a, b)
-    if a_zero is not None:
-        column_sums = im.op("matmul", im.constant(np.ones((1, k), np.int8)), b)
-        y = im.op("sub", y, im.op("mul", im.constant(a_zero), column_sums))
-    if b_zero is not None:
-        row_sums = im.op("matmul", a, im.constant(np.ones((k, 1), np.int8)))
-        y = im.op("sub", y, im.op("mul", row_sums, im.constant(b_zero)))
-    if a_zero is not None and b_zero is not None:
-        both = k * a_zero.astype(np.int64) * b_zero.astype(np.int64)
-        y = im.op("add", y, im.constant(both.astype(np.int32)))
-    return product(y)
-
-
-def _zero_point(im, node, index: int, size: int, per: str) -> np.ndarray | None:
-    """MatMulInteger's zero point `index` as i32 that broadcasts against
-    the [..., M, N] product: a scalar, or one per row of A (an M-vector,
-    as [M, 1]) or per column of B (an N-vector); None where it is absent
-    or zero."""
-    name = node.input(index)
-    what = "a_zero_point" if index == 2 else "b_zero_point"
-    zero = im.static(name, what)
-    if zero is None:
-        return None
-    if zero.dtype != np.int8:
-        raise _NodeProblem(f"{what} '{name}' has element type {zero.dtype}; MatMulInteger is "
-                           "imported for int8 operands only (nn.matmul takes i8 x i8)")
-    if not zero.any():
-        return None
-    zero = zero.astype(np.int32)
-    if zero.size == 1:
-        return zero.reshape(())
-    if zero.ndim == 1 and zero.shape[0] == size:
-        return zero.reshape((size, 1)) if per == "row" else zero
-    if zero.ndim >= 2:
-        return zero
-    raise _NodeProblem(f"{what} '{name}' has shape {list(zero.shape)}; it must be a scalar "
-                       f"or have one value per {per} ({size})")
 
 
 def _transposed(im, x):
@@ -1113,6 +1082,203 @@ def _conv(im, node):
         shape = _type_of(y).shape
         y = im.reshape(y, shape[:2] + shape[3:])
     return y
+
+
+# -- integer products (lamina.quantized_products) ------------------------------
+
+
+def _quantized_operand(im, node, index: int, what: str, *, weight: bool = False):
+    """Input `index` of an integer product as an i8 or ui8 value (a ui8
+    weight, whose products nn takes as i8, moved to i8: its zero point
+    moves with it, in `_zero_of`)."""
+    name = node.input(index)
+    dtype = _quantized_dtype(im, name)
+    if dtype not in _QUANTIZED:
+        raise _NodeProblem(f"{what} '{name}' has element type {dtype}; {node.op_type} is "
+                           "imported for int8 and uint8 operands")
+    if weight and dtype == "ui8" and im.is_static(name):
+        shifted = im.static(name).astype(np.int16) - quantized_products.UNSIGNED_OFFSET
+        return im.constant(shifted.astype(np.int8), "i8"), dtype
+    value = im.tensor(name)
+    if weight and dtype == "ui8":
+        value, _ = quantized_products.moved_to_signed(value, np.zeros((), np.int32))
+    return value, dtype
+
+
+def _zero_of(im, node, index: int, dtype: str, what: str, size: int, per: str,
+             weight: bool = False):
+    """Zero point `index` of an integer product as i32 (0 where absent; a
+    moved ui8 weight's less 128): a scalar, or one value per `per` (`size`
+    of them, 1-D, or `[size, 1]` for rows); an array where it is known
+    here, else an i32 tensor."""
+    name = node.input(index)
+    if not name:
+        offset = quantized_products.UNSIGNED_OFFSET if weight and dtype == "ui8" else 0
+        return np.asarray(-offset, np.int32)
+    if _quantized_dtype(im, name) != dtype:
+        raise _NodeProblem(f"{what} '{name}' has element type {_quantized_dtype(im, name)}; "
+                           f"the operand is {dtype}")
+    shape = im.shape(name) if name in im.values else im.parameter_arrays[name].shape
+    count = int(np.prod(shape))
+    if count == 1:
+        target = ()
+    elif len(shape) == 1 and shape[0] == size:
+        target = (size, 1) if per == "row" else (size,)
+    else:
+        raise _NodeProblem(f"{what} '{name}' has shape {list(shape)}; it must be a scalar "
+                           f"or have one value per {per} ({size})")
+    offset = quantized_products.UNSIGNED_OFFSET if weight and dtype == "ui8" else 0
+    if not isinstance(im.values.get(name), ir.Value):
+        return np.asarray(im.static(name, what).astype(np.int32).reshape(target) - offset)
+    # Computed at run time: widened exactly through f32.
+    zero = im.reshape(im.tensor(name), target)
+    real = im.op("dequantize", zero, im.constant(np.array(1.0, np.float32), "f32"),
+                 im.constant(np.array(offset, np.uint8 if dtype == "ui8" else np.int8), dtype))
+    return im.op("cast", real, result_type=_type_of(real).with_dtype("i32"))
+
+
+def _scale_of(im, node, index: int, what: str, size: int, per: str) -> ir.Value:
+    """Scale `index` of a QLinear node as f32 (a float16 one widened,
+    exactly): a scalar, or one per `per`."""
+    name = node.input(index)
+    scale = im.tensor(name)
+    scale_type = _type_of(scale)
+    if scale_type.dtype == "f16":
+        scale = im.op("cast", scale, result_type=scale_type.with_dtype("f32"))
+        scale_type = _type_of(scale)
+    if scale_type.dtype != "f32":
+        raise _NodeProblem(f"{what} '{name}' has element type {scale_type.dtype}; only float "
+                           "and float16 scales are supported")
+    if scale_type.shape in ((), (1,)):
+        return im.reshape(scale, ())
+    if scale_type.shape != (size,):
+        raise _NodeProblem(f"{what} '{name}' has shape {list(scale_type.shape)}; it must be a "
+                           f"scalar or have one value per {per} ({size})")
+    return scale
+
+
+def _integer_matmul(im, node, inputs=(0, 1, 2, 3)):
+    """(A - a_zero_point) x (B - b_zero_point) in i32 and the function
+    reshaping a product of matrices as numpy.matmul's; inputs are the
+    indices of A, B and their zero points."""
+    a_index, b_index, za_index, zb_index = inputs
+    a, a_dtype = _quantized_operand(im, node, a_index, "input")
+    b, b_dtype = _quantized_operand(im, node, b_index, "input", weight=True)
+    a, b, product = _as_matrices(im, a, b)
+    rows, columns = _type_of(a).shape[-2], _type_of(b).shape[-1]
+    za = _zero_of(im, node, za_index, a_dtype, "a_zero_point", rows, "row")
+    zb = _zero_of(im, node, zb_index, b_dtype, "b_zero_point", columns, "column", weight=True)
+    try:
+        return quantized_products.integer_matmul(a, b, za, zb), product
+    except VerifyError as error:
+        raise _NodeProblem(f"'nn.matmul' op {error}") from None
+
+
+@converts("MatMulInteger")
+def _matmul_integer(im, node):
+    """(A - a_zero_point) x (B - b_zero_point) in i32: nn.matmul of the
+    quantised operands (int8 or uint8 A; a uint8 B moved to int8) and the
+    zero points' terms (lamina.quantized_products)."""
+    accumulator, product = _integer_matmul(im, node)
+    return product(accumulator)
+
+
+@converts("QLinearMatMul")
+def _qlinear_matmul(im, node):
+    """MatMulInteger's product requantised: saturate(round_half_to_even(
+    f32(acc) * (a_scale * b_scale / y_scale)) + y_zero_point), the
+    multiplier computed in f32 as ONNX Runtime computes it."""
+    accumulator, product = _integer_matmul(im, node, inputs=(0, 3, 2, 5))
+    columns = _type_of(accumulator).shape[-1]
+    a_scale = _scale_of(im, node, 1, "a_scale", 1, "tensor")
+    b_scale = _scale_of(im, node, 4, "b_scale", columns, "column")
+    y_scale = _scale_of(im, node, 6, "y_scale", 1, "tensor")
+    y_zero = _requantisation_zero(im, node, 7)
+    multiplier = nn.DivOp.build(nn.MulOp.build(a_scale, b_scale), y_scale)
+    return product(quantized_products.requantized(accumulator, multiplier, y_zero))
+
+
+def _requantisation_zero(im, node, index: int) -> ir.Value:
+    """y_zero_point (per tensor) as the quantised result's type; uint8 0
+    where absent."""
+    name = node.input(index)
+    if not name:
+        return im.constant(np.zeros((), np.uint8), "ui8")
+    dtype = _quantized_dtype(im, name)
+    if dtype not in _QUANTIZED:
+        raise _NodeProblem(f"y_zero_point of element type {dtype} is not supported (only "
+                           "int8 and uint8)")
+    zero = im.tensor(name)
+    if _type_of(zero).shape not in ((), (1,)):
+        raise _NodeProblem("y_zero_point must be a scalar (per tensor)")
+    return im.reshape(zero, ())
+
+
+def _integer_conv(im, node, inputs=(0, 1, 2, 3)):
+    """ConvInteger's i32 convolution of (x - x_zero_point) and (w -
+    w_zero_point), the padding holding x_zero_point, and a function giving
+    a 1-D convolution's result back its rank."""
+    x_index, w_index, zx_index, zw_index = inputs
+    x, x_dtype = _quantized_operand(im, node, x_index, "input")
+    weight, w_dtype = _quantized_operand(im, node, w_index, "weight", weight=True)
+    x_shape, w_shape = _type_of(x).shape, _type_of(weight).shape
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape", w_shape[2:]))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    zx = _zero_of(im, node, zx_index, x_dtype, "x_zero_point", 1, "tensor")
+    zw = _zero_of(im, node, zw_index, w_dtype, "w_zero_point", w_shape[0], "output channel",
+                  weight=True)
+    if one_d:
+        x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
+        weight = im.reshape(weight, w_shape[:2] + (1,) + w_shape[2:])
+    window = quantized_products.Window(
+        strides=_pairs(strides, one_d, 1), padding=_pads_2d(pads, one_d),
+        dilations=_pairs(dilations, one_d, 1), groups=node.attr("group"))
+
+    def restored(y):
+        if not one_d:
+            return y
+        shape = _type_of(y).shape
+        return im.reshape(y, shape[:2] + shape[3:])
+    try:
+        return quantized_products.integer_conv2d(x, weight, zx, zw, window), restored
+    except VerifyError as error:
+        raise _NodeProblem(f"'nn.conv2d' op {error}") from None
+
+
+@converts("ConvInteger", attributes=_WINDOW + ("group",))
+def _conv_integer(im, node):
+    """conv(x - x_zero_point, w - w_zero_point) in i32: nn.conv2d of the
+    quantised operands (int8 or uint8 x; a uint8 w moved to int8) and the
+    zero points' terms, the padding holding x's zero point
+    (lamina.quantized_products)."""
+    accumulator, restored = _integer_conv(im, node)
+    return restored(accumulator)
+
+
+@converts("QLinearConv", attributes=_WINDOW + ("group",))
+def _qlinear_conv(im, node):
+    """ConvInteger's accumulator plus the i32 bias, requantised:
+    saturate(round_half_to_even(f32(acc) * (x_scale * w_scale[o] /
+    y_scale)) + y_zero_point), as ONNX Runtime's QLinearConv computes it."""
+    accumulator, restored = _integer_conv(im, node, inputs=(0, 3, 2, 5))
+    out_channels = _type_of(im.tensor(node.input(3))).shape[0]
+    x_scale = _scale_of(im, node, 1, "x_scale", 1, "tensor")
+    w_scale = _scale_of(im, node, 4, "w_scale", out_channels, "output channel")
+    y_scale = _scale_of(im, node, 6, "y_scale", 1, "tensor")
+    y_zero = _requantisation_zero(im, node, 7)
+    if node.input(8):
+        bias = im.tensor(node.input(8))
+        if _type_of(bias).dtype != "i32" or _type_of(bias).shape != (out_channels,):
+            raise _NodeProblem(f"bias must be int32 with one value per output channel "
+                               f"({out_channels}), got {_type_of(bias)}")
+        if _type_of(accumulator).rank == 3:     # a 1-D convolution's, before its restoring
+            bias = im.reshape(bias, (out_channels, 1))
+        accumulator = nn.AddOp.build(accumulator, quantized_products.per_channel(bias, "NCHW"))
+    multiplier = nn.DivOp.build(nn.MulOp.build(x_scale, w_scale), y_scale)
+    return restored(quantized_products.requantized(
+        accumulator, quantized_products.per_channel(multiplier, "NCHW"), y_zero))
 
 
 def _pool_output(size, k, s, begin, end, ceil):

@@ -165,3 +165,19 @@ func.func @channels_last_rank(%x: tensor<8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
   %0 = "nn.conv2d"(%x, %w) {layout = "NHWC"} : (tensor<8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<6x6x4xf32>
   return
 }
+
+// -----
+
+func.func @integer_bias(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi8>) {
+  // expected-error @+1 {{'nn.conv2d' op an integer conv2d takes no bias (add it to the i32 result), got tensor<4xi8>}}
+  %0 = "nn.conv2d"(%x, %w, %b) : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>, tensor<4xi8>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @signed_input_unsigned_weight(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xui8>) {
+  // expected-error @+1 {{'nn.conv2d' op integer operands must be i8 x i8, ui8 x i8; these are i8 x ui8}}
+  %0 = "nn.conv2d"(%x, %w) : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32>
+  return
+}

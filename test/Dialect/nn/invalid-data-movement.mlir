@@ -232,3 +232,11 @@ func.func @concat_negative_axis_out_of_range(%x: tensor<2x4xf32>, %y: tensor<3x4
   %0 = "nn.concat"(%x, %y) {axis = -3 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
   return
 }
+
+// -----
+
+func.func @pad_value_out_of_range(%x: tensor<2x3xui8>) {
+  // expected-error @+1 {{'nn.pad' op pad value 256.0 is not a ui8 value (an integer in [0, 255])}}
+  %0 = "nn.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 0>, value = 256.0 : f32} : (tensor<2x3xui8>) -> tensor<2x4xui8>
+  return
+}

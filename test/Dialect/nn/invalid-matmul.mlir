@@ -81,7 +81,7 @@ func.func @matmul_i8_and_f32(%a: tensor<4x8xi8>, %b: tensor<8x16xf32>) {
 // -----
 
 func.func @matmul_i32(%a: tensor<4x8xi32>, %b: tensor<8x16xi32>) {
-  // expected-error @+1 {{'nn.matmul' op operand #0 has element type i32; expected f32 or f16 or bf16 or i8}}
+  // expected-error @+1 {{'nn.matmul' op operand #0 has element type i32; expected f32 or f16 or bf16 or i8 or ui8}}
   %0 = "nn.matmul"(%a, %b) : (tensor<4x8xi32>, tensor<8x16xi32>) -> tensor<4x16xi32>
   return
 }
@@ -91,5 +91,13 @@ func.func @matmul_i32(%a: tensor<4x8xi32>, %b: tensor<8x16xi32>) {
 func.func @matmul_i8_tf32(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) {
   // expected-error @+1 {{'nn.matmul' op precision = "tf32" rounds f32 operands; these are i8}}
   %0 = "nn.matmul"(%a, %b) {precision = "tf32"} : (tensor<4x8xi8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_i8_by_ui8(%a: tensor<4x8xi8>, %b: tensor<8x16xui8>) {
+  // expected-error @+1 {{'nn.matmul' op integer operands must be i8 x i8, ui8 x i8; these are i8 x ui8}}
+  %0 = "nn.matmul"(%a, %b) : (tensor<4x8xi8>, tensor<8x16xui8>) -> tensor<4x16xi32>
   return
 }

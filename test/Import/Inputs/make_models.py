@@ -97,6 +97,32 @@ MODELS = {
          initializer("end", np.array([-5], np.int64)),
          initializer("axis", np.array([1], np.int64)),
          initializer("step", np.array([-1], np.int64))]),
+    # A QLinearConv: uint8 activations, int8 weights per output channel,
+    # an int32 bias, padding.
+    "qlinear_conv": model(
+        [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
+                          ["y"], name="qconv", pads=[1, 1, 1, 1])],
+        [tensor("x", [1, 2, 4, 4], TensorProto.UINT8)],
+        [tensor("y", [1, 3, 4, 4], TensorProto.UINT8)],
+        [initializer("sx", np.array(0.05, np.float32)), initializer("zx", np.uint8(10)),
+         initializer("w", np.full((3, 2, 3, 3), 2, np.int8)),
+         initializer("sw", np.array([0.1, 0.2, 0.3], np.float32)),
+         initializer("zw", np.zeros(3, np.int8)),
+         initializer("sy", np.array(0.5, np.float32)), initializer("zy", np.uint8(7)),
+         initializer("b", np.array([100, -100, 5], np.int32))], opset=13),
+    # QLinear ops that are not imported: a float bias, an output zero
+    # point per channel.
+    "qlinear_errors": model(
+        [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sx", "zw", "sx", "zx", "fb"],
+                          ["y"], name="float_bias"),
+         helper.make_node("QLinearMatMul", ["a", "sx", "zx", "m", "sx", "zw", "sx", "zy3"],
+                          ["z"], name="zero_per_channel")],
+        [tensor("x", [1, 3, 4, 4], TensorProto.INT8), tensor("a", [2, 3], TensorProto.INT8)],
+        [tensor("y", [1, 3, 2, 2], TensorProto.INT8), tensor("z", [2, 3], TensorProto.INT8)],
+        [initializer("sx", np.array(0.05, np.float32)), initializer("zx", np.int8(0)),
+         initializer("w", np.ones((3, 3, 3, 3), np.int8)), initializer("zw", np.int8(0)),
+         initializer("fb", np.zeros(3, np.float32)), initializer("m", np.ones((3, 3), np.int8)),
+         initializer("zy3", np.zeros(3, np.int8))], opset=13),
 }
 
 
