@@ -77,7 +77,7 @@ class NN(Dialect, name="nn"):
     """Lamina's operator-level dialect."""
 
 
-FLOATS = ("f32", "f16", "bf16")
+FLOATS = ("f32", "f16", "bf16", "f64")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
@@ -318,6 +318,7 @@ class UnaryElementwiseOp(ElementwiseOp):
 
     x: Operand
     result: Result
+    element_types = FLOATS
 
     def infer_type(self, x):
         return x

@@ -238,9 +238,33 @@ def cast_float(value, target):
     from mlir.dialects import arith
     if value.type == target:
         return value
+    if isinstance(value.type, ir.F64Type) and ir.FloatType(target).width < 32:
+        value = _f64_to_f32_round_to_odd(value)
     if ir.FloatType(target).width < ir.FloatType(value.type).width:
         return arith.truncf(target, value)
     return arith.extf(target, value)
+
+
+def _f64_to_f32_round_to_odd(value):
+    """An f64 scalar as the f32 nearest to it whose last bit is odd where it
+    is inexact: rounding that to f16 or bf16 rounds the f64 once (f32 keeps
+    more than two bits beyond theirs), and the JIT has no f64 -> f16 truncf
+    of its own (compiler-rt's __truncdfhf2)."""
+    from mlir import ir
+    from mlir.dialects import arith, math
+    i32 = ir.IntegerType.get_signless(32)
+    rounded = arith.truncf(ir.F32Type.get(), value)
+    back = arith.extf(value.type, rounded)
+    bits = arith.bitcast(i32, rounded)
+    one = arith.constant(i32, 1)
+    even = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(bits, one), arith.constant(i32, 0))
+    inexact = arith.cmpf(arith.CmpFPredicate.ONE, back, value)
+    # The neighbour toward `value`: one unit less in magnitude where the
+    # rounding went away from zero.
+    away = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(back), math.absf(value))
+    neighbour = arith.select(away, arith.subi(bits, one), arith.addi(bits, one))
+    adjust = arith.andi(even, inexact)
+    return arith.bitcast(ir.F32Type.get(), arith.select(adjust, neighbour, bits))
 
 
 def _f32_constant(value: float):
@@ -298,6 +322,8 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
         if node.kind == "const":
             if like is not None and _is_integer(like):
                 return arith.constant(like, int(node.value))
+            if like is not None and isinstance(like, ir.F64Type):
+                return arith.constant(like, float(node.value))
             return _f32_constant(node.value)
         # Constants take the type of the operands they meet (the branches'
         # for a select).
@@ -321,8 +347,8 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
                 gate = odd_rational(half, TANH_RATIONAL)
                 return arith.mulf(arith.addf(gate, _f32_constant(1.0)), _f32_constant(0.5))
             # 1 / (1 + e^-x) saturates to 0 and 1 without NaN: e^-x overflows to inf.
-            return arith.divf(_f32_constant(1.0), arith.addf(
-                _f32_constant(1.0), math.exp(arith.negf(args[0]))))
+            one = arith.constant(args[0].type, 1.0)
+            return arith.divf(one, arith.addf(one, math.exp(arith.negf(args[0]))))
         if arith_only and kind in ("erf", "tanh"):
             return odd_rational(args[0], ERF_RATIONAL if kind == "erf" else TANH_RATIONAL)
         if arith_only and kind == "abs":

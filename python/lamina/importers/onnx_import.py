@@ -51,7 +51,7 @@ from mlir.dialects import func
 from lamina import nn as builders
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
-from lamina.dialects.nn import NN
+from lamina.dialects.nn import FLOATS, NN
 from lamina.importers import indexing
 from lamina.types import TensorType, VerifyError, element_type_name
 
@@ -201,14 +201,15 @@ def _onnx_dtype_name(elem_type: int) -> str:
 
 
 # The element types of nn tensors, and how messages name them.
-_NN_TYPES = ("f32", "f16", "bf16", "i1", "i8", "ui8", "i32", "i64")
-_NN_TYPE_NAMES = "float, float16, bfloat16, int8, uint8, int32, int64 or bool"
+_NN_TYPES = ("f32", "f16", "bf16", "f64", "i1", "i8", "ui8", "i32", "i64")
+_NN_TYPE_NAMES = "float, float16, bfloat16, double, int8, uint8, int32, int64 or bool"
 
 
 def _nn_dtype(elem_type: int) -> str | None:
     """The nn element type of an ONNX element type, or None."""
     tensor = _onnx().TensorProto
-    return {tensor.FLOAT: "f32", tensor.FLOAT16: "f16", tensor.BFLOAT16: "bf16",
+    return {tensor.FLOAT: "f32", tensor.DOUBLE: "f64", tensor.FLOAT16: "f16",
+            tensor.BFLOAT16: "bf16",
             tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT32: "i32",
             tensor.INT64: "i64"}.get(elem_type)
 
@@ -1685,9 +1686,9 @@ def _is_nan(im, node):
 def _float_tensor(im, node, i: int = 0) -> ir.Value:
     """Input `i` as a tensor, which must be of a float type."""
     x = im.tensor(node.input(i))
-    if _type_of(x).dtype not in ("f32", "f16", "bf16"):
+    if _type_of(x).dtype not in FLOATS:
         raise _NodeProblem(f"{node.op_type} of element type {_type_of(x).dtype} is not "
-                           "supported (only float, float16 and bfloat16)")
+                           "supported (only float, float16, bfloat16 and double)")
     return x
 
 
@@ -1758,9 +1759,9 @@ def _is_inf(im, node):
 @converts("Mean")
 def _mean(im, node):
     operands = im.operands(node)
-    if _type_of(operands[0]).dtype not in ("f32", "f16", "bf16"):
+    if _type_of(operands[0]).dtype not in FLOATS:
         raise _NodeProblem(f"Mean of element type {_type_of(operands[0]).dtype} is not "
-                           "supported (only float, float16 and bfloat16)")
+                           "supported (only float, float16, bfloat16 and double)")
     total = operands[0]
     for operand in operands[1:]:
         total = im.op("add", total, operand)
@@ -1772,7 +1773,7 @@ def _argmin(im, node):
     x = im.tensor(node.input(0))
     # The first maximum of a reversal of order is the first minimum: -x for
     # floats, -1 - x (= ~x, no overflow) for integers.
-    if _type_of(x).dtype in ("f32", "f16", "bf16"):
+    if _type_of(x).dtype in FLOATS:
         reversed_order = im.op("neg", x)
     elif _type_of(x).dtype in ("i32", "i64"):
         reversed_order = im.op("sub", im.scalar(-1, x), x)
