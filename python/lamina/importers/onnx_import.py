@@ -2111,3 +2111,255 @@ def _fold_trilu(im, node):
 @folds("Tile")
 def _fold_tile(im, node):
     return np.tile(im.static(node.input(0)), [int(r) for r in im.static(node.input(1))])
+
+
+# -- more compositions: hyperbolic and inverse trigonometric functions, ------
+# -- gated and piecewise activations, normalisations over windows ----------
+
+
+def _odd_series(im, x, coefficients) -> ir.Value:
+    """x (c0 + c1 x^2 + c2 x^4 + ...), Horner's rule in x^2."""
+    x2 = im.op("mul", x, x)
+    value = im.scalar(coefficients[-1], x)
+    for c in reversed(coefficients[:-1]):
+        value = im.op("add", im.op("mul", value, x2), im.scalar(c, x))
+    return im.op("mul", x, value)
+
+
+# Below this magnitude, sinh, asinh and atanh take their Taylor series
+# (to x^7: a relative error under 1e-10 there), where the closed forms
+# lose the leading digits to cancellation (e^x - e^-x, log(1 + small)).
+_SERIES_BOUND = 0.125
+_SERIES = {"Sinh": (1.0, 1 / 6, 1 / 120, 1 / 5040),
+           "Asinh": (1.0, -1 / 6, 3 / 40, -5 / 112),
+           "Atanh": (1.0, 1 / 3, 1 / 5, 1 / 7)}
+
+
+def _near_zero(im, x, kind: str, closed_form: ir.Value) -> ir.Value:
+    small = im.op("compare", im.op("abs", x), im.scalar(_SERIES_BOUND, x), predicate="lt")
+    return im.op("select", small, _odd_series(im, x, _SERIES[kind]), closed_form)
+
+
+def _atan(im, x) -> ir.Value:
+    """atan(x): |x| > 1 reflected to 1/x (atan(x) = +-pi/2 - atan(1/x)),
+    the argument halved three times (atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))),
+    to |t| <= tan(pi/32)), then its series to t^11."""
+    outside = im.op("compare", im.op("abs", x), im.scalar(1.0, x), predicate="gt")
+    t = im.op("select", outside, im.op("div", im.scalar(1.0, x), x), x)
+    for _ in range(3):
+        t = im.op("div", t, im.op("add", im.scalar(1.0, t), im.op("sqrt", im.op(
+            "add", im.scalar(1.0, t), im.op("mul", t, t)))))
+    inner = im.op("mul", _odd_series(im, t, (1.0, -1 / 3, 1 / 5, -1 / 7, 1 / 9, -1 / 11)),
+                  im.scalar(8.0, t))
+    positive = im.op("compare", x, im.scalar(0.0, x), predicate="gt")
+    quarter_turn = im.op("select", positive, im.scalar(math.pi / 2, x), im.scalar(-math.pi / 2, x))
+    return im.op("select", outside, im.op("sub", quarter_turn, inner), inner)
+
+
+@converts("Sinh", "Cosh", "Tan", "Asinh", "Acosh", "Atanh", "Atan", "Asin", "Acos")
+def _trigonometric(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    if kind == "Tan":
+        return im.op("div", im.op("sin", x), im.op("cos", x))
+    if kind in ("Sinh", "Cosh"):
+        grow, decay = im.op("exp", x), im.op("exp", im.op("neg", x))
+        half = im.op("mul", im.op("sub" if kind == "Sinh" else "add", grow, decay),
+                     im.scalar(0.5, x))
+        return _near_zero(im, x, kind, half) if kind == "Sinh" else half
+    one = im.scalar(1.0, x)
+    if kind == "Asinh":  # sign(x) log(|x| + sqrt(x^2 + 1))
+        magnitude = im.op("abs", x)
+        log = im.op("log", im.op("add", magnitude, im.op("sqrt", im.op(
+            "add", im.op("mul", x, x), one))))
+        negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
+        return _near_zero(im, x, kind, im.op("select", negative, im.op("neg", log), log))
+    if kind == "Acosh":  # log(x + sqrt(x^2 - 1))
+        return im.op("log", im.op("add", x, im.op("sqrt", im.op(
+            "sub", im.op("mul", x, x), one))))
+    if kind == "Atanh":  # log((1 + x) / (1 - x)) / 2
+        log = im.op("log", im.op("div", im.op("add", one, x), im.op("sub", one, x)))
+        return _near_zero(im, x, kind, im.op("mul", log, im.scalar(0.5, x)))
+    if kind == "Atan":
+        return _atan(im, x)
+    # asin(x) = atan(x / sqrt(1 - x^2)) (+-1 gives +-inf, whose atan is +-pi/2)
+    asin = _atan(im, im.op("div", x, im.op("sqrt", im.op("sub", one, im.op("mul", x, x)))))
+    return asin if kind == "Asin" else im.op("sub", im.scalar(math.pi / 2, x), asin)
+
+
+@converts("PRelu")
+def _prelu(im, node):
+    x = im.tensor(node.input(0))
+    slope = im.tensor(node.input(1), _type_of(x).dtype)
+    negative = im.op("compare", x, im.scalar(0, x), predicate="lt")
+    return im.op("select", negative, im.op("mul", x, slope), x)
+
+
+@converts("Shrink", attributes=("bias", "lambd"))
+def _shrink(im, node):
+    x = _float_tensor(im, node)
+    bias, lambd = node.attr("bias"), node.attr("lambd")
+    below = im.op("compare", x, im.scalar(-lambd, x), predicate="lt")
+    above = im.op("compare", x, im.scalar(lambd, x), predicate="gt")
+    return im.op("select", below, im.op("add", x, im.scalar(bias, x)),
+                 im.op("select", above, im.op("sub", x, im.scalar(bias, x)), im.scalar(0.0, x)))
+
+
+@converts("SwiGLU", attributes=("alpha",))
+def _swiglu(im, node):
+    gate, value = _float_tensor(im, node, 0), _float_tensor(im, node, 1)
+    if _type_of(gate).shape != _type_of(value).shape:
+        raise _NodeProblem(f"SwiGLU's inputs differ in shape: {_type_of(gate)} and "
+                           f"{_type_of(value)}")
+    scaled = im.op("mul", gate, im.scalar(node.attr("alpha"), gate))
+    return im.op("mul", im.op("mul", gate, im.op("sigmoid", scaled)), value)
+
+
+def _standardized(im, x, axes, epsilon: float) -> ir.Value:
+    """(x - mean) / sqrt(variance + epsilon) over `axes`."""
+    mean = im.op("reduce_mean", x, axes=tuple(axes), keepdims=True)
+    centred = im.op("sub", x, mean)
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=tuple(axes),
+                     keepdims=True)
+    return im.op("mul", centred, im.op("rsqrt", im.op("add", variance,
+                                                       im.scalar(epsilon, variance))))
+
+
+@converts("MeanVarianceNormalization", attributes=("axes",))
+def _mean_variance_normalization(im, node):
+    x = _float_tensor(im, node)
+    rank = _type_of(x).rank
+    axes = sorted({_axis(a, rank) for a in node.attr("axes")})
+    # The function body's epsilon: sqrt(variance) + 1e-9 in the division.
+    mean = im.op("reduce_mean", x, axes=tuple(axes), keepdims=True)
+    centred = im.op("sub", x, mean)
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=tuple(axes),
+                     keepdims=True)
+    return im.op("div", centred, im.op("add", im.op("sqrt", variance), im.scalar(1e-9, variance)))
+
+
+@converts("InstanceNormalization", attributes=("epsilon",))
+def _instance_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    if x_type.rank < 3:
+        raise _NodeProblem(f"instance normalization needs an input of rank >= 3, got {x_type}")
+    y = _standardized(im, x, range(2, x_type.rank), node.attr("epsilon"))
+    channel_shape = (x_type.shape[1],) + (1,) * (x_type.rank - 2)
+    scale = im.reshape(im.tensor(node.input(1), x_type.dtype), channel_shape)
+    bias = im.reshape(im.tensor(node.input(2), x_type.dtype), channel_shape)
+    return im.op("add", im.op("mul", y, scale), bias)
+
+
+# `stash_type` = 1 computes the statistics in f32, as these compositions do
+# for f16 and bf16 inputs.
+@converts("GroupNormalization", attributes=("epsilon", "num_groups"),
+          defaults_only=("stash_type",))
+def _group_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    groups = node.attr("num_groups")
+    n, c = x_type.shape[:2]
+    if x_type.rank < 3 or c % groups:
+        raise _NodeProblem(f"group normalization of {x_type} in {groups} groups is not "
+                           "supported (rank >= 3, channels a multiple of the groups)")
+    grouped = im.reshape(x, (n, groups, (c // groups) * math.prod(x_type.shape[2:])))
+    y = im.reshape(_standardized(im, grouped, (2,), node.attr("epsilon")), x_type.shape)
+    # Opset 18 scales each group, opset 21 each channel.
+    per_group = im.opset < 21
+    length = groups if per_group else c
+    params = []
+    for i in (1, 2):
+        param = im.tensor(node.input(i), x_type.dtype)
+        if _type_of(param).shape != (length,):
+            raise _NodeProblem(f"GroupNormalization's input {i} is {_type_of(param)}; "
+                               f"expected {length} values")
+        if per_group:
+            param = im.reshape(im.op("broadcast_to", im.reshape(param, (groups, 1)),
+                                     result_type=x_type.with_shape((groups, c // groups))), (c,))
+        params.append(im.reshape(param, (c,) + (1,) * (x_type.rank - 2)))
+    return im.op("add", im.op("mul", y, params[0]), params[1])
+
+
+@converts("LRN", attributes=("alpha", "beta", "bias", "size"))
+def _lrn(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    size = node.attr("size")
+    before, after = (size - 1) // 2, size // 2  # floor and ceil of (size - 1) / 2
+    squares = im.op("mul", x, x)
+    low, high = [0] * x_type.rank, [0] * x_type.rank
+    low[1], high[1] = before, after
+    padded = im.op("pad", squares, low=low, high=high, value=0.0)
+    channels = x_type.shape[1]
+    total = None
+    for offset in range(size):
+        starts = [0] * x_type.rank
+        starts[1] = offset
+        limits = list(_type_of(padded).shape)
+        limits[1] = offset + channels
+        window = im.op("slice", padded, starts=starts, limits=limits)
+        total = window if total is None else im.op("add", total, window)
+    scale = im.op("add", im.scalar(node.attr("bias"), x),
+                  im.op("mul", total, im.scalar(node.attr("alpha") / size, x)))
+    return im.op("div", x, im.op("pow", scale, im.scalar(node.attr("beta"), x)))
+
+
+@converts("Det")
+def _det(im, node):
+    x = _float_tensor(im, node)
+    shape = _type_of(x).shape
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] > 3:
+        raise _NodeProblem(f"the determinant of {_type_of(x)} is not supported (square "
+                           "matrices of order 1 to 3)")
+    order, batch = shape[-1], shape[:-2]
+
+    def entry(i, j):
+        starts = [0] * len(batch) + [i, j]
+        limits = list(batch) + [i + 1, j + 1]
+        return im.reshape(im.op("slice", x, starts=starts, limits=limits), batch)
+
+    def minor(rows, columns):  # a 2x2 determinant
+        (r0, r1), (c0, c1) = rows, columns
+        return im.op("sub", im.op("mul", entry(r0, c0), entry(r1, c1)),
+                     im.op("mul", entry(r0, c1), entry(r1, c0)))
+
+    if order == 1:
+        return entry(0, 0)
+    if order == 2:
+        return minor((0, 1), (0, 1))
+    terms = [im.op("mul", entry(0, j), minor((1, 2), tuple(k for k in range(3) if k != j)))
+             for j in range(3)]
+    return im.op("add", im.op("sub", terms[0], terms[1]), terms[2])
+
+
+@converts("LpPool", attributes=_WINDOW + ("ceil_mode", "p"))
+def _lp_pool(im, node):
+    """(the sum over each window of |x|^p)^(1/p): an average pool (which
+    counts the padding) times the window's size."""
+    x = _float_tensor(im, node)
+    x_shape = _type_of(x).shape
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape"))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    if any(d != 1 for d in dilations):
+        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    rank = len(kernel)
+    if node.attr("ceil_mode") and any(
+            _pool_output(size, k, s, b, e, True) != _pool_output(size, k, s, b, e, False)
+            for size, k, s, b, e in zip(x_shape[2:], kernel, strides, pads[:rank], pads[rank:])):
+        raise _NodeProblem("Lp pooling in ceil mode with a partial last window is not supported")
+    p = node.attr("p")
+    magnitude = im.op("abs", x)
+    powered = im.op("mul", x, x) if p == 2 else im.op("pow", magnitude, im.scalar(float(p), x))
+    if one_d:
+        powered = im.reshape(powered, x_shape[:2] + (1,) + x_shape[2:])
+    mean = im.op("avg_pool2d", powered, kernel=_pairs(kernel, one_d, 1),
+                 strides=_pairs(strides, one_d, 1), padding=_pads_2d(pads, one_d))
+    total = im.op("mul", mean, im.scalar(float(math.prod(kernel)), mean))
+    y = im.op("sqrt", total) if p == 2 else im.op("pow", total, im.scalar(1.0 / p, total))
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y

@@ -1,0 +1,143 @@
+"""ONNX op types Lamina composes of nn ops (hyperbolic and inverse
+trigonometric functions, PRelu, Shrink, SwiGLU, the instance, group,
+mean-variance and local response normalisations, Lp pooling, Det) and
+double tensors, each model built with onnx.helper, imported with its
+weights as constants, compiled for the CPU and compared with onnxruntime:
+float32 at rtol = atol = 1e-5 (the series and reflections of the
+inverse functions included), float64 at 1e-12."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+onnxruntime = pytest.importorskip("onnxruntime")
+
+import onnx.reference  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import lamina  # noqa: E402
+
+
+def run_both(nodes, inputs, outputs, initializers=(), opset=23, types=None,
+             reference=False, shapes=None):
+    """The outputs of onnxruntime and of Lamina for `inputs` (name -> array);
+    `types` are the outputs' element types (all float where None);
+    `shapes`: output shapes onnx's shape inference leaves out;
+    `reference`: onnx's reference evaluator instead of onnxruntime (for op
+    types newer than onnxruntime's)."""
+    def info(name, array):
+        elem = helper.np_dtype_to_tensor_dtype(array.dtype)
+        return helper.make_tensor_value_info(name, elem, array.shape)
+    graph = helper.make_graph(
+        nodes, "composed", [info(n, a) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(n, t, (shapes or {}).get(n))
+         for n, t in zip(outputs, types or [TensorProto.FLOAT] * len(outputs))],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in initializers])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    if reference:
+        expected = onnx.reference.ReferenceEvaluator(model).run(outputs, inputs)
+        function = lamina.compile(lamina.from_onnx(model, params="constants"))
+        actual = function(*inputs.values())
+        return list(actual) if isinstance(actual, tuple) else [actual], expected
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    expected = session.run(outputs, inputs)
+    function = lamina.compile(lamina.from_onnx(model, params="constants"))
+    actual = function(*inputs.values())
+    actual = list(actual) if isinstance(actual, tuple) else [actual]
+    return actual, expected
+
+
+def assert_match(actual, expected, names, tolerance):
+    assert len(actual) == len(expected)
+    for name, got, want in zip(names, actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance, err_msg=name)
+
+
+def test_trigonometric_and_hyperbolic_functions():
+    rng = np.random.default_rng(0)
+    # Values near 0 (the series), past 1 (atan's reflection), large ones.
+    wide = np.concatenate([rng.standard_normal(40), [0.0, 1e-6, -3e-3, 0.1249, 0.1251, 1.0,
+                                                       -1.0, 7.5, -40.0, 1e6]]).astype(np.float32)
+    unit = np.concatenate([rng.uniform(-0.999, 0.999, 40), [0.0, 1e-5, -0.12, 0.13, 0.9999,
+                                                             -0.9999, 1.0, -1.0]]).astype(np.float32)
+    beyond_one = rng.uniform(1.0, 20.0, 16).astype(np.float32)
+    small = rng.uniform(-1.4, 1.4, 16).astype(np.float32)  # tan away from its poles
+    nodes = [helper.make_node(op, [x], [op.lower()]) for op, x in [
+        ("Sinh", "wide_small"), ("Cosh", "wide_small"), ("Asinh", "wide"), ("Atan", "wide"),
+        ("Tan", "small"), ("Atanh", "open_unit"), ("Asin", "unit"), ("Acos", "unit"),
+        ("Acosh", "beyond_one")]]
+    inputs = {"wide": wide, "wide_small": np.clip(wide, -40, 40), "unit": unit,
+              "open_unit": np.clip(unit, -0.999, 0.999), "beyond_one": beyond_one,
+              "small": small}
+    names = [n.output[0] for n in nodes]
+    actual, expected = run_both(nodes, inputs, names)
+    assert_match(actual, expected, names, 1e-5)
+
+
+def test_activations_and_normalisations():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 6, 5, 4)).astype(np.float32)
+    matrices = rng.standard_normal((4, 3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("PRelu", ["x", "slope"], ["prelu"]),
+        helper.make_node("Shrink", ["x"], ["shrink"], lambd=0.4, bias=0.3),
+        helper.make_node("MeanVarianceNormalization", ["x"], ["mvn"], axes=[0, 2, 3]),
+        helper.make_node("InstanceNormalization", ["x", "scale", "bias"], ["instance"],
+                         epsilon=1e-3),
+        helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["group"],
+                         num_groups=3, epsilon=1e-4),
+        helper.make_node("LRN", ["x"], ["lrn"], size=5, alpha=1e-2, beta=0.75, bias=1.5),
+        helper.make_node("LpPool", ["x"], ["lp3"], kernel_shape=[2, 3], p=3,
+                         pads=[1, 0, 0, 1]),
+        helper.make_node("LpPool", ["x"], ["lp2"], kernel_shape=[3, 2], strides=[2, 1],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Det", ["matrices"], ["det"]),
+    ]
+    initializers = [("slope", rng.standard_normal((6, 1, 1)).astype(np.float32)),
+                    ("scale", rng.standard_normal(6).astype(np.float32)),
+                    ("bias", rng.standard_normal(6).astype(np.float32))]
+    names = [n.output[0] for n in nodes]
+    actual, expected = run_both(nodes, {"x": x, "matrices": matrices}, names, initializers,
+                                shapes={"group": x.shape})
+    assert_match(actual, expected, names, 1e-5)
+
+
+def test_swiglu():
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((2, 3, 8)).astype(np.float32) for _ in range(2))
+    nodes = [helper.make_node("SwiGLU", ["a", "b"], ["swiglu"], alpha=1.3)]
+    actual, expected = run_both(nodes, {"a": a, "b": b}, ["swiglu"], opset=28, reference=True)
+    assert_match(actual, expected, ["swiglu"], 1e-5)
+
+
+def test_double_tensors():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 5))
+    nodes = [helper.make_node("Exp", ["x"], ["exp"]),
+             helper.make_node("Sigmoid", ["x"], ["sigmoid"]),
+             helper.make_node("Max", ["x", "exp"], ["max"]),
+             helper.make_node("Cast", ["x"], ["half"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["x"], ["brain"], to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["half"], ["back"], to=TensorProto.DOUBLE)]
+    names = ["exp", "sigmoid", "max", "half", "back"]
+    double, half = TensorProto.DOUBLE, TensorProto.FLOAT16
+    actual, expected = run_both(nodes[:4] + nodes[5:], {"x": x}, names,
+                                types=[double, double, double, half, double])
+    assert_match(actual, expected, names, 1e-12)
+
+
+def test_double_to_half_rounds_once():
+    """Halfway between two float16 values after a rounding to float32 but
+    not before: rounding twice would give the even neighbour."""
+    half_ulp = 2.0 ** -11  # of 1.0 in float16
+    x = np.array([1 + half_ulp + 2.0 ** -40, 1 + half_ulp - 2.0 ** -40, 1 + half_ulp,
+                  -(1 + 3 * half_ulp), 7e4, np.inf, 1e-30], np.float64)
+    nodes = [helper.make_node("Cast", ["x"], ["half"], to=TensorProto.FLOAT16)]
+    actual, _ = run_both(nodes, {"x": x}, ["half"], types=[TensorProto.FLOAT16])
+    np.testing.assert_array_equal(actual[0], x.astype(np.float16))
