@@ -77,17 +77,25 @@ class NN(Dialect, name="nn"):
     """Lamina's operator-level dialect."""
 
 
-FLOATS = ("f32", "f16", "bf16", "f64")
+FLOATS = ("f32", "f16", "bf16")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
+# Elementwise ops and data movement take f64 too (their elements are
+# computed on one by one, in their own type); contractions, reductions and
+# normalisations, which accumulate in f32, do not.
+ELEMENTWISE_FLOATS = FLOATS + ("f64",)
+ELEMENTWISE_NUMBERS = ELEMENTWISE_FLOATS + INTEGERS
 # The integer operand types of nn.matmul, and the type each accumulates
 # and returns in.
 MATMUL_INTEGERS = ("i8",)
 MATMUL_ACCUMULATOR = {"i8": "i32"}
 INTEGER_ACCUMULATORS = frozenset(MATMUL_ACCUMULATOR.values())
 # Of ops that move elements of any type.
-ANY_ELEMENT = NUMBERS + ("i1",)
+ANY_ELEMENT = ELEMENTWISE_NUMBERS + ("i1",)
+# Integers nn.cast alone takes (to and from the others): a frontend computes
+# on them widened to i32 or i64 (ui64 as the i64 of its bits).
+NARROW_INTEGERS = ("i8", "ui8", "i16", "ui16", "ui32", "ui64")
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
@@ -318,7 +326,7 @@ class UnaryElementwiseOp(ElementwiseOp):
 
     x: Operand
     result: Result
-    element_types = FLOATS
+    element_types = ELEMENTWISE_FLOATS
 
     def infer_type(self, x):
         return x
@@ -333,7 +341,7 @@ class NegOp(UnaryElementwiseOp, name="neg"):
     Example: %y = "nn.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, x):
         return -x
@@ -345,7 +353,7 @@ class AbsOp(UnaryElementwiseOp, name="abs"):
     Example: %y = "nn.abs"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, x):
         return abs(x)
@@ -520,6 +528,7 @@ class BinaryElementwiseOp(ElementwiseOp):
     lhs: Operand
     rhs: Operand
     result: Result
+    element_types = ELEMENTWISE_FLOATS
 
     def infer_type(self, lhs, rhs):
         dtype = _same_dtype(lhs, rhs)
@@ -539,7 +548,7 @@ class AddOp(BinaryElementwiseOp, name="add"):
     Example: %z = "nn.add"(%x, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs + rhs
@@ -551,7 +560,7 @@ class SubOp(BinaryElementwiseOp, name="sub"):
     Example: %z = "nn.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs - rhs
@@ -563,7 +572,7 @@ class MulOp(BinaryElementwiseOp, name="mul"):
     Example: %z = "nn.mul"(%x, %y) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs * rhs
@@ -585,7 +594,7 @@ class MaximumOp(BinaryElementwiseOp, name="maximum"):
     Example: %z = "nn.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return maximum(lhs, rhs)
@@ -597,7 +606,7 @@ class MinimumOp(BinaryElementwiseOp, name="minimum"):
     Example: %z = "nn.minimum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return minimum(lhs, rhs)
@@ -621,7 +630,7 @@ class CompareOp(BinaryElementwiseOp, name="compare"):
     """
 
     predicate: EnumAttr("eq", "ne", "lt", "le", "gt", "ge")
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def result_dtype(self, dtype):
         return "i1"
@@ -658,20 +667,19 @@ class CastOp(ElementwiseOp, name="cast"):
     Float or integer to i1 is `x != 0`; i1 to a number gives 0 or 1; float
     to integer rounds toward zero (as C and NumPy; NaN and values out of
     the integer's range give an unspecified value); integer to float rounds
-    to nearest; integers narrow by truncation and widen by sign extension.
+    to nearest; integers narrow by truncation and widen by sign extension,
+    unsigned ones (ui8 to ui64) by zero extension.
 
     Example: %y = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xf16>
     """
 
     x: Operand
     result: Result
-    element_types = ANY_ELEMENT
+    element_types = ANY_ELEMENT + NARROW_INTEGERS
     explicit_result_type = True
 
     def infer_type(self, x):
         target = self.result_type
-        if target.dtype not in self.element_types:
-            raise VerifyError(f"cannot cast to element type {target.dtype}")
         if target.shape != x.shape:
             raise VerifyError(f"cast changes the shape: {x} to {target}")
         return target

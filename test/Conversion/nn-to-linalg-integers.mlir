@@ -62,6 +62,48 @@ func.func @casts(%f: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xf16>, tensor<
 
 // -----
 
+// Unsigned integers are cast as the signless ones of their bits: zero
+// extension, unsigned conversions to and from floats, and no ui type left.
+// CHECK-LABEL: func.func @unsigned_casts
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xf32>, %{{.+}}: tensor<4xi64>)
+// CHECK: arith.extui %{{.+}} : i8 to i32
+// CHECK: arith.uitofp %{{.+}} : i8 to f32
+// CHECK: arith.fptoui %{{.+}} : f32 to i16
+// CHECK: arith.extsi %{{.+}} : i8 to i16
+// CHECK: arith.uitofp %{{.+}} : i64 to f32
+// CHECK-NEXT: arith.truncf %{{.+}} : f32 to f16
+// CHECK-NOT: ui
+func.func @unsigned_casts(%u: tensor<4xui8>, %f: tensor<4xf32>, %w: tensor<4xui64>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xui16>, tensor<4xui16>, tensor<4xf16>, tensor<4xi64>) {
+  %a = "nn.cast"(%u) : (tensor<4xui8>) -> tensor<4xi32>
+  %b = "nn.cast"(%u) : (tensor<4xui8>) -> tensor<4xf32>
+  %c = "nn.cast"(%f) : (tensor<4xf32>) -> tensor<4xui16>
+  %s = "nn.cast"(%a) : (tensor<4xi32>) -> tensor<4xi8>
+  %d = "nn.cast"(%s) : (tensor<4xi8>) -> tensor<4xui16>
+  %e = "nn.cast"(%w) : (tensor<4xui64>) -> tensor<4xf16>
+  %g = "nn.cast"(%w) : (tensor<4xui64>) -> tensor<4xi64>
+  return %a, %b, %c, %d, %e, %g : tensor<4xi32>, tensor<4xf32>, tensor<4xui16>, tensor<4xui16>, tensor<4xf16>, tensor<4xi64>
+}
+
+// -----
+
+// f64 elementwise ops compute in f64, their constants of f64; a cast from
+// f64 to f16 goes through the f32 rounded to odd.
+// CHECK-LABEL: func.func @f64_elementwise
+// CHECK: arith.constant 1.000000e+00 : f64
+// CHECK: math.exp %{{.+}} : f64
+// CHECK: %[[ROUNDED:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[ROUNDED]] : f32 to i32
+// CHECK: %[[ODD:.+]] = arith.select %{{.+}}, %{{.+}}, %[[BITS]] : i32
+// CHECK: %[[F32:.+]] = arith.bitcast %[[ODD]] : i32 to f32
+// CHECK: arith.truncf %[[F32]] : f32 to f16
+func.func @f64_elementwise(%x: tensor<4xf64>) -> tensor<4xf16> {
+  %s = "nn.sigmoid"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  %h = "nn.cast"(%s) : (tensor<4xf64>) -> tensor<4xf16>
+  return %h : tensor<4xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reductions_i64
 // CHECK: linalg.fill ins(%c0_i64 : i64)
 // CHECK: arith.addi

@@ -4,7 +4,9 @@ mean-variance and local response normalisations, Lp pooling, Det) and
 double tensors, each model built with onnx.helper, imported with its
 weights as constants, compiled for the CPU and compared with onnxruntime:
 float32 at rtol = atol = 1e-5 (the series and reflections of the
-inverse functions included), float64 at 1e-12."""
+inverse functions included), float64 at 1e-12; and arithmetic on int8,
+int16 and the unsigned integers, compared exactly with onnx's reference
+evaluator (onnxruntime has no kernels of several of them)."""
 
 from __future__ import annotations
 
@@ -141,3 +143,48 @@ def test_double_to_half_rounds_once():
     nodes = [helper.make_node("Cast", ["x"], ["half"], to=TensorProto.FLOAT16)]
     actual, _ = run_both(nodes, {"x": x}, ["half"], types=[TensorProto.FLOAT16])
     np.testing.assert_array_equal(actual[0], x.astype(np.float16))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64])
+def test_narrow_and_unsigned_integers(dtype):
+    """Arithmetic, orders, Where and Clip on integers nn computes on widened
+    (uint64 as the int64 of its bits), wrapping as ONNX's arithmetic does;
+    Div and Mod (both signs) of at most 32 bits."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(4)
+    x = rng.integers(info.min, info.max, (3, 7), dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, (7,), dtype=dtype, endpoint=True)
+    x[0, :3] = [info.min, info.max, 0]
+    y[:3] = [info.max, info.max, 0]
+    divisor = np.where(y == 0, 1, y).astype(dtype)
+    arithmetic = ["Add", "Sub", "Mul", "Max", "Min"]
+    orders = ["Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"]
+    nodes = [helper.make_node(op, ["x", "y"], [op.lower()]) for op in arithmetic + orders]
+    nodes += [helper.make_node("Where", ["less", "x", "y"], ["where"])]
+    names = [n.output[0] for n in nodes]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    types = [elem] * len(arithmetic) + [TensorProto.BOOL] * len(orders) + [elem]
+    if np.dtype(dtype).itemsize < 8:
+        nodes += [helper.make_node("Div", ["x", "divisor"], ["div"]),
+                  helper.make_node("Mod", ["x", "divisor"], ["mod"]),
+                  helper.make_node("Mod", ["x", "divisor"], ["fmod"], fmod=1),
+                  helper.make_node("Clip", ["x", "low", "high"], ["clip"])]
+        names += ["div", "mod", "fmod", "clip"]
+        types += [elem] * 4
+    bounds = [("low", np.array(info.min // 2 if info.min else 3, dtype)),
+              ("high", np.array(info.max // 3, dtype))]
+    # onnx's reference evaluator: onnxruntime has no Max, Where or Mod of
+    # some of these types.
+    actual, expected = run_both(nodes, {"x": x, "y": y, "divisor": divisor}, names,
+                                bounds, types=types, reference=True)
+    for name, got, want in zip(names, actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_float_power_of_integers():
+    x = np.array([[-2.0, -1.5, 0.0, 3.0], [2.5, -0.5, 1.0, -3.0]], np.float32)
+    n = np.array([3, 2, 0, -2], np.int64)
+    nodes = [helper.make_node("Pow", ["x", "n"], ["pow"])]
+    actual, expected = run_both(nodes, {"x": x, "n": n}, ["pow"])
+    assert_match(actual, expected, ["pow"], 1e-6)

@@ -433,8 +433,8 @@ def test_every_unsupported_node_in_one_error(models_dir):
     assert str(error.value) == "\n  ".join([
         f"{path}: error: 5 ONNX nodes cannot be imported:",
         "node #0 'values' (TopK): not supported",
-        "node #2 'mod' (Mod): input 'x' is a tensor computed at run time; Lamina evaluates Mod "
-        "only on values known when the model is imported",
+        "node #2 'mod' (Mod): Mod of element type f32 computed at run time is not supported "
+        "(only integers of at most 32 bits)",
         "node #3 (com.example.Fancy): not supported",
         "node #4 'reversed' (Slice): slice step -1 in dim 1 is not supported (nn.slice takes "
         "steps >= 1)",

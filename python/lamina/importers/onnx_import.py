@@ -51,7 +51,7 @@ from mlir.dialects import func
 from lamina import nn as builders
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
-from lamina.dialects.nn import FLOATS, NN
+from lamina.dialects.nn import ELEMENTWISE_FLOATS, NN
 from lamina.importers import indexing
 from lamina.types import TensorType, VerifyError, element_type_name
 
@@ -201,8 +201,10 @@ def _onnx_dtype_name(elem_type: int) -> str:
 
 
 # The element types of nn tensors, and how messages name them.
-_NN_TYPES = ("f32", "f16", "bf16", "f64", "i1", "i8", "ui8", "i32", "i64")
-_NN_TYPE_NAMES = "float, float16, bfloat16, double, int8, uint8, int32, int64 or bool"
+_NN_TYPES = ("f32", "f16", "bf16", "f64", "i1", "i8", "ui8", "i16", "ui16", "i32", "ui32",
+             "i64", "ui64")
+_NN_TYPE_NAMES = ("float, float16, bfloat16, double, int8, uint8, int16, uint16, int32, uint32, "
+                  "int64, uint64 or bool")
 
 
 def _nn_dtype(elem_type: int) -> str | None:
@@ -210,8 +212,9 @@ def _nn_dtype(elem_type: int) -> str | None:
     tensor = _onnx().TensorProto
     return {tensor.FLOAT: "f32", tensor.DOUBLE: "f64", tensor.FLOAT16: "f16",
             tensor.BFLOAT16: "bf16",
-            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT32: "i32",
-            tensor.INT64: "i64"}.get(elem_type)
+            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT16: "i16",
+            tensor.UINT16: "ui16", tensor.INT32: "i32", tensor.UINT32: "ui32",
+            tensor.INT64: "i64", tensor.UINT64: "ui64"}.get(elem_type)
 
 
 def _nn_dtype_of_array(array: np.ndarray) -> str | None:
@@ -762,11 +765,16 @@ def _clip(im, node):
                      else _item(im.static(node.input(i))) if im.is_static(node.input(i))
                      else im.reshape(im.tensor(node.input(i)), ()) for i in (1, 2)]
     bound = lambda value: value if isinstance(value, ir.Value) else im.scalar(value, x)
+    low, high = [None if b is None else bound(b) for b in (low, high)]
+    present = [b for b in (low, high) if b is not None]
+    (x, *present), narrow = _widened(im, [x] + present)
+    if narrow == "ui64":
+        raise _NodeProblem("Clip of uint64 is not supported")
     if low is not None:
-        x = im.op("maximum", x, bound(low))
+        x = im.op("maximum", x, present.pop(0))
     if high is not None:
-        x = im.op("minimum", x, bound(high))
-    return x
+        x = im.op("minimum", x, present.pop(0))
+    return _narrowed(im, x, narrow)
 
 
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "maximum",
@@ -781,20 +789,80 @@ _BROADCAST = {op_type: ("broadcast",) for op_type in (
     "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Equal", "Less", "Greater")}
 
 
+# nn's arithmetic takes i32 and i64 integers: the narrower ones are computed
+# on widened, exactly, and the result cast back (which wraps as ONNX's
+# integer arithmetic does); uint64 as the int64 of its bits, where sums,
+# differences and products wrap alike and an order is the signed order of
+# the bits with the top one flipped.
+_WIDENED = {"i8": "i32", "ui8": "i32", "i16": "i32", "ui16": "i32", "ui32": "i64",
+            "ui64": "i64"}
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _widened(im, operands: list[ir.Value]) -> tuple[list[ir.Value], str | None]:
+    """The operands widened where their type is narrower than nn's
+    integers, and that type (None where they are left as they are)."""
+    dtype = _type_of(operands[0]).dtype
+    wide = _WIDENED.get(dtype)
+    if wide is None:
+        return operands, None
+    return [im.op("cast", v, result_type=_type_of(v).with_dtype(wide)) for v in operands], dtype
+
+
+def _narrowed(im, value: ir.Value, dtype: str | None) -> ir.Value:
+    if dtype is None:
+        return value
+    return im.op("cast", value, result_type=_type_of(value).with_dtype(dtype))
+
+
+def _ordered(im, value: ir.Value, dtype: str | None) -> ir.Value:
+    """A widened value whose signed order is its unsigned one (uint64's)."""
+    return im.op("add", value, im.scalar(_INT64_MIN, value)) if dtype == "ui64" else value
+
+
+def _integer_division(im, lhs, rhs, dtype: str) -> ir.Value:
+    """lhs / rhs rounded toward zero, through double: exact for operands
+    of at most 32 bits (a quotient that is no integer is at least 1/|lhs|
+    from one, far more than double's rounding)."""
+    if dtype in ("i64", "ui64"):
+        raise _NodeProblem(f"the division of {_onnx_name(dtype)} integers is not supported")
+    quotient = im.op("div", *[im.op("cast", v, result_type=_type_of(v).with_dtype("f64"))
+                              for v in (lhs, rhs)])
+    return im.op("cast", quotient, result_type=_type_of(quotient).with_dtype(_type_of(lhs).dtype))
+
+
+def _onnx_name(dtype: str) -> str:
+    return {"i8": "int8", "ui8": "uint8", "i16": "int16", "ui16": "uint16", "i32": "int32",
+            "ui32": "uint32", "i64": "int64", "ui64": "uint64"}.get(dtype, dtype)
+
+
 @converts(*_BINARY, "Sum", defaults_only=_BROADCAST)
 def _binary(im, node):
-    operands = im.operands(node)
+    operands, narrow = _widened(im, im.operands(node))
     name = _BINARY.get(node.op_type, "add")
+    dtype = narrow or _type_of(operands[0]).dtype
     result = operands[0]
     for operand in operands[1:]:
-        result = im.op(name, result, operand)
-    return result
+        if name == "div" and dtype in _INTEGERS:
+            result = _integer_division(im, result, operand, dtype)
+        elif name in ("maximum", "minimum") and narrow == "ui64":
+            greater = im.op("compare", _ordered(im, result, narrow), _ordered(im, operand, narrow),
+                            predicate="gt")
+            result = im.op("select", greater, *((result, operand) if name == "maximum"
+                                                 else (operand, result)))
+        else:
+            result = im.op(name, result, operand)
+    return _narrowed(im, result, narrow)
+
+
+_INTEGERS = ("i8", "ui8", "i16", "ui16", "i32", "ui32", "i64", "ui64")
 
 
 @converts(*_COMPARE, defaults_only=_BROADCAST)
 def _compare(im, node):
-    lhs, rhs = im.operands(node)
-    return im.op("compare", lhs, rhs, predicate=_COMPARE[node.op_type])
+    (lhs, rhs), narrow = _widened(im, im.operands(node))
+    return im.op("compare", _ordered(im, lhs, narrow), _ordered(im, rhs, narrow),
+                 predicate=_COMPARE[node.op_type])
 
 
 @converts("Where")
@@ -802,7 +870,8 @@ def _where(im, node):
     condition = im.tensor(node.input(0), "i1")
     names = [node.input(1), node.input(2)]
     dtype = next((im.dtype(n) for n in names if not im.is_static(n)), None)
-    return im.op("select", condition, *[im.tensor(n, dtype) for n in names])
+    branches, narrow = _widened(im, [im.tensor(n, dtype) for n in names])
+    return _narrowed(im, im.op("select", condition, *branches), narrow)
 
 
 @converts("Pow", defaults_only=_BROADCAST)
@@ -821,7 +890,26 @@ def _pow(im, node):
             if value == 0.5:
                 return im.op("sqrt", x)
         return im.op("pow", x, im.constant(exponent, _type_of(x).dtype))
-    return im.op("pow", x, im.tensor(node.input(1)))
+    exponent = im.tensor(node.input(1))
+    if _type_of(x).dtype in ELEMENTWISE_FLOATS and _type_of(exponent).dtype in _INTEGERS:
+        return _integer_power(im, x, exponent)
+    return im.op("pow", x, exponent)
+
+
+def _integer_power(im, x, exponent) -> ir.Value:
+    """x^n for a float x and integers n computed at run time: |x|^n,
+    negated where x < 0 and n is odd (pow is NaN for a negative base)."""
+    n = im.op("cast", exponent, result_type=_type_of(exponent).with_dtype(_type_of(x).dtype))
+    magnitude = im.op("pow", im.op("abs", x), n)
+    wide = _WIDENED.get(_type_of(exponent).dtype, _type_of(exponent).dtype)
+    whole = im.op("cast", exponent, result_type=_type_of(exponent).with_dtype(wide))
+    halved = im.op("cast", im.op("mul", n, im.scalar(0.5, n)),
+                   result_type=_type_of(whole))  # toward zero
+    odd = im.op("compare", im.op("add", halved, halved), whole, predicate="ne")
+    negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
+    flip = im.op("select", im.op("select", odd, negative, im.scalar(False, odd)),
+                 im.scalar(-1.0, x), im.scalar(1.0, x))
+    return im.op("mul", magnitude, flip)
 
 
 # `saturate` and `round_mode` apply to float8 targets only, which nn has not.
@@ -860,7 +948,7 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
     if node.input(2) is not None:
         dtype = _quantized_dtype(im, node.input(2))
         if dtype not in _QUANTIZED:
-            raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and "
+            raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 and "
                                "uint8)")
         zero_point = im.tensor(node.input(2))
         if quantized is not None and dtype != quantized:
@@ -871,7 +959,7 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
         if dtype in _QUANTIZED:
             zero_point = im.constant(np.zeros(scale_type.shape), dtype)
     if dtype not in _QUANTIZED:
-        raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and uint8)")
+        raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 and uint8)")
     if scale_type.rank > 1:
         raise _NodeProblem("scale must be a scalar or 1-D (blocked quantisation is not "
                            "supported)")
@@ -926,7 +1014,7 @@ def _quantize_linear(im, node):
 def _dequantize_linear(im, node):
     dtype = _quantized_dtype(im, node.input(0))
     if dtype not in _QUANTIZED:
-        raise _NodeProblem(f"dequantisation of {dtype} is not supported (only int8 and uint8)")
+        raise _NodeProblem(f"dequantisation of {_onnx_name(dtype)} is not supported (only int8 and uint8)")
     x = im.tensor(node.input(0))
     output = _output_dtype(im, node)
     if output not in (None, "f32"):
@@ -1686,7 +1774,7 @@ def _is_nan(im, node):
 def _float_tensor(im, node, i: int = 0) -> ir.Value:
     """Input `i` as a tensor, which must be of a float type."""
     x = im.tensor(node.input(i))
-    if _type_of(x).dtype not in FLOATS:
+    if _type_of(x).dtype not in ELEMENTWISE_FLOATS:
         raise _NodeProblem(f"{node.op_type} of element type {_type_of(x).dtype} is not "
                            "supported (only float, float16, bfloat16 and double)")
     return x
@@ -1759,7 +1847,7 @@ def _is_inf(im, node):
 @converts("Mean")
 def _mean(im, node):
     operands = im.operands(node)
-    if _type_of(operands[0]).dtype not in FLOATS:
+    if _type_of(operands[0]).dtype not in ELEMENTWISE_FLOATS:
         raise _NodeProblem(f"Mean of element type {_type_of(operands[0]).dtype} is not "
                            "supported (only float, float16, bfloat16 and double)")
     total = operands[0]
@@ -1773,7 +1861,7 @@ def _argmin(im, node):
     x = im.tensor(node.input(0))
     # The first maximum of a reversal of order is the first minimum: -x for
     # floats, -1 - x (= ~x, no overflow) for integers.
-    if _type_of(x).dtype in FLOATS:
+    if _type_of(x).dtype in ELEMENTWISE_FLOATS:
         reversed_order = im.op("neg", x)
     elif _type_of(x).dtype in ("i32", "i64"):
         reversed_order = im.op("sub", im.scalar(-1, x), x)
@@ -2363,3 +2451,27 @@ def _lp_pool(im, node):
         shape = _type_of(y).shape
         y = im.reshape(y, shape[:2] + shape[3:])
     return y
+
+
+@converts("Mod", attributes=("fmod",))
+def _mod(im, node):
+    """Integer remainders of at most 32 bits: a - b trunc(a / b) (the
+    division through double, exact there), which has the sign of `a`
+    (fmod); the sign of `b` (Python's %) adds b to a remainder of the other
+    sign."""
+    (a, b), narrow = _widened(im, im.operands(node))
+    dtype = narrow or _type_of(a).dtype
+    if dtype not in _INTEGERS:
+        raise _NodeProblem(f"Mod of element type {dtype} computed at run time is not supported "
+                           "(only integers of at most 32 bits)")
+    remainder = im.op("sub", a, im.op("mul", _integer_division(im, a, b, dtype), b))
+    if not node.attr("fmod"):
+        zero = im.scalar(0, remainder)
+        b_negative = im.op("compare", b, zero, predicate="lt")
+        b_positive = im.op("compare", b, zero, predicate="gt")
+        differs = im.op("select", im.op("compare", remainder, zero, predicate="lt"), b_positive,
+                        b_negative)
+        nonzero = im.op("compare", remainder, zero, predicate="ne")
+        adjust = im.op("select", nonzero, differs, im.scalar(False, nonzero))
+        remainder = im.op("select", adjust, im.op("add", remainder, b), remainder)
+    return _narrowed(im, remainder, narrow)

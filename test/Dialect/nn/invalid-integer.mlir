@@ -91,7 +91,7 @@ func.func @integer_sine(%x: tensor<4xi64>) {
 // -----
 
 func.func @compare_booleans(%x: tensor<4xi1>) {
-  // expected-error @+1 {{'nn.compare' op operand #0 has element type i1; expected f32 or f16 or bf16 or i32 or i64}}
+  // expected-error @+1 {{'nn.compare' op operand #0 has element type i1; expected f32 or f16 or bf16 or f64 or i32 or i64}}
   %0 = "nn.compare"(%x, %x) {predicate = "eq"} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
