@@ -65,8 +65,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lamina import scalar
-from lamina.scalar import (compare, cos, erf, exp, log, maximum, minimum, rsqrt, sigmoid, sin,
-                           sqrt, tanh, where)
+from lamina.scalar import (bitwise_and, bitwise_or, bitwise_xor, compare, cos, erf, exp, log,
+                           maximum, minimum, remainder, rsqrt, shift_left, shift_right, sigmoid,
+                           sin, sqrt, tanh, where)
 from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
@@ -620,6 +621,76 @@ class PowOp(BinaryElementwiseOp, name="pow"):
 
     def scalar(self, lhs, rhs):
         return lhs ** rhs
+
+
+class RemainderOp(BinaryElementwiseOp, name="remainder"):
+    """The remainder of the division truncated toward zero, with broadcasting:
+    `lhs - rhs * trunc(lhs / rhs)`, exactly (C's fmod), of the sign of `lhs`.
+
+    Example: %z = "nn.remainder"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return remainder(lhs, rhs)
+
+
+class IntegerBinaryOp(BinaryElementwiseOp):
+    """Base of the ops on the bits of integers (two's complement)."""
+
+    element_types = INTEGERS
+
+
+class BitwiseAndOp(IntegerBinaryOp, name="bitwise_and"):
+    """Bitwise and with broadcasting.
+
+    Example: %z = "nn.bitwise_and"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_and(lhs, rhs)
+
+
+class BitwiseOrOp(IntegerBinaryOp, name="bitwise_or"):
+    """Bitwise or with broadcasting.
+
+    Example: %z = "nn.bitwise_or"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_or(lhs, rhs)
+
+
+class BitwiseXorOp(IntegerBinaryOp, name="bitwise_xor"):
+    """Bitwise exclusive or with broadcasting.
+
+    Example: %z = "nn.bitwise_xor"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_xor(lhs, rhs)
+
+
+class ShiftLeftOp(IntegerBinaryOp, name="shift_left"):
+    """`lhs` shifted left by `rhs` bits, with broadcasting; the bits past
+    the width are dropped, and an amount outside [0, width) gives 0.
+
+    Example: %z = "nn.shift_left"(%x, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return shift_left(lhs, rhs)
+
+
+class ShiftRightOp(IntegerBinaryOp, name="shift_right"):
+    """`lhs` shifted right by `rhs` bits, with broadcasting, filled with
+    copies of the sign bit (arithmetic); an amount outside [0, width) gives
+    the sign's copies alone (0 or -1).
+
+    Example: %z = "nn.shift_right"(%x, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return shift_right(lhs, rhs)
 
 
 class CompareOp(BinaryElementwiseOp, name="compare"):

@@ -11,7 +11,10 @@ method:
 The form has the arithmetic operators (`+ - * / **`, unary `-`), the
 comparisons (`< <= > >= == !=`, giving a boolean), Python numbers as
 constants, Python's `abs`, and the functions `exp, log, tanh, erf, sqrt, rsqrt,
-sin, cos, sigmoid, maximum, minimum, clip, where` (`select` is `where`). The method
+sin, cos, sigmoid, maximum, minimum, clip, where` (`select` is `where`),
+`remainder` (C's fmod, of floats), and on integers only `bitwise_and,
+bitwise_or, bitwise_xor, shift_left, shift_right` (arithmetic; an amount
+outside [0, width) gives 0 to the left and the sign's copies to the right). The method
 runs once per op with the op's view as `self`, so attributes choose what
 it builds (`if self.approximate == "tanh": ...`). Lamina traces it into an
 expression tree (`trace`) and derives from that tree everything else:
@@ -126,6 +129,12 @@ def sigmoid(x): return _node("sigmoid", x)
 def maximum(a, b): return _node("maximum", a, b)
 def minimum(a, b): return _node("minimum", a, b)
 def clip(x, low, high): return minimum(maximum(x, low), high)
+def remainder(a, b): return _node("rem", a, b)
+def bitwise_and(a, b): return _node("and", a, b)
+def bitwise_or(a, b): return _node("or", a, b)
+def bitwise_xor(a, b): return _node("xor", a, b)
+def shift_left(x, amount): return _node("shl", x, amount)
+def shift_right(x, amount): return _node("shr", x, amount)
 
 
 def where(cond, a, b):
@@ -162,7 +171,20 @@ _NUMPY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
     "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
     "select": np.where,
+    "rem": np.fmod, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "shl": lambda x, n: _shift_numpy(np.left_shift, x, n),
+    "shr": lambda x, n: _shift_numpy(np.right_shift, x, n),
 }
+
+
+def _shift_numpy(shift, x, amount):
+    """A shift by an amount outside [0, width) moves every bit out: 0 to
+    the left, the sign's copies to the right."""
+    width = np.dtype(x.dtype).itemsize * 8
+    amount = np.asarray(amount).astype(x.dtype)
+    inside = (amount >= 0) & (amount < width)
+    return shift(x, np.where(inside, amount, 0 if shift is np.left_shift else width - 1)) * \
+        (inside | (shift is not np.left_shift)).astype(x.dtype)
 _NUMPY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                   "gt": np.greater, "ge": np.greater_equal}
 
@@ -301,8 +323,19 @@ def _integer_op(kind: str, args, predicate: str | None = None):
         return arith.cmpi(getattr(arith.CmpIPredicate, _SIGNED_PREDICATES[predicate]), *args)
     if kind == "neg":
         return arith.subi(arith.constant(args[0].type, 0), args[0])
+    if kind in ("shl", "shr"):
+        # arith's shifts are poison past the width: the amount is taken
+        # unsigned (a negative one is past it too) and clamped.
+        x, amount = args
+        width = arith.constant(x.type, ir.IntegerType(x.type).width)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, amount, width)
+        if kind == "shl":
+            return arith.select(inside, arith.shli(x, amount), arith.constant(x.type, 0))
+        top = arith.subi(width, arith.constant(x.type, 1))
+        return arith.shrsi(x, arith.select(inside, amount, top))
     build = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli, "abs": math.absi,
-             "maximum": arith.maxsi, "minimum": arith.minsi}.get(kind)
+             "maximum": arith.maxsi, "minimum": arith.minsi, "and": arith.andi,
+             "or": arith.ori, "xor": arith.xori}.get(kind)
     if build is None:
         raise ValueError(f"'{kind}' has no integer form")
     return build(*args)
@@ -359,6 +392,7 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
             "sin": math.sin, "cos": math.cos,
             "add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
             "pow": math.powf, "maximum": arith.maximumf, "minimum": arith.minimumf,
+            "rem": arith.remf,
         }[kind](*args)
 
     return emit(tree)

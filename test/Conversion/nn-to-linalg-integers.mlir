@@ -220,3 +220,29 @@ func.func @batch_matmul_i8(%a: tensor<2x4x9xi8>, %b: tensor<2x9x6xi8>) -> tensor
   %c = "nn.matmul"(%a, %b) : (tensor<2x4x9xi8>, tensor<2x9x6xi8>) -> tensor<2x4x6xi32>
   return %c : tensor<2x4x6xi32>
 }
+
+// -----
+
+// Shifts clamp their amount, which arith's shifts leave poison past the
+// width: unsigned below the width, else 0 to the left and the sign's
+// copies (a shift by width - 1) to the right.
+// CHECK-LABEL: func.func @bits
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i32
+// CHECK: arith.ori %{{.+}}, %{{.+}} : i32
+// CHECK: arith.xori %{{.+}}, %{{.+}} : i32
+// CHECK: %[[WIDTH:.+]] = arith.constant 32 : i32
+// CHECK: %[[INSIDE:.+]] = arith.cmpi ult, %{{.+}}, %[[WIDTH]] : i32
+// CHECK: %[[SHIFTED:.+]] = arith.shli
+// CHECK: arith.select %[[INSIDE]], %[[SHIFTED]], %{{.+}} : i32
+// CHECK: arith.cmpi ult
+// CHECK: arith.shrsi
+// CHECK: arith.remf %{{.+}}, %{{.+}} : f32
+func.func @bits(%a: tensor<4xi32>, %n: tensor<4xi32>, %h: tensor<4xf16>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xf16>) {
+  %0 = "nn.bitwise_and"(%a, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = "nn.bitwise_or"(%0, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %2 = "nn.bitwise_xor"(%1, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = "nn.shift_left"(%2, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %4 = "nn.shift_right"(%3, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %5 = "nn.remainder"(%h, %h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  return %3, %4, %5 : tensor<4xi32>, tensor<4xi32>, tensor<4xf16>
+}

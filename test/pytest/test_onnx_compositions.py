@@ -188,3 +188,42 @@ def test_float_power_of_integers():
     nodes = [helper.make_node("Pow", ["x", "n"], ["pow"])]
     actual, expected = run_both(nodes, {"x": x, "n": n}, ["pow"])
     assert_match(actual, expected, ["pow"], 1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64,
+                                   np.uint64])
+def test_bitwise_ops_and_shifts(dtype):
+    """BitwiseAnd/Or/Xor/Not and BitShift both ways, amounts from 0 to past
+    the width (and negative for the signed types), against onnx's reference
+    evaluator (onnxruntime has BitShift of unsigned types only)."""
+    info = np.iinfo(dtype)
+    width = info.bits
+    rng = np.random.default_rng(5)
+    x = rng.integers(info.min, info.max, (4, 9), dtype=dtype, endpoint=True)
+    x[0, :3] = [info.min, info.max, 0]
+    y = rng.integers(info.min, info.max, (9,), dtype=dtype, endpoint=True)
+    low = -3 if info.min < 0 else 0
+    amount = np.array([0, 1, width - 1, width, width + 5, low, 3, 7, 2], dtype)
+    nodes = [helper.make_node("BitwiseAnd", ["x", "y"], ["and"]),
+             helper.make_node("BitwiseOr", ["x", "y"], ["or"]),
+             helper.make_node("BitwiseXor", ["x", "y"], ["xor"]),
+             helper.make_node("BitwiseNot", ["x"], ["not"]),
+             helper.make_node("BitShift", ["x", "amount"], ["left"], direction="LEFT"),
+             helper.make_node("BitShift", ["x", "amount"], ["right"], direction="RIGHT")]
+    names = [n.output[0] for n in nodes]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    actual, expected = run_both(nodes, {"x": x, "y": y, "amount": amount}, names, opset=28,
+                                types=[elem] * len(names), reference=True)
+    for name, got, want in zip(names, actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_float_mod(dtype):
+    x = np.array([5.5, -5.5, 5.5, -5.5, 1e4, 3.0, 0.1, 7.0, -0.0, 2.0], dtype)
+    y = np.array([2.0, 2.0, -2.0, -2.0, 3.3, 0.7, 0.03, -7.0, 1.0, 0.5], dtype)
+    nodes = [helper.make_node("Mod", ["x", "y"], ["fmod"], fmod=1)]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    actual, expected = run_both(nodes, {"x": x, "y": y}, ["fmod"], types=[elem])
+    np.testing.assert_array_equal(actual[0], expected[0])

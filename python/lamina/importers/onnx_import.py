@@ -53,7 +53,7 @@ from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.dialects.nn import ELEMENTWISE_FLOATS, NN
 from lamina.importers import indexing
-from lamina.types import TensorType, VerifyError, element_type_name
+from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype
 
 PARAMS = ("arguments", "constants")
 
@@ -832,7 +832,8 @@ def _integer_division(im, lhs, rhs, dtype: str) -> ir.Value:
 
 
 def _onnx_name(dtype: str) -> str:
-    return {"i8": "int8", "ui8": "uint8", "i16": "int16", "ui16": "uint16", "i32": "int32",
+    return {"f32": "float", "f16": "float16", "bf16": "bfloat16", "f64": "double", "i1": "bool",
+            "i8": "int8", "ui8": "uint8", "i16": "int16", "ui16": "uint16", "i32": "int32",
             "ui32": "uint32", "i64": "int64", "ui64": "uint64"}.get(dtype, dtype)
 
 
@@ -918,6 +919,10 @@ _CAST = {"Cast": ("to", "saturate", "round_mode"), "CastLike": ("saturate", "rou
 
 @converts("Cast", "CastLike", attributes=_CAST)
 def _cast(im, node):
+    if node.op_type == "CastLike" and im.is_static(node.input(0)) \
+            and im.dtype(node.input(1)) in _NN_TYPES:
+        # A constant cast like a runtime tensor is a constant.
+        return im.static(node.input(0)).astype(numpy_dtype(im.dtype(node.input(1))))
     x = im.tensor(node.input(0))
     if node.op_type == "Cast":
         to, target = node.attr("to"), _nn_dtype(node.attr("to"))
@@ -948,8 +953,8 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
     if node.input(2) is not None:
         dtype = _quantized_dtype(im, node.input(2))
         if dtype not in _QUANTIZED:
-            raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 and "
-                               "uint8)")
+            raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only "
+                               "int8 and uint8)")
         zero_point = im.tensor(node.input(2))
         if quantized is not None and dtype != quantized:
             raise _NodeProblem(f"zero point of element type {dtype} differs from the "
@@ -2455,18 +2460,18 @@ def _lp_pool(im, node):
 
 @converts("Mod", attributes=("fmod",))
 def _mod(im, node):
-    """Integer remainders of at most 32 bits: a - b trunc(a / b) (the
-    division through double, exact there), which has the sign of `a`
-    (fmod); the sign of `b` (Python's %) adds b to a remainder of the other
-    sign."""
+    """The remainder of the sign of `a` (fmod): nn.remainder of floats,
+    a - b trunc(a / b) of integers of at most 32 bits (the division
+    through double, exact there); of the sign of `b` (Python's %, integers
+    only in ONNX), b added to a remainder of the other sign."""
     (a, b), narrow = _widened(im, im.operands(node))
     dtype = narrow or _type_of(a).dtype
-    if dtype not in _INTEGERS:
-        raise _NodeProblem(f"Mod of element type {dtype} computed at run time is not supported "
-                           "(only integers of at most 32 bits)")
-    remainder = im.op("sub", a, im.op("mul", _integer_division(im, a, b, dtype), b))
+    if dtype in ELEMENTWISE_FLOATS:
+        remainder = im.op("remainder", a, b)
+    else:
+        remainder = im.op("sub", a, im.op("mul", _integer_division(im, a, b, dtype), b))
     if not node.attr("fmod"):
-        zero = im.scalar(0, remainder)
+        zero = im.scalar(0.0 if dtype in ELEMENTWISE_FLOATS else 0, remainder)
         b_negative = im.op("compare", b, zero, predicate="lt")
         b_positive = im.op("compare", b, zero, predicate="gt")
         differs = im.op("select", im.op("compare", remainder, zero, predicate="lt"), b_positive,
@@ -2475,3 +2480,66 @@ def _mod(im, node):
         adjust = im.op("select", nonzero, differs, im.scalar(False, nonzero))
         remainder = im.op("select", adjust, im.op("add", remainder, b), remainder)
     return _narrowed(im, remainder, narrow)
+
+
+_BITWISE = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
+
+
+@converts(*_BITWISE, "BitwiseNot")
+def _bitwise(im, node):
+    operands, narrow = _widened(im, im.operands(node))
+    if _type_of(operands[0]).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"{node.op_type} of element type {_type_of(operands[0]).dtype} is "
+                           "not supported (only integers)")
+    if node.op_type == "BitwiseNot":
+        return _narrowed(im, im.op("bitwise_xor", operands[0], im.scalar(-1, operands[0])),
+                         narrow)
+    return _narrowed(im, im.op(_BITWISE[node.op_type], *operands), narrow)
+
+
+@converts("BitShift", attributes=("direction",))
+def _bit_shift(im, node):
+    """Shifts of the integers widened by their sign or zero extension, which
+    move the same bits (a right shift of a zero-extended value is logical);
+    uint64's right shift masks the copies of its top bit away."""
+    (x, amount), narrow = _widened(im, im.operands(node))
+    if _type_of(x).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"BitShift of element type {_type_of(x).dtype} is not supported "
+                           "(only integers)")
+    direction = node.attr("direction").decode()
+    if direction not in ("LEFT", "RIGHT"):
+        raise _NodeProblem(f"attribute 'direction' = '{direction}' is not supported "
+                           "(LEFT or RIGHT)")
+    if direction == "LEFT":
+        return _narrowed(im, im.op("shift_left", x, amount), narrow)
+    shifted = im.op("shift_right", x, amount)
+    if narrow == "ui64":
+        # Keep the low 64 - amount bits; an amount of 64 or more (unsigned)
+        # moves every bit out.
+        kept = im.op("bitwise_xor", im.op("shift_left", im.scalar(-1, amount), im.op(
+            "sub", im.scalar(64, amount), amount)), im.scalar(-1, amount))
+        inside = im.op("compare", _ordered(im, amount, narrow),
+                       _ordered(im, im.scalar(64, amount), narrow), predicate="lt")
+        shifted = im.op("select", inside, im.op("bitwise_and", shifted, kept),
+                        im.scalar(0, shifted))
+    return _narrowed(im, shifted, narrow)
+
+
+# The bits of one integer type read as another of the same width (a
+# two's complement reinterpretation is nn.cast's truncation or extension).
+_BITS = {"i8": 8, "ui8": 8, "i16": 16, "ui16": 16, "i32": 32, "ui32": 32, "i64": 64, "ui64": 64}
+
+
+@converts("BitCast", attributes=("to",))
+def _bit_cast(im, node):
+    x = im.tensor(node.input(0))
+    source, target = _type_of(x).dtype, _nn_dtype(node.attr("to"))
+    if source == "i1" and target in ("i8", "ui8"):  # ONNX's bool is a byte of 0 or 1
+        return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
+    if source in _BITS and target in _BITS and _BITS[source] == _BITS[target]:
+        if source == target:
+            return x
+        return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
+    name = _onnx_dtype_name(node.attr("to"))
+    raise _NodeProblem(f"a BitCast of {_onnx_name(source)} to {name} is not supported (only "
+                       "between integers of one width)")
