@@ -227,3 +227,49 @@ def test_float_mod(dtype):
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     actual, expected = run_both(nodes, {"x": x, "y": y}, ["fmod"], types=[elem])
     np.testing.assert_array_equal(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("kind,attributes,reference", [
+    ("LSTM", {"direction": "bidirectional", "clip": 2.5}, False),
+    ("LSTM", {"layout": 1}, True),
+    ("GRU", {"linear_before_reset": 1, "direction": "reverse"}, False),
+    ("RNN", {"activations": ["Relu"], "clip": 3.0}, False),
+    ("RNN", {"direction": "bidirectional"}, False),
+])
+def test_recurrent_layers(kind, attributes, reference):
+    """RNN, GRU and LSTM unrolled over their sequence: biases, initial
+    states, peepholes, directions, layouts, clipping, activations (against
+    onnx's reference evaluator for the batchwise layout, which onnxruntime
+    has not; the reference evaluator ignores activations and clip)."""
+    rng = np.random.default_rng(6)
+    steps, batch, features, hidden = 5, 3, 4, 6
+    directions = 2 if attributes.get("direction") == "bidirectional" else 1
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    layout = attributes.get("layout", 0)
+    data = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = data(batch, steps, features) if layout else data(steps, batch, features)
+    state_shape = (batch, directions, hidden) if layout else (directions, batch, hidden)
+    inputs = {"x": x, "w": data(directions, gates * hidden, features),
+              "r": data(directions, gates * hidden, hidden),
+              "b": data(directions, 2 * gates * hidden), "h0": data(*state_shape)}
+    names = ["x", "w", "r", "b", "", "h0"]
+    if kind == "LSTM":
+        inputs["c0"], inputs["p"] = data(*state_shape), data(directions, 3 * hidden)
+        names += ["c0", "p"]
+    outputs = ["y", "y_h"] + (["y_c"] if kind == "LSTM" else [])
+    nodes = [helper.make_node(kind, names, outputs, hidden_size=hidden, **attributes)]
+    actual, expected = run_both(nodes, inputs, outputs, opset=22, reference=reference)
+    assert_match(actual, expected, outputs, 1e-5)
+
+
+def test_lstm_with_sequence_lengths_at_run_time():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 3, 2)).astype(np.float32)
+    w = rng.standard_normal((1, 16, 2)).astype(np.float32)
+    r = rng.standard_normal((1, 16, 4)).astype(np.float32)
+    lengths = np.array([6, 2, 4], np.int32)
+    nodes = [helper.make_node("LSTM", ["x", "w", "r", "", "lengths"], ["y", "y_h", "y_c"],
+                              hidden_size=4)]
+    actual, expected = run_both(nodes, {"x": x, "w": w, "r": r, "lengths": lengths},
+                                ["y", "y_h", "y_c"], opset=22)
+    assert_match(actual, expected, ["y", "y_h", "y_c"], 1e-5)

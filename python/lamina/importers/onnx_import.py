@@ -2543,3 +2543,195 @@ def _bit_cast(im, node):
     name = _onnx_dtype_name(node.attr("to"))
     raise _NodeProblem(f"a BitCast of {_onnx_name(source)} to {name} is not supported (only "
                        "between integers of one width)")
+
+
+# -- recurrent layers, unrolled over their static sequence -----------------------
+
+_RECURRENT = ("activation_alpha", "activation_beta", "activations", "clip", "direction",
+              "hidden_size", "layout")
+# The gates each op type computes, in the order of its weights' rows, and
+# its default activations (f, g[, h]).
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_DEFAULT_ACTIVATIONS = {"RNN": ("Tanh",), "GRU": ("Sigmoid", "Tanh"),
+                        "LSTM": ("Sigmoid", "Tanh", "Tanh")}
+
+
+def _activation_function(im, name: str):
+    functions = {"Sigmoid": lambda v: im.op("sigmoid", v), "Tanh": lambda v: im.op("tanh", v),
+                 "Relu": lambda v: im.op("relu", v)}
+    if name not in functions:
+        raise _NodeProblem(f"activation '{name}' is not supported (Sigmoid, Tanh or Relu)")
+    return functions[name]
+
+
+def _rows(im, x, start: int, stop: int) -> ir.Value:
+    """x[..., start:stop] of a 2-D tensor."""
+    rows = _type_of(x).shape[0]
+    return im.op("slice", x, starts=[0, start], limits=[rows, stop])
+
+
+@converts("RNN", "GRU", "LSTM",
+          attributes={"RNN": _RECURRENT, "GRU": _RECURRENT + ("linear_before_reset",),
+                      "LSTM": _RECURRENT + ("input_forget",)})
+def _recurrent(im, node):
+    """The layer step by step: one matmul of every step's inputs with each
+    direction's W, then per step a matmul of the hidden state with R and
+    the gates (ONNX's equations); sequence lengths given at run time hold
+    the state and zero the output past each sequence's end (forward only)."""
+    kind = node.op_type
+    x = _float_tensor(im, node)
+    dtype = _type_of(x).dtype
+    hidden = node.attr("hidden_size")
+    direction = node.attr("direction").decode()
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise _NodeProblem(f"attribute 'direction' = '{direction}' is not supported")
+    if kind == "LSTM" and node.attr("input_forget"):
+        raise _NodeProblem("LSTM with coupled input and forget gates (input_forget = 1) is not "
+                           "supported")
+    if node.attr("activation_alpha") or node.attr("activation_beta"):
+        raise _NodeProblem("attributes 'activation_alpha' and 'activation_beta' are not "
+                           "supported")
+    directions = 2 if direction == "bidirectional" else 1
+    # RNN's spec states two activations by default, for two directions.
+    given = node.attr("activations") if "activations" in node.attrs else None
+    names = [n.decode() if isinstance(n, bytes) else n for n in
+             (given or _DEFAULT_ACTIVATIONS[kind] * directions)]
+    per_direction = len(_DEFAULT_ACTIVATIONS[kind])
+    if len(names) != per_direction * directions:
+        raise _NodeProblem(f"{len(names)} activations given; {kind} takes {per_direction} per "
+                           "direction")
+    layout = node.attr("layout")
+    if layout:
+        x = im.op("transpose", x, perm=(1, 0, 2))
+    steps, batch, features = _type_of(x).shape
+    gates = _GATES[kind]
+    weights, recurrences = im.tensor(node.input(1), dtype), im.tensor(node.input(2), dtype)
+    bias = im.tensor(node.input(3), dtype) if node.input(3) else None
+    lengths = None
+    if node.input(4):
+        if im.is_static(node.input(4)) and np.all(im.static(node.input(4)) == steps):
+            lengths = None
+        elif direction != "forward":
+            raise _NodeProblem(f"sequence lengths with direction '{direction}' are not "
+                               "supported (only forward)")
+        else:
+            lengths = im.reshape(im.tensor(node.input(4), "i64"), (batch, 1))
+            lengths = im.op("cast", lengths, result_type=TensorType((batch, 1), "i64"))
+    clip = node.attr("clip")
+    flat = im.reshape(x, (steps * batch, features))
+
+    def direction_slice(value, d, shape):
+        if value is None:
+            return None
+        shape_in = _type_of(value).shape
+        starts = [d] + [0] * (len(shape_in) - 1)
+        limits = [d + 1] + list(shape_in[1:])
+        return im.reshape(im.op("slice", value, starts=starts, limits=limits), shape)
+
+    def initial(i, d):
+        value = im.tensor(node.input(i), dtype) if node.input(i) else None
+        if value is not None and layout:
+            value = im.op("transpose", value, perm=(1, 0, 2))
+        if value is None:
+            return im.constant(np.zeros((batch, hidden)), dtype)
+        return direction_slice(value, d, (batch, hidden))
+
+    outputs, finals, cells = [], [], []
+    for d in range(directions):
+        f, *others = [_activation_function(im, n) for n in
+                      names[d * per_direction:(d + 1) * per_direction]]
+        w = im.op("transpose", direction_slice(weights, d, (gates * hidden, features)),
+                  perm=(1, 0))
+        r = im.op("transpose", direction_slice(recurrences, d, (gates * hidden, hidden)),
+                  perm=(1, 0))
+        b = direction_slice(bias, d, (1, 2 * gates * hidden))
+        projected = im.op("matmul", flat, w)  # every step's X W^T
+        if b is not None:
+            projected = im.op("add", projected, _rows(im, b, 0, gates * hidden))
+            recurrent_bias = _rows(im, b, gates * hidden, 2 * gates * hidden)
+        else:
+            recurrent_bias = None
+        peepholes = None
+        if kind == "LSTM" and node.input(7):
+            peepholes = direction_slice(im.tensor(node.input(7), dtype), d, (1, 3 * hidden))
+        state, cell = initial(5, d), initial(6, d) if kind == "LSTM" else None
+        order = range(steps - 1, -1, -1) if (direction == "reverse" or d == 1) else range(steps)
+        step_outputs = [None] * steps
+
+        def gate(values, k):
+            return _rows(im, values, k * hidden, (k + 1) * hidden)
+
+        def clipped(v):
+            if not clip:
+                return v
+            return im.op("minimum", im.op("maximum", v, im.scalar(-clip, v)), im.scalar(clip, v))
+
+        for t in order:
+            xw = im.op("slice", projected, starts=[t * batch, 0],
+                       limits=[(t + 1) * batch, gates * hidden])
+            hr = im.op("matmul", state, r)
+            if recurrent_bias is not None:
+                hr = im.op("add", hr, recurrent_bias)
+            if kind == "RNN":
+                new_state = f(clipped(im.op("add", xw, hr)))
+            elif kind == "GRU":
+                z = f(clipped(im.op("add", gate(xw, 0), gate(hr, 0))))
+                reset = f(clipped(im.op("add", gate(xw, 1), gate(hr, 1))))
+                if node.attr("linear_before_reset"):
+                    candidate = im.op("add", gate(xw, 2), im.op("mul", reset, gate(hr, 2)))
+                else:
+                    rh = im.op("matmul", im.op("mul", reset, state), _rows(im, r, 2 * hidden,
+                                                                        3 * hidden))
+                    if recurrent_bias is not None:
+                        rh = im.op("add", rh, _rows(im, recurrent_bias, 2 * hidden, 3 * hidden))
+                    candidate = im.op("add", gate(xw, 2), rh)
+                candidate = others[0](clipped(candidate))
+                one = im.scalar(1.0, z)
+                new_state = im.op("add", im.op("mul", im.op("sub", one, z), candidate),
+                                  im.op("mul", z, state))
+            else:
+                pre = im.op("add", xw, hr)
+                i_pre, o_pre, f_pre, c_pre = (gate(pre, k) for k in range(4))
+                if peepholes is not None:
+                    i_pre = im.op("add", i_pre, im.op("mul", _rows(im, peepholes, 0, hidden),
+                                                      cell))
+                    f_pre = im.op("add", f_pre, im.op("mul", _rows(
+                        im, peepholes, 2 * hidden, 3 * hidden), cell))
+                input_gate, forget_gate = f(clipped(i_pre)), f(clipped(f_pre))
+                new_cell = im.op("add", im.op("mul", forget_gate, cell),
+                                 im.op("mul", input_gate, others[0](clipped(c_pre))))
+                if peepholes is not None:
+                    o_pre = im.op("add", o_pre, im.op("mul", _rows(
+                        im, peepholes, hidden, 2 * hidden), new_cell))
+                new_state = im.op("mul", f(clipped(o_pre)), others[1](new_cell))
+            output = new_state
+            if lengths is not None:
+                running = im.op("compare", im.scalar(t, lengths), lengths, predicate="lt")
+                output = im.op("select", running, new_state, im.scalar(0.0, new_state))
+                new_state = im.op("select", running, new_state, state)
+                if kind == "LSTM":
+                    new_cell = im.op("select", running, new_cell, cell)
+            state = new_state
+            if kind == "LSTM":
+                cell = new_cell
+            step_outputs[t] = im.reshape(output, (1, 1, batch, hidden))
+        outputs.append(step_outputs)
+        finals.append(im.reshape(state, (1, batch, hidden)))
+        cells.append(im.reshape(cell, (1, batch, hidden)) if kind == "LSTM" else None)
+
+    def joined(values, axis):
+        return values[0] if len(values) == 1 else im.op("concat", values, axis=axis)
+
+    wanted = lambda i: len(node.proto.output) > i and node.proto.output[i] in im.used
+    y = None
+    if wanted(0):
+        y = joined([joined([outputs[d][t] for d in range(directions)], 1)
+                    for t in range(steps)], 0)
+        if layout:
+            y = im.op("transpose", y, perm=(2, 0, 1, 3))
+    y_h = joined(finals, 0)
+    y_c = joined(cells, 0) if kind == "LSTM" else None
+    if layout:
+        y_h = im.op("transpose", y_h, perm=(1, 0, 2))
+        y_c = im.op("transpose", y_c, perm=(1, 0, 2)) if y_c is not None else None
+    return [y, y_h, y_c] if kind == "LSTM" else [y, y_h]
