@@ -273,3 +273,20 @@ def test_lstm_with_sequence_lengths_at_run_time():
     actual, expected = run_both(nodes, {"x": x, "w": w, "r": r, "lengths": lengths},
                                 ["y", "y_h", "y_c"], opset=22)
     assert_match(actual, expected, ["y", "y_h", "y_c"], 1e-5)
+
+
+@pytest.mark.parametrize("attributes", [{}, {"interleaved": 1}, {"rotary_embedding_dim": 4},
+                                        {"interleaved": 1, "rotary_embedding_dim": 4,
+                                         "num_heads": 2}])
+def test_rotary_embedding(attributes):
+    rng = np.random.default_rng(8)
+    rotated = attributes.get("rotary_embedding_dim", 8)
+    x = rng.standard_normal((2, 2, 5, 8) if "num_heads" not in attributes else (2, 5, 16))
+    angles = rng.uniform(0, 6, (20, rotated // 2))
+    inputs = {"x": x.astype(np.float32), "cos": np.cos(angles).astype(np.float32),
+              "sin": np.sin(angles).astype(np.float32),
+              "positions": rng.integers(0, 20, (2, 5)).astype(np.int64)}
+    nodes = [helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "positions"], ["y"],
+                              **attributes)]
+    actual, expected = run_both(nodes, inputs, ["y"])
+    assert_match(actual, expected, ["y"], 1e-5)

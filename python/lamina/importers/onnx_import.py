@@ -2735,3 +2735,59 @@ def _recurrent(im, node):
         y_h = im.op("transpose", y_h, perm=(1, 0, 2))
         y_c = im.op("transpose", y_c, perm=(1, 0, 2)) if y_c is not None else None
     return [y, y_h, y_c] if kind == "LSTM" else [y, y_h]
+
+
+@converts("RotaryEmbedding", attributes=("interleaved", "num_heads", "rotary_embedding_dim"))
+def _rotary_embedding(im, node):
+    """Each pair of the first `rotary_embedding_dim` features (halves, or
+    neighbours where interleaved) rotated by its position's angle: the
+    caches gathered at the position ids (or given per position)."""
+    x = _float_tensor(im, node)
+    shape = _type_of(x).shape
+    if len(shape) == 3:
+        heads = node.attr("num_heads")
+        if not heads or shape[2] % heads:
+            raise _NodeProblem("a 3-D RotaryEmbedding input needs 'num_heads' dividing its "
+                               f"hidden size, got {heads}")
+        x = im.op("transpose", im.reshape(x, (shape[0], shape[1], heads, shape[2] // heads)),
+                  perm=(0, 2, 1, 3))
+    elif len(shape) != 4:
+        raise _NodeProblem(f"RotaryEmbedding of rank {len(shape)} is not supported (3 or 4)")
+    batch, heads, length, head = _type_of(x).shape
+    rotated = node.attr("rotary_embedding_dim") or head
+    if rotated % 2 or rotated > head:
+        raise _NodeProblem(f"rotary_embedding_dim {rotated} must be even and at most the head "
+                           f"size {head}")
+    half = rotated // 2
+    caches = []
+    for i in (1, 2):
+        cache = im.tensor(node.input(i), _type_of(x).dtype)
+        if node.input(3):
+            cache = im.op("gather", cache, im.tensor(node.input(3), "i64"), axis=0)
+        if _type_of(cache).shape != (batch, length, half):
+            raise _NodeProblem(f"the cos and sin caches give {_type_of(cache)} per position; "
+                               f"expected {batch}x{length}x{half}")
+        caches.append(im.reshape(cache, (batch, 1, length, half)))
+    cos, sin = caches
+
+    def features(start, stop, step):
+        return im.op("slice", x, starts=[0, 0, 0, start], limits=[batch, heads, length, stop],
+                     strides=[1, 1, 1, step])
+
+    if node.attr("interleaved"):
+        first, second = features(0, rotated, 2), features(1, rotated, 2)
+    else:
+        first, second = features(0, half, 1), features(half, rotated, 1)
+    real = im.op("sub", im.op("mul", first, cos), im.op("mul", second, sin))
+    imaginary = im.op("add", im.op("mul", second, cos), im.op("mul", first, sin))
+    if node.attr("interleaved"):
+        pairs = [im.reshape(v, (batch, heads, length, half, 1)) for v in (real, imaginary)]
+        parts = [im.reshape(im.op("concat", pairs, axis=4), (batch, heads, length, rotated))]
+    else:
+        parts = [real, imaginary]
+    if rotated < head:
+        parts.append(features(rotated, head, 1))
+    y = im.op("concat", parts, axis=3) if len(parts) > 1 else parts[0]
+    if len(shape) == 3:
+        y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), shape)
+    return y
