@@ -290,3 +290,21 @@ def test_rotary_embedding(attributes):
                               **attributes)]
     actual, expected = run_both(nodes, inputs, ["y"])
     assert_match(actual, expected, ["y"], 1e-5)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attributes", [
+    ((2, 4, 5, 6), (4, 3, 3, 2), {"strides": [2, 3], "pads": [1, 0, 2, 1], "group": 2,
+                                  "output_padding": [1, 2]}),
+    ((1, 3, 4, 4), (3, 2, 3, 3), {"dilations": [2, 1], "strides": [2, 2],
+                                  "auto_pad": "SAME_LOWER"}),
+    ((1, 2, 7), (2, 5, 4), {"strides": [3], "output_shape": [22]}),
+])
+def test_conv_transpose(x_shape, w_shape, attributes):
+    rng = np.random.default_rng(9)
+    inputs = {"x": rng.standard_normal(x_shape).astype(np.float32),
+              "w": rng.standard_normal(w_shape).astype(np.float32),
+              "b": rng.standard_normal(w_shape[1] * attributes.get("group", 1)).astype(
+                  np.float32)}
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attributes)]
+    actual, expected = run_both(nodes, inputs, ["y"])
+    assert_match(actual, expected, ["y"], 1e-5)

@@ -2791,3 +2791,87 @@ def _rotary_embedding(im, node):
     if len(shape) == 3:
         y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), shape)
     return y
+
+
+def _pad_or_crop(im, x, axis: int, before: int, after: int) -> ir.Value:
+    """x padded with zeros (or cropped, where negative) along `axis`."""
+    shape = list(_type_of(x).shape)
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = max(0, -before), shape[axis] - max(0, -after)
+    if starts[axis] or limits[axis] != shape[axis]:
+        x = im.op("slice", x, starts=starts, limits=limits)
+    low, high = [0] * len(shape), [0] * len(shape)
+    low[axis], high[axis] = max(0, before), max(0, after)
+    if low[axis] or high[axis]:
+        x = im.op("pad", x, low=low, high=high, value=0.0)
+    return x
+
+
+@converts("ConvTranspose", attributes=_WINDOW + ("group", "output_padding", "output_shape"))
+def _conv_transpose(im, node):
+    """A convolution of the input spread out by the strides (zeros between
+    its elements) and padded by the kernel's reach less the pads, with the
+    kernel flipped and its channels swapped, at stride 1."""
+    x, weight = _float_tensor(im, node), im.tensor(node.input(1))
+    bias = im.tensor(node.input(2)) if node.input(2) else None
+    x_shape, w_shape = _type_of(x).shape, _type_of(weight).shape
+    one_d = _as_2d(x_shape)
+    if one_d:
+        x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
+        weight = im.reshape(weight, w_shape[:2] + (1,) + w_shape[2:])
+    n, c_in, *spatial = _type_of(x).shape
+    _, per_group, *kernel = _type_of(weight).shape
+    rank = len(spatial)
+    widen = (lambda values, fill: _pairs(values, True, fill)) if one_d else \
+        (lambda values, fill: tuple(values))
+    strides = widen(node.attr("strides", [1] * (rank - one_d)), 1)
+    dilations = widen(node.attr("dilations", [1] * (rank - one_d)), 1)
+    output_padding = widen(node.attr("output_padding", [0] * (rank - one_d)), 0)
+    groups = node.attr("group")
+    reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    full = [s * (size - 1) + p + r for s, size, p, r in zip(strides, spatial, output_padding, reach)]
+    auto_pad = node.attr("auto_pad").decode()
+    output_shape = node.attr("output_shape")
+    if output_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = widen(output_shape, 1) if output_shape else \
+            [size * s for size, s in zip(spatial, strides)]
+        totals = [f - w for f, w in zip(full, wanted)]
+        upper = auto_pad == "SAME_UPPER"
+        begin = [t // 2 if upper else t - t // 2 for t in totals]
+        end = [t - b for t, b in zip(totals, begin)]
+    elif auto_pad in ("NOTSET", "VALID"):
+        pads = node.attr("pads", [0] * 2 * (rank - one_d)) if auto_pad == "NOTSET" else \
+            [0] * 2 * (rank - one_d)
+        pads = _pads_2d(pads, True) if one_d else tuple(pads)
+        begin, end = list(pads[:rank]), list(pads[rank:])
+    else:
+        raise _NodeProblem(f"attribute 'auto_pad' = '{auto_pad}' is not supported")
+    # The input spread out: each element followed by stride - 1 zeros.
+    spread = x
+    if any(s > 1 for s in strides):
+        fine = (n, c_in) + sum(((size, 1) for size in spatial), ())
+        spread = im.reshape(x, fine)
+        high = [0, 0] + sum(([0, s - 1] for s in strides), [])
+        spread = im.op("pad", spread, low=[0] * len(high), high=high, value=0.0)
+        spread = im.reshape(spread, (n, c_in) + tuple(size * s for size, s in
+                                                      zip(spatial, strides)))
+        spread = im.op("slice", spread, starts=[0] * (2 + rank), limits=[n, c_in] + [
+            (size - 1) * s + 1 for size, s in zip(spatial, strides)])
+    for i in range(rank):
+        spread = _pad_or_crop(im, spread, 2 + i, reach[i] - 1 - begin[i],
+                              reach[i] - 1 - end[i] + output_padding[i])
+    # [C_in, C_out / g, k...] -> [C_out, C_in / g, k...], flipped in space.
+    kernel_in = c_in // groups
+    w = im.reshape(weight, (groups, kernel_in, per_group) + tuple(kernel))
+    w = im.op("transpose", w, perm=(0, 2, 1) + tuple(range(3, 3 + rank)))
+    w = im.reshape(w, (groups * per_group, kernel_in) + tuple(kernel))
+    for i, k in enumerate(kernel):
+        if k > 1:
+            w = im.op("gather", w, im.constant(np.arange(k - 1, -1, -1, dtype=np.int64)),
+                      axis=2 + i)
+    y = im.op("conv2d", spread, w, bias, strides=(1,) * rank, padding=(0,) * (2 * rank),
+              dilations=tuple(dilations), groups=groups)
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y
