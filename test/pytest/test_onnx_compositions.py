@@ -308,3 +308,19 @@ def test_conv_transpose(x_shape, w_shape, attributes):
     nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attributes)]
     actual, expected = run_both(nodes, inputs, ["y"])
     assert_match(actual, expected, ["y"], 1e-5)
+
+
+@pytest.mark.parametrize("with_state", [False, True])
+def test_causal_conv_with_state(with_state):
+    rng = np.random.default_rng(10)
+    inputs = {"x": rng.standard_normal((2, 3, 6)).astype(np.float32),
+              "w": rng.standard_normal((3, 1, 4)).astype(np.float32),
+              "b": rng.standard_normal(3).astype(np.float32)}
+    names = ["x", "w", "b"]
+    if with_state:
+        inputs["past"] = rng.standard_normal((2, 3, 3)).astype(np.float32)
+        names.append("past")
+    nodes = [helper.make_node("CausalConvWithState", names, ["y", "state"],
+                              activation="silu" if with_state else "none")]
+    actual, expected = run_both(nodes, inputs, ["y", "state"], opset=27, reference=True)
+    assert_match(actual, expected, ["y", "state"], 1e-5)

@@ -2875,3 +2875,41 @@ def _conv_transpose(im, node):
         shape = _type_of(y).shape
         y = im.reshape(y, shape[:2] + shape[3:])
     return y
+
+
+@converts("CausalConvWithState", attributes=("activation",))
+def _causal_conv_with_state(im, node):
+    """A depthwise convolution of the past state (zeros where absent)
+    followed by the input, unpadded; the new state is the last k - 1
+    positions of that sequence."""
+    x = _float_tensor(im, node)
+    dtype = _type_of(x).dtype
+    weight = im.tensor(node.input(1), dtype)
+    batch, channels, length = _type_of(x).shape
+    w_shape = _type_of(weight).shape
+    if len(w_shape) != 3 or w_shape[:2] != (channels, 1):
+        raise _NodeProblem(f"the weight is {_type_of(weight)}; expected {channels}x1xk")
+    k = w_shape[2]
+    bias = im.tensor(node.input(2), dtype) if node.input(2) else None
+    if node.input(3):
+        past = im.tensor(node.input(3), dtype)
+    else:
+        past = im.constant(np.zeros((batch, channels, k - 1)), dtype)
+    if _type_of(past).shape != (batch, channels, k - 1):
+        raise _NodeProblem(f"the past state is {_type_of(past)}; expected "
+                           f"{batch}x{channels}x{k - 1}")
+    sequence = im.op("concat", [past, x], axis=2) if k > 1 else x
+    total = length + k - 1
+    y = im.op("conv2d", im.reshape(sequence, (batch, channels, 1, total)),
+              im.reshape(weight, (channels, 1, 1, k)), bias, strides=(1, 1),
+              padding=(0, 0, 0, 0), dilations=(1, 1), groups=channels)
+    y = im.reshape(y, (batch, channels, length))
+    activation = node.attr("activation").decode()
+    if activation in ("silu", "swish"):
+        y = im.op("silu", y)
+    elif activation != "none":
+        raise _NodeProblem(f"attribute 'activation' = '{activation}' is not supported "
+                           "(none, silu or swish)")
+    state = im.op("slice", sequence, starts=[0, 0, total - (k - 1)],
+                  limits=[batch, channels, total])
+    return [y, state]
