@@ -324,3 +324,29 @@ def test_causal_conv_with_state(with_state):
                               activation="silu" if with_state else "none")]
     actual, expected = run_both(nodes, inputs, ["y", "state"], opset=27, reference=True)
     assert_match(actual, expected, ["y", "state"], 1e-5)
+
+
+@pytest.mark.parametrize("rule,decay_width", [("linear", None), ("gated", 2), ("delta", None),
+                                              ("gated_delta", 8)])
+def test_linear_attention(rule, decay_width):
+    """Two key/value heads shared by four query heads, a past state, per
+    head or per feature decay."""
+    rng = np.random.default_rng(11)
+    b, t, d_k, d_v = 2, 3, 4, 5
+    data = lambda *shape: (0.5 * rng.standard_normal(shape)).astype(np.float32)
+    inputs = {"q": data(b, t, 4 * d_k), "k": data(b, t, 2 * d_k), "v": data(b, t, 2 * d_v),
+              "past": data(b, 2, d_k, d_v)}
+    names = ["q", "k", "v", "past", "", ""]
+    if decay_width:
+        inputs["decay"] = -np.abs(data(b, t, decay_width))
+        names[4] = "decay"
+    if "delta" in rule:
+        inputs["beta"] = np.abs(data(b, t, 2))
+        names[5] = "beta"
+    while names[-1] == "":
+        names.pop()
+    nodes = [helper.make_node("LinearAttention", names, ["y", "state"], q_num_heads=4,
+                              kv_num_heads=2, update_rule=rule, chunk_size=16)]
+    actual, expected = run_both(nodes, inputs, ["y", "state"], opset=27, reference=True,
+                                shapes={"y": (b, t, 4 * d_v), "state": (b, 2, d_k, d_v)})
+    assert_match(actual, expected, ["y", "state"], 1e-5)

@@ -2913,3 +2913,95 @@ def _causal_conv_with_state(im, node):
     state = im.op("slice", sequence, starts=[0, 0, total - (k - 1)],
                   limits=[batch, channels, total])
     return [y, state]
+
+
+# `chunk_size` is a hint to chunk-parallel kernels: the result is the same.
+@converts("LinearAttention", attributes=("chunk_size", "kv_num_heads", "q_num_heads", "scale",
+                                         "update_rule"))
+def _linear_attention(im, node):
+    """The recurrence token by token, in f32 (ONNX's equations): the state
+    decayed (gated rules), corrected toward the value (delta rules), grown
+    by k v^T, and read by each query head of its key/value head's group."""
+    def f32(value):
+        t = _type_of(value)
+        return value if t.dtype == "f32" else im.op("cast", value, result_type=t.with_dtype("f32"))
+
+    query = _float_tensor(im, node)
+    key, value = im.tensor(node.input(1)), im.tensor(node.input(2))
+    q_heads, kv_heads = node.attr("q_num_heads"), node.attr("kv_num_heads")
+    rule = node.attr("update_rule").decode()
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise _NodeProblem(f"attribute 'update_rule' = '{rule}' is not supported")
+    if not q_heads or not kv_heads or q_heads % kv_heads:
+        raise _NodeProblem(f"q_num_heads {q_heads} must be a positive multiple of kv_num_heads "
+                           f"{kv_heads}")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    if gating != bool(node.input(4)) or delta != bool(node.input(5)):
+        raise _NodeProblem(f"update rule '{rule}' takes {'a' if gating else 'no'} decay and "
+                           f"{'a' if delta else 'no'} beta input")
+    batch, steps, q_width = _type_of(query).shape
+    d_k, d_v = q_width // q_heads, _type_of(value).shape[2] // kv_heads
+    group = q_heads // kv_heads
+
+    def heads(x, count):  # (B, T, H*D) -> (B, H, T, D) in f32
+        b, t, width = _type_of(x).shape
+        return im.op("transpose", im.reshape(f32(x), (b, t, count, width // count)),
+                     perm=(0, 2, 1, 3))
+
+    def step(x, t):  # (B, H, T, D) at t -> (B, H, 1, D)
+        b, h, _, d = _type_of(x).shape
+        return im.op("slice", x, starts=[0, 0, t, 0], limits=[b, h, t + 1, d])
+
+    q, k, v = heads(query, q_heads), heads(key, kv_heads), heads(value, kv_heads)
+    decay = beta = None
+    if gating:
+        g = f32(im.tensor(node.input(4)))
+        last = _type_of(g).shape[2]
+        if last not in (kv_heads, kv_heads * d_k):
+            raise _NodeProblem(f"the decay's last dim {last} must be kv_num_heads or "
+                               "kv_num_heads * d_k")
+        decay = heads(g, kv_heads)  # (B, H, T, 1 or d_k)
+    if delta:
+        b_in = f32(im.tensor(node.input(5)))
+        last = _type_of(b_in).shape[2]
+        if last not in (kv_heads, 1):
+            raise _NodeProblem(f"beta's last dim {last} must be kv_num_heads or 1")
+        beta = heads(b_in, last)  # (B, H or 1, T, 1)
+    if node.input(3):
+        past = im.tensor(node.input(3))
+        state_dtype = _type_of(past).dtype
+        state = f32(past)
+    else:
+        state_dtype = _type_of(query).dtype
+        state = im.constant(np.zeros((batch, kv_heads, d_k, d_v)), "f32")
+    if _type_of(state).shape != (batch, kv_heads, d_k, d_v):
+        raise _NodeProblem(f"the past state is {_type_of(state)}; expected "
+                           f"{batch}x{kv_heads}x{d_k}x{d_v}")
+    scale = node.attr("scale") or 1.0 / math.sqrt(d_k)
+    outputs = []
+    for t in range(steps):
+        k_t, v_t = step(k, t), step(v, t)  # (B, H, 1, d)
+        if gating:
+            factor = im.op("exp", step(decay, t))  # (B, H, 1, 1 or d_k)
+            factor = im.reshape(factor, (batch, kv_heads, _type_of(factor).shape[3], 1))
+            state = im.op("mul", state, factor)
+        if delta:
+            retrieved = im.op("matmul", k_t, state)  # (B, H, 1, d_v)
+            v_t = im.op("mul", step(beta, t), im.op("sub", v_t, retrieved))
+        outer = im.op("mul", im.reshape(k_t, (batch, kv_heads, d_k, 1)), v_t)
+        state = im.op("add", state, outer)
+        read = state
+        if group > 1:
+            read = im.reshape(im.op("broadcast_to", im.reshape(
+                state, (batch, kv_heads, 1, d_k, d_v)), result_type=TensorType(
+                    (batch, kv_heads, group, d_k, d_v), "f32")), (batch, q_heads, d_k, d_v))
+        outputs.append(im.op("mul", im.op("matmul", step(q, t), read),
+                             im.scalar(scale, read)))
+    y = im.op("concat", outputs, axis=2) if steps > 1 else outputs[0]
+    y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, steps, q_heads * d_v))
+    dtype = _type_of(query).dtype
+    if dtype != "f32":
+        y = im.op("cast", y, result_type=_type_of(y).with_dtype(dtype))
+    if state_dtype != "f32":
+        state = im.op("cast", state, result_type=_type_of(state).with_dtype(state_dtype))
+    return [y, state]
