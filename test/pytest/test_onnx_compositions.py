@@ -350,3 +350,40 @@ def test_linear_attention(rule, decay_width):
     actual, expected = run_both(nodes, inputs, ["y", "state"], opset=27, reference=True,
                                 shapes={"y": (b, t, 4 * d_v), "state": (b, 2, d_k, d_v)})
     assert_match(actual, expected, ["y", "state"], 1e-5)
+
+
+@pytest.mark.parametrize("attributes,cache,mode", [
+    ({"is_causal": 1}, "past", None),
+    ({"softcap": 2.0, "is_causal": 1}, "past", 3),
+    ({"is_causal": 1}, "lengths", 2),
+    ({"softcap": 1.5}, None, 1),
+])
+def test_attention_cache_groups_and_scores(attributes, cache, mode):
+    """Attention after a key/value cache (bottom-right causal), with valid
+    key lengths given at run time, four query heads on two key/value heads,
+    a short mask padded with -inf, softcap and the scores output, against
+    onnx's reference evaluator."""
+    rng = np.random.default_rng(12)
+    data = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    b, s, past, d = 2, 3, 4, 8
+    keys = s + past if cache == "past" else s
+    inputs = {"q": data(b, 4, s, d), "k": data(b, 2, s, d), "v": data(b, 2, s, d),
+              "mask": data(s, keys - 1)}
+    names = ["q", "k", "v", "mask"]
+    outputs = ["y"]
+    if cache == "past":
+        inputs["past_k"], inputs["past_v"] = data(b, 2, past, d), data(b, 2, past, d)
+        names += ["past_k", "past_v"]
+        outputs += ["present_k", "present_v"]
+    elif cache == "lengths":
+        inputs["lengths"] = np.array([3, 2], np.int64)
+        names += ["", "", "lengths"]
+    if mode is not None:
+        outputs += [""] * (3 - len(outputs)) + ["scores"]
+        attributes = dict(attributes, qk_matmul_output_mode=mode)
+    nodes = [helper.make_node("Attention", names, outputs, **attributes)]
+    kept = [o for o in outputs if o]
+    shapes = {"y": (b, 4, s, d), "present_k": (b, 2, keys, d), "present_v": (b, 2, keys, d),
+              "scores": (b, 4, s, keys)}
+    actual, expected = run_both(nodes, inputs, kept, opset=24, reference=True, shapes=shapes)
+    assert_match(actual, expected, kept, 1e-5)

@@ -1357,12 +1357,19 @@ def _softmax(im, node):
 # nn has not; `softmax_precision` is taken where it is the inputs' type.
 @converts("Attention", attributes=("is_causal", "scale", "q_num_heads", "kv_num_heads",
                                    "left_window_size", "right_window_size",
-                                   "softmax_precision"),
-          defaults_only=("softcap", "qk_matmul_output_mode"))
+                                   "softmax_precision", "softcap", "qk_matmul_output_mode"))
 def _attention(im, node):
-    if node.input(4) or node.input(5) or node.input(6):
-        raise _NodeProblem("attention with a key/value cache (past_key, past_value, "
-                           "nonpad_kv_seqlen) is not supported")
+    """nn.attention of the heads, after the key/value cache (the past keys
+    and values before the new ones, which are the present outputs): a
+    causal mask and a window aligned to the last query (after the past, or
+    at each batch's valid length), keys past the valid lengths (given at
+    run time) hidden, a mask shorter than the keys padded with -inf, and
+    each key/value head repeated for its group of query heads."""
+    past_key, past_value, lengths = node.input(4), node.input(5), node.input(6)
+    if (past_key is None) != (past_value is None):
+        raise _NodeProblem("past_key and past_value must be given together")
+    if lengths and past_key:
+        raise _NodeProblem("nonpad_kv_seqlen with past_key and past_value is not supported")
     q, k, v = (im.tensor(node.input(i)) for i in range(3))
     precision = node.attr("softmax_precision")
     if precision is not None and _nn_dtype(precision) != _type_of(q).dtype:
@@ -1375,9 +1382,19 @@ def _attention(im, node):
             (q, "q_num_heads"), (k, "kv_num_heads"), (v, "kv_num_heads")))
     elif rank != 4:
         raise _NodeProblem(f"attention inputs must have rank 3 or 4, got rank {rank}")
-    if _type_of(q).shape[1] != _type_of(k).shape[1]:
-        raise _NodeProblem("grouped-query attention (fewer key/value heads than query heads) "
-                           "is not supported")
+    offset = 0
+    if past_key:
+        offset = im.shape(past_key)[2]
+        k = im.op("concat", [im.tensor(past_key, _type_of(k).dtype), k], axis=2)
+        v = im.op("concat", [im.tensor(past_value, _type_of(v).dtype), v], axis=2)
+    present_key, present_value = k, v
+    batch, q_heads, queries, _ = _type_of(q).shape
+    kv_heads, keys = _type_of(k).shape[1], _type_of(k).shape[2]
+    if q_heads != kv_heads:
+        if q_heads % kv_heads:
+            raise _NodeProblem(f"{q_heads} query heads are no multiple of {kv_heads} key/value "
+                               "heads")
+        k, v = (_repeat_heads(im, t, q_heads // kv_heads) for t in (k, v))
     mask = None
     if node.input(3):
         static = im.is_static(node.input(3)) and im.static(node.input(3)).dtype == np.bool_
@@ -1385,36 +1402,116 @@ def _attention(im, node):
         if _type_of(mask).dtype == "i1":
             # A boolean mask says which keys take part: the others get -inf.
             mask = im.op("select", mask, im.scalar(0.0, q), im.scalar(float("-inf"), q))
-    window = _sliding_window(node, _type_of(q).shape[-2], _type_of(k).shape[-2])
+        short = keys - _type_of(mask).shape[-1]
+        if short > 0:
+            mask = im.op("pad", mask, low=[0] * _type_of(mask).rank,
+                         high=[0] * (_type_of(mask).rank - 1) + [short], value=float("-inf"))
+    add = lambda bias: bias if mask is None else im.op("add", mask, bias)
+    causal = bool(node.attr("is_causal"))
+    softcap = node.attr("softcap") or 0.0
+    scores_wanted = len(node.proto.output) > 3 and node.proto.output[3] in im.used
+    # Softcapped scores, or the scores as an output: the attention composed.
+    composed = bool(softcap) or scores_wanted
+    if lengths:
+        valid = im.op("cast", im.reshape(im.tensor(node.input(6)), (batch, 1, 1, 1)),
+                      result_type=TensorType((batch, 1, 1, 1), "i64"))
+        key_index = im.constant(np.arange(keys).reshape(1, 1, 1, keys), "i64")
+        hidden = im.op("compare", key_index, valid, predicate="ge")
+        if causal:
+            # Key j is seen by query i where j - i <= valid - queries.
+            ahead = im.constant((np.arange(keys)[None, :] - np.arange(queries)[:, None])
+                                .reshape(1, 1, queries, keys), "i64")
+            late = im.op("compare", ahead, im.op("sub", valid, im.scalar(queries, valid)),
+                         predicate="gt")
+            hidden = im.op("select", late, im.scalar(True, late), hidden)
+            causal = False
+        mask = add(im.op("select", hidden, im.scalar(float("-inf"), q), im.scalar(0.0, q)))
+        if _window_sizes(node) != (-1, -1):
+            raise _NodeProblem("a sliding window with nonpad_kv_seqlen is not supported")
+    elif causal and (offset or composed):
+        mask = add(im.constant(_sliding_window_bias(queries, keys, offset, -1, 0),
+                               _type_of(q).dtype))
+        causal = False
+    window = _sliding_window(node, queries, keys, offset)
     if window is not None:
-        window = im.constant(window, _type_of(q).dtype)
-        mask = window if mask is None else im.op("add", mask, window)
-    y = im.op("attention", q, k, v, mask, causal=bool(node.attr("is_causal")),
-              scale=node.attr("scale"))
+        mask = add(im.constant(window, _type_of(q).dtype))
+    if composed:
+        y, scores = _composed_attention(im, node, q, k, v, mask, softcap)
+    else:
+        y, scores = im.op("attention", q, k, v, mask, causal=causal,
+                          scale=node.attr("scale")), None
     if rank == 3:
         batch, heads, sequence, size = _type_of(y).shape
         y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, sequence, heads * size))
-    return y
+    return [y, present_key, present_value, scores]
 
 
-def _sliding_window(node, queries: int, keys: int) -> np.ndarray | None:
-    """The additive mask [queries, keys] of a sliding window (query `i`
-    sees keys `i - left_window_size .. i + right_window_size`, a size of -1
-    leaving that side open), or None where both sides are open."""
+def _composed_attention(im, node, q, k, v, bias, softcap: float):
+    """softmax(softcap tanh(q k^T scale / softcap) + bias) v, a row of
+    only hidden keys giving 0; and the scores of `qk_matmul_output_mode`:
+    0 and 1 the scaled products (softcapped where softcapped, as ONNX's
+    reference gives them in mode 0 too), 2 those plus the bias, 3 the
+    probabilities."""
+    head = _type_of(q).shape[-1]
+    scale = node.attr("scale") or 1.0 / math.sqrt(head)
+    products = im.op("matmul", q, im.op("transpose", k, perm=(0, 1, 3, 2)))
+    products = im.op("mul", products, im.scalar(scale, products))
+    if softcap:
+        products = im.op("mul", im.op("tanh", im.op("div", products, im.scalar(
+            softcap, products))), im.scalar(softcap, products))
+    biased = products if bias is None else im.op("add", products, bias)
+    probabilities = im.op("softmax", biased, axis=-1)
+    if bias is not None:
+        hidden_row = im.op("compare", im.op("reduce_max", bias, axes=(-1,), keepdims=True),
+                           im.scalar(float("-inf"), bias), predicate="eq")
+        probabilities = im.op("select", hidden_row, im.scalar(0.0, probabilities),
+                              probabilities)
+    y = im.op("matmul", probabilities, v)
+    mode = node.attr("qk_matmul_output_mode")
+    if mode not in (0, 1, 2, 3):
+        raise _NodeProblem(f"attribute 'qk_matmul_output_mode' = {mode} is not supported "
+                           "(0 to 3)")
+    scores = {0: products, 1: products, 2: biased, 3: probabilities}[mode]
+    return y, scores
+
+
+def _repeat_heads(im, x, times: int) -> ir.Value:
+    """[b, h, s, d] -> [b, h * times, s, d], each head `times` times in a row."""
+    b, h, s, d = _type_of(x).shape
+    spread = im.op("broadcast_to", im.reshape(x, (b, h, 1, s, d)),
+                   result_type=_type_of(x).with_shape((b, h, times, s, d)))
+    return im.reshape(spread, (b, h * times, s, d))
+
+
+def _window_sizes(node) -> tuple[int, int]:
     # Before opset 24 there are no windows.
-    left, right = node.attr("left_window_size", -1), node.attr("right_window_size", -1)
-    for name, size in (("left_window_size", left), ("right_window_size", right)):
-        if size < -1:
-            raise _NodeProblem(f"attribute '{name}' must be -1 or >= 0, got {size}")
-    if left == -1 and right == -1:
-        return None
-    distance = np.arange(queries)[:, None] - np.arange(keys)[None, :]
+    return node.attr("left_window_size", -1), node.attr("right_window_size", -1)
+
+
+def _sliding_window_bias(queries: int, keys: int, offset: int, left: int,
+                         right: int) -> np.ndarray:
+    """The additive mask [queries, keys] in which query `i` (at position
+    `offset + i`) sees keys `offset + i - left .. offset + i + right`, a
+    size of -1 leaving that side open."""
+    distance = offset + np.arange(queries)[:, None] - np.arange(keys)[None, :]
     seen = np.ones((queries, keys), np.bool_)
     if left >= 0:
         seen &= distance <= left
     if right >= 0:
         seen &= -distance <= right
     return np.where(seen, 0.0, -np.inf).astype(np.float32)
+
+
+def _sliding_window(node, queries: int, keys: int, offset: int = 0) -> np.ndarray | None:
+    """The additive mask of the node's sliding window, or None where both
+    sides are open."""
+    left, right = _window_sizes(node)
+    for name, size in (("left_window_size", left), ("right_window_size", right)):
+        if size < -1:
+            raise _NodeProblem(f"attribute '{name}' must be -1 or >= 0, got {size}")
+    if left == -1 and right == -1:
+        return None
+    return _sliding_window_bias(queries, keys, offset, left, right)
 
 
 def _split_heads(im, x, heads):
