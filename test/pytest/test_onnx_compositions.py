@@ -387,3 +387,25 @@ def test_attention_cache_groups_and_scores(attributes, cache, mode):
               "scores": (b, 4, s, keys)}
     actual, expected = run_both(nodes, inputs, kept, opset=24, reference=True, shapes=shapes)
     assert_match(actual, expected, kept, 1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample(mode, padding_mode, align_corners):
+    """Grid points inside and well outside the image (reflected more than
+    once), halfway points (nearest rounds half to even); the cubic modes'
+    sixteen taps make a graph whose fusion groups feed each other through
+    unfused ops, which nn-fuse leaves partly unfused."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    grid = rng.uniform(-2.5, 2.5, (2, 3, 6, 2)).astype(np.float32)
+    grid[0, 0, :4] = [[-1, -1], [1, 1], [0.125, -0.6], [0.5, 0.25]]
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                              padding_mode=padding_mode, align_corners=align_corners)]
+    # Cubic taps at the border: onnxruntime clamps the taps where ONNX's
+    # reference (which the backend tests follow) clamps the coordinate.
+    reference = mode == "cubic" and padding_mode == "border"
+    actual, expected = run_both(nodes, {"x": x, "grid": grid}, ["y"], opset=22,
+                                reference=reference)
+    assert_match(actual, expected, ["y"], 1e-4)

@@ -3102,3 +3102,167 @@ def _linear_attention(im, node):
     if state_dtype != "f32":
         state = im.op("cast", state, result_type=_type_of(state).with_dtype(state_dtype))
     return [y, state]
+
+
+# -- GridSample: taps gathered from the image at computed indices ----------------
+
+
+def _floor(im, x) -> ir.Value:
+    """floor(x) of floats of magnitude below 2^63: the truncation, less one
+    where it went up."""
+    truncated = im.op("cast", im.op("cast", x, result_type=_type_of(x).with_dtype("i64")),
+                      result_type=_type_of(x))
+    above = im.op("compare", truncated, x, predicate="gt")
+    return im.op("sub", truncated, im.op("select", above, im.scalar(1.0, x), im.scalar(0.0, x)))
+
+
+def _round_half_even(im, x) -> ir.Value:
+    rounded = _floor(im, im.op("add", x, im.scalar(0.5, x)))
+    tie = im.op("compare", im.op("sub", rounded, x), im.scalar(0.5, x), predicate="eq")
+    half = _floor(im, im.op("mul", rounded, im.scalar(0.5, x)))
+    odd = im.op("compare", im.op("add", half, half), rounded, predicate="ne")
+    down = im.op("select", tie, odd, im.scalar(False, odd))
+    return im.op("select", down, im.op("sub", rounded, im.scalar(1.0, x)), rounded)
+
+
+def _reflected(im, x, low: float, high: float) -> ir.Value:
+    """x reflected at `low` and `high` until inside them (ONNX's reference)."""
+    span = high - low
+    results = []
+    for edge, other, below in ((low, high, True), (high, low, False)):
+        distance = im.op("sub", im.scalar(edge, x), x) if below else \
+            im.op("sub", x, im.scalar(edge, x))
+        turns = _floor(im, im.op("div", distance, im.scalar(span, x)))  # distance >= 0 here
+        rest = im.op("sub", distance, im.op("mul", turns, im.scalar(span, x)))
+        half = _floor(im, im.op("mul", turns, im.scalar(0.5, x)))
+        even = im.op("compare", im.op("add", half, half), turns, predicate="eq")
+        sign = 1.0 if below else -1.0
+        near = im.op("add", im.scalar(edge, x), im.op("mul", rest, im.scalar(sign, x)))
+        far = im.op("sub", im.scalar(other, x), im.op("mul", rest, im.scalar(sign, x)))
+        results.append(im.op("select", even, near, far))
+    below = im.op("compare", x, im.scalar(low, x), predicate="lt")
+    above = im.op("compare", x, im.scalar(high, x), predicate="gt")
+    return im.op("select", below, results[0], im.op("select", above, results[1], x))
+
+
+def _either(im, a, b) -> ir.Value:
+    """a or b, of booleans."""
+    return im.op("select", a, a, b)
+
+
+def _cubic_weights(im, t) -> list[ir.Value]:
+    """Keys' cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2
+    for a fraction t in [0, 1)."""
+    a = -0.75
+
+    def near(d):  # |d| <= 1
+        return im.op("add", im.op("mul", im.op("mul", im.op("sub", im.op(
+            "mul", d, im.scalar(a + 2, d)), im.scalar(a + 3, d)), d), d), im.scalar(1.0, d))
+
+    def far(d):  # 1 < |d| < 2
+        inner = im.op("add", im.op("mul", im.op("sub", im.op("mul", d, im.scalar(a, d)),
+                                                  im.scalar(5 * a, d)), d), im.scalar(8 * a, d))
+        return im.op("sub", im.op("mul", inner, d), im.scalar(4 * a, d))
+
+    one = im.scalar(1.0, t)
+    return [far(im.op("add", t, one)), near(t), near(im.op("sub", one, t)),
+            far(im.op("sub", im.scalar(2.0, t), t))]
+
+
+@converts("GridSample", attributes=("align_corners", "mode", "padding_mode"))
+def _grid_sample(im, node):
+    """2-D sampling: each output position's taps (1 nearest, 2x2 linear, 4x4
+    cubic) gathered from the image [N*H*W, C] at indices computed from the
+    grid, weighted and summed; out-of-range taps read 0 (zeros), the edge
+    (border) or their reflection (reflection), as ONNX's reference does."""
+    x, grid = _float_tensor(im, node), _float_tensor(im, node, 1)
+    if _type_of(x).rank != 4:
+        raise _NodeProblem(f"GridSample of rank {_type_of(x).rank} is not supported (only 2-D "
+                           "images, rank 4)")
+    n, c, height, width = _type_of(x).shape
+    _, out_h, out_w, _ = _type_of(grid).shape
+    mode = node.attr("mode").decode()
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    padding = node.attr("padding_mode").decode()
+    if mode not in ("nearest", "linear", "cubic") or padding not in ("zeros", "border",
+                                                                       "reflection"):
+        raise _NodeProblem(f"GridSample mode '{mode}' with padding '{padding}' is not supported")
+    align = bool(node.attr("align_corners"))
+    table = im.reshape(im.op("transpose", x, perm=(0, 2, 3, 1)), (n * height * width, c))
+    position = (n, out_h, out_w)
+
+    def coordinate(axis, size):
+        g = im.reshape(im.op("slice", grid, starts=[0, 0, 0, axis],
+                             limits=[n, out_h, out_w, axis + 1]), position)
+        if align:
+            value = im.op("mul", im.op("add", g, im.scalar(1.0, g)), im.scalar((size - 1) / 2, g))
+        else:
+            value = im.op("mul", im.op("sub", im.op("mul", im.op("add", g, im.scalar(1.0, g)),
+                                                    im.scalar(float(size), g)),
+                                       im.scalar(1.0, g)), im.scalar(0.5, g))
+        if mode == "nearest":
+            value = _round_half_even(im, value)
+        low, high = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        if padding == "border":
+            clamped = im.op("minimum", im.op("maximum", value, im.scalar(0.0, value)),
+                            im.scalar(size - 1.0, value))
+            outside = _either(im, im.op("compare", value, im.scalar(low, value), predicate="lt"),
+                              im.op("compare", value, im.scalar(high, value), predicate="gt"))
+            value = im.op("select", outside, clamped, value)
+        elif padding == "reflection":
+            value = _reflected(im, value, low, high)
+        return value, low, high
+
+    def tap_index(index, size, low, high):
+        """A tap's integer index (a float) and whether it reads 0."""
+        if padding == "border":
+            return im.op("minimum", im.op("maximum", index, im.scalar(0.0, index)),
+                         im.scalar(size - 1.0, index)), None
+        if padding == "reflection":
+            reflected = _reflected(im, index, low, high)
+            truncated = im.op("cast", im.op("cast", reflected, result_type=TensorType(
+                position, "i64")), result_type=_type_of(index))
+            return truncated, None
+        outside = _either(im, im.op("compare", index, im.scalar(0.0, index), predicate="lt"),
+                          im.op("compare", index, im.scalar(size - 1.0, index), predicate="gt"))
+        safe = im.op("minimum", im.op("maximum", index, im.scalar(0.0, index)),
+                     im.scalar(size - 1.0, index))
+        return safe, outside
+
+    (gx, x_low, x_high), (gy, y_low, y_high) = coordinate(0, width), coordinate(1, height)
+    image_base = im.constant((np.arange(n) * height * width).reshape(n, 1, 1), "i64")
+
+    def read(row, column):
+        (row, row_out), (column, column_out) = (tap_index(row, height, y_low, y_high),
+                                                tap_index(column, width, x_low, x_high))
+        flat = im.op("add", im.op("cast", im.op("add", im.op("mul", row, im.scalar(
+            float(width), row)), column), result_type=TensorType(position, "i64")), image_base)
+        values = im.op("gather", table, flat, axis=0)  # (N, Ho, Wo, C)
+        hidden = [m for m in (row_out, column_out) if m is not None]
+        if hidden:
+            out = hidden[0] if len(hidden) == 1 else _either(im, *hidden)
+            values = im.op("select", im.reshape(out, position + (1,)),
+                           im.scalar(0.0, values), values)
+        return values
+
+    def weighted(values, weight):
+        return im.op("mul", values, im.reshape(weight, position + (1,)))
+
+    if mode == "nearest":
+        y = read(gy, gx)
+    else:
+        x0, y0 = _floor(im, gx), _floor(im, gy)
+        tx, ty = im.op("sub", gx, x0), im.op("sub", gy, y0)
+        if mode == "linear":
+            one = im.scalar(1.0, tx)
+            offsets, wx, wy = (0, 1), [im.op("sub", one, tx), tx], [im.op("sub", one, ty), ty]
+        else:
+            offsets, wx, wy = (-1, 0, 1, 2), _cubic_weights(im, tx), _cubic_weights(im, ty)
+        y = None
+        for i, dy in enumerate(offsets):
+            for j, dx in enumerate(offsets):
+                tap = weighted(read(im.op("add", y0, im.scalar(float(dy), y0)),
+                                    im.op("add", x0, im.scalar(float(dx), x0))),
+                               im.op("mul", wy[i], wx[j]))
+                y = tap if y is None else im.op("add", y, tap)
+    return im.op("transpose", y, perm=(0, 3, 1, 2))
