@@ -409,3 +409,23 @@ def test_grid_sample(mode, padding_mode, align_corners):
     actual, expected = run_both(nodes, {"x": x, "grid": grid}, ["y"], opset=22,
                                 reference=reference)
     assert_match(actual, expected, ["y"], 1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_floor_ceil_round(dtype):
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.2, 0.7, 3.0, -7.0, 1e10, -3e20, 8388609.0,
+                  np.inf, -np.inf, np.nan, -0.0], dtype)
+    nodes = [helper.make_node(op, ["x"], [op.lower()]) for op in ("Floor", "Ceil", "Round")]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    actual, expected = run_both(nodes, {"x": x}, ["floor", "ceil", "round"], types=[elem] * 3)
+    for got, want in zip(actual, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_dynamic_quantize_linear():
+    x = np.random.default_rng(14).uniform(-3, 7, (3, 8)).astype(np.float32)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zero_point"])]
+    actual, expected = run_both(nodes, {"x": x}, ["y", "scale", "zero_point"],
+                                types=[TensorProto.UINT8, TensorProto.FLOAT, TensorProto.UINT8])
+    for got, want in zip(actual, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

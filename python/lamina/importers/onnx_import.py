@@ -964,7 +964,8 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
         if dtype in _QUANTIZED:
             zero_point = im.constant(np.zeros(scale_type.shape), dtype)
     if dtype not in _QUANTIZED:
-        raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 and uint8)")
+        raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 "
+                           "and uint8)")
     if scale_type.rank > 1:
         raise _NodeProblem("scale must be a scalar or 1-D (blocked quantisation is not "
                            "supported)")
@@ -3108,21 +3109,40 @@ def _linear_attention(im, node):
 
 
 def _floor(im, x) -> ir.Value:
-    """floor(x) of floats of magnitude below 2^63: the truncation, less one
-    where it went up."""
+    """floor(x): the truncation (through i64), less one where it went up;
+    x itself where it is integral already (at least 2^23, or 2^52 in f64,
+    in magnitude), infinite or NaN."""
     truncated = im.op("cast", im.op("cast", x, result_type=_type_of(x).with_dtype("i64")),
                       result_type=_type_of(x))
     above = im.op("compare", truncated, x, predicate="gt")
-    return im.op("sub", truncated, im.op("select", above, im.scalar(1.0, x), im.scalar(0.0, x)))
+    floor = im.op("sub", truncated, im.op("select", above, im.scalar(1.0, x), im.scalar(0.0, x)))
+    integral = 2.0 ** (52 if _type_of(x).dtype == "f64" else 23)
+    small = im.op("compare", im.op("abs", x), im.scalar(integral, x), predicate="lt")
+    return im.op("select", small, floor, x)
+
+
+@converts("Floor", "Ceil", "Round")
+def _rounding(im, node):
+    x = _float_tensor(im, node)
+    if node.op_type == "Floor":
+        return _floor(im, x)
+    if node.op_type == "Ceil":
+        return im.op("neg", _floor(im, im.op("neg", x)))
+    return _round_half_even(im, x)
 
 
 def _round_half_even(im, x) -> ir.Value:
+    """x rounded to the nearest integer, halfway cases to the even one."""
     rounded = _floor(im, im.op("add", x, im.scalar(0.5, x)))
     tie = im.op("compare", im.op("sub", rounded, x), im.scalar(0.5, x), predicate="eq")
     half = _floor(im, im.op("mul", rounded, im.scalar(0.5, x)))
     odd = im.op("compare", im.op("add", half, half), rounded, predicate="ne")
     down = im.op("select", tie, odd, im.scalar(False, odd))
-    return im.op("select", down, im.op("sub", rounded, im.scalar(1.0, x)), rounded)
+    rounded = im.op("select", down, im.op("sub", rounded, im.scalar(1.0, x)), rounded)
+    # From 2^23 (2^52 in f64) on, x is integral and x + 0.5 may round up.
+    integral = 2.0 ** (52 if _type_of(x).dtype == "f64" else 23)
+    small = im.op("compare", im.op("abs", x), im.scalar(integral, x), predicate="lt")
+    return im.op("select", small, rounded, x)
 
 
 def _reflected(im, x, low: float, high: float) -> ir.Value:
@@ -3266,3 +3286,22 @@ def _grid_sample(im, node):
                                im.op("mul", wy[i], wx[j]))
                 y = tap if y is None else im.op("add", y, tap)
     return im.op("transpose", y, perm=(0, 3, 1, 2))
+
+
+@converts("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(im, node):
+    """uint8 quantisation by the range of x and 0: scale (max - min) / 255,
+    zero point the rounded, saturated -min / scale (ONNX's function body)."""
+    x = im.tensor(node.input(0))
+    if _type_of(x).dtype != "f32":
+        raise _NodeProblem(f"DynamicQuantizeLinear of {_onnx_name(_type_of(x).dtype)} is not "
+                           "supported (only float)")
+    axes = tuple(range(_type_of(x).rank))
+    zero = im.constant(np.array(0.0), "f32")
+    low = im.op("minimum", im.op("reduce_min", x, axes=axes), zero)
+    high = im.op("maximum", im.op("reduce_max", x, axes=axes), zero)
+    scale = im.op("div", im.op("sub", high, low), im.scalar(255.0, low))
+    point = _round_half_even(im, im.op("sub", zero, im.op("div", low, scale)))
+    point = im.op("minimum", im.op("maximum", point, zero), im.scalar(255.0, point))
+    zero_point = im.op("cast", point, result_type=_type_of(point).with_dtype("ui8"))
+    return [im.op("quantize", x, scale, zero_point, axis=0), scale, zero_point]
