@@ -2927,7 +2927,8 @@ def _conv_transpose(im, node):
     output_padding = widen(node.attr("output_padding", [0] * (rank - one_d)), 0)
     groups = node.attr("group")
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    full = [s * (size - 1) + p + r for s, size, p, r in zip(strides, spatial, output_padding, reach)]
+    full = [s * (size - 1) + p + r
+            for s, size, p, r in zip(strides, spatial, output_padding, reach)]
     auto_pad = node.attr("auto_pad").decode()
     output_shape = node.attr("output_shape")
     if output_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
