@@ -65,8 +65,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lamina import scalar
-from lamina.scalar import (compare, cos, erf, exp, log, maximum, minimum, rsqrt, sigmoid, sin,
-                           sqrt, tanh, where)
+from lamina.scalar import (bitwise_and, bitwise_or, bitwise_xor, compare, cos, erf, exp, log,
+                           maximum, minimum, remainder, rsqrt, shift_left, shift_right, sigmoid,
+                           sin, sqrt, tanh, where)
 from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
@@ -81,6 +82,11 @@ FLOATS = ("f32", "f16", "bf16")
 INTEGERS = ("i32", "i64")
 # The element types of ops that compute on integers as well.
 NUMBERS = FLOATS + INTEGERS
+# Elementwise ops and data movement take f64 too (their elements are
+# computed on one by one, in their own type); contractions, reductions and
+# normalisations, which accumulate in f32, do not.
+ELEMENTWISE_FLOATS = FLOATS + ("f64",)
+ELEMENTWISE_NUMBERS = ELEMENTWISE_FLOATS + INTEGERS
 # The integer operand types of nn.matmul and nn.conv2d, the type each
 # accumulates and returns in, and the (lhs or input, rhs or weight) pairs
 # they take: signed bytes, or unsigned activations by signed weights
@@ -90,7 +96,10 @@ MATMUL_ACCUMULATOR = {"i8": "i32", "ui8": "i32"}
 INTEGER_OPERAND_PAIRS = (("i8", "i8"), ("ui8", "i8"))
 INTEGER_ACCUMULATORS = frozenset(MATMUL_ACCUMULATOR.values())
 # Of ops that move elements of any type.
-ANY_ELEMENT = NUMBERS + ("i1",)
+ANY_ELEMENT = ELEMENTWISE_NUMBERS + ("i1",)
+# Integers nn.cast alone takes (to and from the others): a frontend computes
+# on them widened to i32 or i64 (ui64 as the i64 of its bits).
+NARROW_INTEGERS = ("i8", "ui8", "i16", "ui16", "ui32", "ui64")
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
@@ -338,6 +347,7 @@ class UnaryElementwiseOp(ElementwiseOp):
 
     x: Operand
     result: Result
+    element_types = ELEMENTWISE_FLOATS
 
     def infer_type(self, x):
         return x
@@ -352,7 +362,7 @@ class NegOp(UnaryElementwiseOp, name="neg"):
     Example: %y = "nn.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, x):
         return -x
@@ -364,7 +374,7 @@ class AbsOp(UnaryElementwiseOp, name="abs"):
     Example: %y = "nn.abs"(%x) : (tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, x):
         return abs(x)
@@ -539,6 +549,7 @@ class BinaryElementwiseOp(ElementwiseOp):
     lhs: Operand
     rhs: Operand
     result: Result
+    element_types = ELEMENTWISE_FLOATS
 
     def infer_type(self, lhs, rhs):
         dtype = _same_dtype(lhs, rhs)
@@ -558,7 +569,7 @@ class AddOp(BinaryElementwiseOp, name="add"):
     Example: %z = "nn.add"(%x, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs + rhs
@@ -570,7 +581,7 @@ class SubOp(BinaryElementwiseOp, name="sub"):
     Example: %z = "nn.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs - rhs
@@ -582,7 +593,7 @@ class MulOp(BinaryElementwiseOp, name="mul"):
     Example: %z = "nn.mul"(%x, %y) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return lhs * rhs
@@ -604,7 +615,7 @@ class MaximumOp(BinaryElementwiseOp, name="maximum"):
     Example: %z = "nn.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return maximum(lhs, rhs)
@@ -616,7 +627,7 @@ class MinimumOp(BinaryElementwiseOp, name="minimum"):
     Example: %z = "nn.minimum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def scalar(self, lhs, rhs):
         return minimum(lhs, rhs)
@@ -632,6 +643,76 @@ class PowOp(BinaryElementwiseOp, name="pow"):
         return lhs ** rhs
 
 
+class RemainderOp(BinaryElementwiseOp, name="remainder"):
+    """The remainder of the division truncated toward zero, with broadcasting:
+    `lhs - rhs * trunc(lhs / rhs)`, exactly (C's fmod), of the sign of `lhs`.
+
+    Example: %z = "nn.remainder"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return remainder(lhs, rhs)
+
+
+class IntegerBinaryOp(BinaryElementwiseOp):
+    """Base of the ops on the bits of integers (two's complement)."""
+
+    element_types = INTEGERS
+
+
+class BitwiseAndOp(IntegerBinaryOp, name="bitwise_and"):
+    """Bitwise and with broadcasting.
+
+    Example: %z = "nn.bitwise_and"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_and(lhs, rhs)
+
+
+class BitwiseOrOp(IntegerBinaryOp, name="bitwise_or"):
+    """Bitwise or with broadcasting.
+
+    Example: %z = "nn.bitwise_or"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_or(lhs, rhs)
+
+
+class BitwiseXorOp(IntegerBinaryOp, name="bitwise_xor"):
+    """Bitwise exclusive or with broadcasting.
+
+    Example: %z = "nn.bitwise_xor"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return bitwise_xor(lhs, rhs)
+
+
+class ShiftLeftOp(IntegerBinaryOp, name="shift_left"):
+    """`lhs` shifted left by `rhs` bits, with broadcasting; the bits past
+    the width are dropped, and an amount outside [0, width) gives 0.
+
+    Example: %z = "nn.shift_left"(%x, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return shift_left(lhs, rhs)
+
+
+class ShiftRightOp(IntegerBinaryOp, name="shift_right"):
+    """`lhs` shifted right by `rhs` bits, with broadcasting, filled with
+    copies of the sign bit (arithmetic); an amount outside [0, width) gives
+    the sign's copies alone (0 or -1).
+
+    Example: %z = "nn.shift_right"(%x, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    """
+
+    def scalar(self, lhs, rhs):
+        return shift_right(lhs, rhs)
+
+
 class CompareOp(BinaryElementwiseOp, name="compare"):
     """Elementwise comparison with broadcasting; the result is an i1 tensor.
     Integers compare as signed.
@@ -640,7 +721,7 @@ class CompareOp(BinaryElementwiseOp, name="compare"):
     """
 
     predicate: EnumAttr("eq", "ne", "lt", "le", "gt", "ge")
-    element_types = NUMBERS
+    element_types = ELEMENTWISE_NUMBERS
 
     def result_dtype(self, dtype):
         return "i1"
@@ -677,20 +758,19 @@ class CastOp(ElementwiseOp, name="cast"):
     Float or integer to i1 is `x != 0`; i1 to a number gives 0 or 1; float
     to integer rounds toward zero (as C and NumPy; NaN and values out of
     the integer's range give an unspecified value); integer to float rounds
-    to nearest; integers narrow by truncation and widen by sign extension.
+    to nearest; integers narrow by truncation and widen by sign extension,
+    unsigned ones (ui8 to ui64) by zero extension.
 
     Example: %y = "nn.cast"(%x) : (tensor<4xf32>) -> tensor<4xf16>
     """
 
     x: Operand
     result: Result
-    element_types = ANY_ELEMENT
+    element_types = ANY_ELEMENT + NARROW_INTEGERS
     explicit_result_type = True
 
     def infer_type(self, x):
         target = self.result_type
-        if target.dtype not in self.element_types:
-            raise VerifyError(f"cannot cast to element type {target.dtype}")
         if target.shape != x.shape:
             raise VerifyError(f"cast changes the shape: {x} to {target}")
         return target

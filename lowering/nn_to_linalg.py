@@ -97,7 +97,7 @@ from lamina.dialects.opdef import Op, lookup_op
 from lamina.linalg_builders import defining_op, permuted_constant
 from lamina.lowering.registry import lowering as registry_lowering
 from lamina.lowering.registry import registry
-from lamina.types import TensorType, VerifyError
+from lamina.types import UNSIGNED_TYPES, TensorType, VerifyError
 from lamina.pass_registry import Pass, PassFailure, register_pass
 
 Shape = tuple[int, ...]
@@ -393,10 +393,32 @@ def _lower_elementwise(op: NN.Operation, *operands: ir.Value) -> ir.Value:
 
 
 def _lower_cast(op: nn.CastOp, x: ir.Value) -> ir.Value:
-    if x.type == op.result_type.to_mlir():
+    result = op.result_type
+    if x.type == result.to_mlir():
         return x
-    # Through f32, as the reference does: f16 -> bf16 rounds once.
-    return elementwise(op.result_type, [x], lambda s: s)
+    source_unsigned = _is_integer(_element_type(x)) and _is_unsigned(x)
+    if not source_unsigned and result.dtype not in UNSIGNED_TYPES:
+        # Through f32, as the reference does: f16 -> bf16 rounds once.
+        return elementwise(result, [x], lambda s: s)
+    # Unsigned integers are read and made as the signless ones of their
+    # bits (see the affine quantisation below): zero extension and the
+    # unsigned conversions to and from floats where the sign matters.
+    target = _signless(ir.Type.parse(result.dtype))
+
+    def body(value):
+        if source_unsigned and _is_integer(target) and ir.IntegerType(target).width > max(
+                1, ir.IntegerType(value.type).width):
+            return arith.extui(target, value)
+        if source_unsigned and not _is_integer(target):
+            wide = target if isinstance(target, (ir.F32Type, ir.F64Type)) else _f32()
+            return arith.uitofp(wide, value)
+        if result.dtype in UNSIGNED_TYPES and not _is_integer(value.type):
+            return arith.fptoui(target, value)
+        return _convert(value, target)
+
+    made = elementwise(TensorType(result.shape, str(target)), [_retyped(x, _signless(x.type))],
+                       body)
+    return _retyped(made, result.to_mlir())
 
 
 # ---------------------------------------------------------------------------

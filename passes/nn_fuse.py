@@ -318,15 +318,26 @@ class BlockFusion:
         (or `after`)."""
         plans = [plan for plan in (GroupPlan.of(g, self) for g in groups
                                    if len(g.members) > 1) if plan is not None]
+        while True:
+            plan_of = {member: plan for plan in plans for member in plan.group.members}
+            items = list(dict.fromkeys(plan_of.get(op, op) for op in self.ops[:-1]))
+            order = self._order(items)
+            if len(order) == len(items):
+                break
+            # Groups that feed each other through ops outside them form a
+            # cycle no check of one group sees: the first group left
+            # unordered stays unfused, until the rest can be ordered.
+            placed = {id(item) for item in order}
+            blocked = next(item for item in items
+                           if isinstance(item, GroupPlan) and id(item) not in placed)
+            plans = [plan for plan in plans if plan is not blocked]
         if not plans:
             return after
-        plan_of = {member: plan for plan in plans for member in plan.group.members}
         terminator = self.ops[-1]
-        items = list(dict.fromkeys(plan_of.get(op, op) for op in self.ops[:-1]))
         for plan in plans:
             after = plan.build_function(next(names), after)
         replaced: dict[ir.Value, ir.Value] = {}
-        for item in self._order(items):
+        for item in order:
             if isinstance(item, GroupPlan):
                 with ir.InsertionPoint(terminator):
                     item.replace(replaced)

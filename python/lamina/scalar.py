@@ -11,7 +11,10 @@ method:
 The form has the arithmetic operators (`+ - * / **`, unary `-`), the
 comparisons (`< <= > >= == !=`, giving a boolean), Python numbers as
 constants, Python's `abs`, and the functions `exp, log, tanh, erf, sqrt, rsqrt,
-sin, cos, sigmoid, maximum, minimum, clip, where` (`select` is `where`). The method
+sin, cos, sigmoid, maximum, minimum, clip, where` (`select` is `where`),
+`remainder` (C's fmod, of floats), and on integers only `bitwise_and,
+bitwise_or, bitwise_xor, shift_left, shift_right` (arithmetic; an amount
+outside [0, width) gives 0 to the left and the sign's copies to the right). The method
 runs once per op with the op's view as `self`, so attributes choose what
 it builds (`if self.approximate == "tanh": ...`). Lamina traces it into an
 expression tree (`trace`) and derives from that tree everything else:
@@ -126,6 +129,12 @@ def sigmoid(x): return _node("sigmoid", x)
 def maximum(a, b): return _node("maximum", a, b)
 def minimum(a, b): return _node("minimum", a, b)
 def clip(x, low, high): return minimum(maximum(x, low), high)
+def remainder(a, b): return _node("rem", a, b)
+def bitwise_and(a, b): return _node("and", a, b)
+def bitwise_or(a, b): return _node("or", a, b)
+def bitwise_xor(a, b): return _node("xor", a, b)
+def shift_left(x, amount): return _node("shl", x, amount)
+def shift_right(x, amount): return _node("shr", x, amount)
 
 
 def where(cond, a, b):
@@ -162,7 +171,20 @@ _NUMPY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
     "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
     "select": np.where,
+    "rem": np.fmod, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "shl": lambda x, n: _shift_numpy(np.left_shift, x, n),
+    "shr": lambda x, n: _shift_numpy(np.right_shift, x, n),
 }
+
+
+def _shift_numpy(shift, x, amount):
+    """A shift by an amount outside [0, width) moves every bit out: 0 to
+    the left, the sign's copies to the right."""
+    width = np.dtype(x.dtype).itemsize * 8
+    amount = np.asarray(amount).astype(x.dtype)
+    inside = (amount >= 0) & (amount < width)
+    return shift(x, np.where(inside, amount, 0 if shift is np.left_shift else width - 1)) * \
+        (inside | (shift is not np.left_shift)).astype(x.dtype)
 _NUMPY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                   "gt": np.greater, "ge": np.greater_equal}
 
@@ -238,9 +260,33 @@ def cast_float(value, target):
     from mlir.dialects import arith
     if value.type == target:
         return value
+    if isinstance(value.type, ir.F64Type) and ir.FloatType(target).width < 32:
+        value = _f64_to_f32_round_to_odd(value)
     if ir.FloatType(target).width < ir.FloatType(value.type).width:
         return arith.truncf(target, value)
     return arith.extf(target, value)
+
+
+def _f64_to_f32_round_to_odd(value):
+    """An f64 scalar as the f32 nearest to it whose last bit is odd where it
+    is inexact: rounding that to f16 or bf16 rounds the f64 once (f32 keeps
+    more than two bits beyond theirs), and the JIT has no f64 -> f16 truncf
+    of its own (compiler-rt's __truncdfhf2)."""
+    from mlir import ir
+    from mlir.dialects import arith, math
+    i32 = ir.IntegerType.get_signless(32)
+    rounded = arith.truncf(ir.F32Type.get(), value)
+    back = arith.extf(value.type, rounded)
+    bits = arith.bitcast(i32, rounded)
+    one = arith.constant(i32, 1)
+    even = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(bits, one), arith.constant(i32, 0))
+    inexact = arith.cmpf(arith.CmpFPredicate.ONE, back, value)
+    # The neighbour toward `value`: one unit less in magnitude where the
+    # rounding went away from zero.
+    away = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(back), math.absf(value))
+    neighbour = arith.select(away, arith.subi(bits, one), arith.addi(bits, one))
+    adjust = arith.andi(even, inexact)
+    return arith.bitcast(ir.F32Type.get(), arith.select(adjust, neighbour, bits))
 
 
 def _f32_constant(value: float):
@@ -277,8 +323,19 @@ def _integer_op(kind: str, args, predicate: str | None = None):
         return arith.cmpi(getattr(arith.CmpIPredicate, _SIGNED_PREDICATES[predicate]), *args)
     if kind == "neg":
         return arith.subi(arith.constant(args[0].type, 0), args[0])
+    if kind in ("shl", "shr"):
+        # arith's shifts are poison past the width: the amount is taken
+        # unsigned (a negative one is past it too) and clamped.
+        x, amount = args
+        width = arith.constant(x.type, ir.IntegerType(x.type).width)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, amount, width)
+        if kind == "shl":
+            return arith.select(inside, arith.shli(x, amount), arith.constant(x.type, 0))
+        top = arith.subi(width, arith.constant(x.type, 1))
+        return arith.shrsi(x, arith.select(inside, amount, top))
     build = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli, "abs": math.absi,
-             "maximum": arith.maxsi, "minimum": arith.minsi}.get(kind)
+             "maximum": arith.maxsi, "minimum": arith.minsi, "and": arith.andi,
+             "or": arith.ori, "xor": arith.xori}.get(kind)
     if build is None:
         raise ValueError(f"'{kind}' has no integer form")
     return build(*args)
@@ -298,6 +355,8 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
         if node.kind == "const":
             if like is not None and _is_integer(like):
                 return arith.constant(like, int(node.value))
+            if like is not None and isinstance(like, ir.F64Type):
+                return arith.constant(like, float(node.value))
             return _f32_constant(node.value)
         # Constants take the type of the operands they meet (the branches'
         # for a select).
@@ -321,8 +380,8 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
                 gate = odd_rational(half, TANH_RATIONAL)
                 return arith.mulf(arith.addf(gate, _f32_constant(1.0)), _f32_constant(0.5))
             # 1 / (1 + e^-x) saturates to 0 and 1 without NaN: e^-x overflows to inf.
-            return arith.divf(_f32_constant(1.0), arith.addf(
-                _f32_constant(1.0), math.exp(arith.negf(args[0]))))
+            one = arith.constant(args[0].type, 1.0)
+            return arith.divf(one, arith.addf(one, math.exp(arith.negf(args[0]))))
         if arith_only and kind in ("erf", "tanh"):
             return odd_rational(args[0], ERF_RATIONAL if kind == "erf" else TANH_RATIONAL)
         if arith_only and kind == "abs":
@@ -333,6 +392,7 @@ def to_mlir(tree: Scalar, operands: Sequence, arith_only: bool = False):
             "sin": math.sin, "cos": math.cos,
             "add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
             "pow": math.powf, "maximum": arith.maximumf, "minimum": arith.minimumf,
+            "rem": arith.remf,
         }[kind](*args)
 
     return emit(tree)

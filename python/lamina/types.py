@@ -27,9 +27,10 @@ from mlir import ir
 
 FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
 INTEGER_TYPES = ("i1", "i8", "i16", "i32", "i64")
-# Unsigned integers: tensors of quantised values (nn.quantize), which the
-# lowerings store as signless integers of the same width.
-UNSIGNED_TYPES = ("ui8",)
+# Unsigned integers: tensors of quantised values (nn.quantize) and the
+# operands and results of casts, which the lowerings store as signless
+# integers of the same width.
+UNSIGNED_TYPES = ("ui8", "ui16", "ui32", "ui64")
 # The element types of tensors that cross the NumPy boundary.
 ELEMENT_TYPES = FLOAT_TYPES + INTEGER_TYPES + UNSIGNED_TYPES
 SCALAR_TYPES = ELEMENT_TYPES + ("index",)
@@ -43,7 +44,7 @@ class _NumpyDtypes(Mapping):
 
     _EAGER = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i1": np.bool_,
               "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-              "ui8": np.uint8}
+              "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}
 
     def __getitem__(self, name: str):
         if name == "bf16":

@@ -62,6 +62,48 @@ func.func @casts(%f: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xf16>, tensor<
 
 // -----
 
+// Unsigned integers are cast as the signless ones of their bits: zero
+// extension, unsigned conversions to and from floats, and no ui type left.
+// CHECK-LABEL: func.func @unsigned_casts
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xf32>, %{{.+}}: tensor<4xi64>)
+// CHECK: arith.extui %{{.+}} : i8 to i32
+// CHECK: arith.uitofp %{{.+}} : i8 to f32
+// CHECK: arith.fptoui %{{.+}} : f32 to i16
+// CHECK: arith.extsi %{{.+}} : i8 to i16
+// CHECK: arith.uitofp %{{.+}} : i64 to f32
+// CHECK-NEXT: arith.truncf %{{.+}} : f32 to f16
+// CHECK-NOT: ui
+func.func @unsigned_casts(%u: tensor<4xui8>, %f: tensor<4xf32>, %w: tensor<4xui64>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xui16>, tensor<4xui16>, tensor<4xf16>, tensor<4xi64>) {
+  %a = "nn.cast"(%u) : (tensor<4xui8>) -> tensor<4xi32>
+  %b = "nn.cast"(%u) : (tensor<4xui8>) -> tensor<4xf32>
+  %c = "nn.cast"(%f) : (tensor<4xf32>) -> tensor<4xui16>
+  %s = "nn.cast"(%a) : (tensor<4xi32>) -> tensor<4xi8>
+  %d = "nn.cast"(%s) : (tensor<4xi8>) -> tensor<4xui16>
+  %e = "nn.cast"(%w) : (tensor<4xui64>) -> tensor<4xf16>
+  %g = "nn.cast"(%w) : (tensor<4xui64>) -> tensor<4xi64>
+  return %a, %b, %c, %d, %e, %g : tensor<4xi32>, tensor<4xf32>, tensor<4xui16>, tensor<4xui16>, tensor<4xf16>, tensor<4xi64>
+}
+
+// -----
+
+// f64 elementwise ops compute in f64, their constants of f64; a cast from
+// f64 to f16 goes through the f32 rounded to odd.
+// CHECK-LABEL: func.func @f64_elementwise
+// CHECK: arith.constant 1.000000e+00 : f64
+// CHECK: math.exp %{{.+}} : f64
+// CHECK: %[[ROUNDED:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[ROUNDED]] : f32 to i32
+// CHECK: %[[ODD:.+]] = arith.select %{{.+}}, %{{.+}}, %[[BITS]] : i32
+// CHECK: %[[F32:.+]] = arith.bitcast %[[ODD]] : i32 to f32
+// CHECK: arith.truncf %[[F32]] : f32 to f16
+func.func @f64_elementwise(%x: tensor<4xf64>) -> tensor<4xf16> {
+  %s = "nn.sigmoid"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  %h = "nn.cast"(%s) : (tensor<4xf64>) -> tensor<4xf16>
+  return %h : tensor<4xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reductions_i64
 // CHECK: linalg.fill ins(%c0_i64 : i64)
 // CHECK: arith.addi
@@ -242,4 +284,30 @@ func.func @conv2d_ui8_by_i8(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>) -> 
 func.func @pad_ui8(%x: tensor<2x3xui8>) -> tensor<2x5xui8> {
   %y = "nn.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 1>, value = 200.0 : f32} : (tensor<2x3xui8>) -> tensor<2x5xui8>
   return %y : tensor<2x5xui8>
+}
+
+// -----
+
+// Shifts clamp their amount, which arith's shifts leave poison past the
+// width: unsigned below the width, else 0 to the left and the sign's
+// copies (a shift by width - 1) to the right.
+// CHECK-LABEL: func.func @bits
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i32
+// CHECK: arith.ori %{{.+}}, %{{.+}} : i32
+// CHECK: arith.xori %{{.+}}, %{{.+}} : i32
+// CHECK: %[[WIDTH:.+]] = arith.constant 32 : i32
+// CHECK: %[[INSIDE:.+]] = arith.cmpi ult, %{{.+}}, %[[WIDTH]] : i32
+// CHECK: %[[SHIFTED:.+]] = arith.shli
+// CHECK: arith.select %[[INSIDE]], %[[SHIFTED]], %{{.+}} : i32
+// CHECK: arith.cmpi ult
+// CHECK: arith.shrsi
+// CHECK: arith.remf %{{.+}}, %{{.+}} : f32
+func.func @bits(%a: tensor<4xi32>, %n: tensor<4xi32>, %h: tensor<4xf16>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xf16>) {
+  %0 = "nn.bitwise_and"(%a, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = "nn.bitwise_or"(%0, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %2 = "nn.bitwise_xor"(%1, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = "nn.shift_left"(%2, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %4 = "nn.shift_right"(%3, %n) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %5 = "nn.remainder"(%h, %h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  return %3, %4, %5 : tensor<4xi32>, tensor<4xi32>, tensor<4xf16>
 }

@@ -42,6 +42,7 @@ TOLERANCES = {  # (exact, chained) as (rtol, atol)
     "f32": ((1e-5, 1e-5), (1e-4, 1e-4)),
     "f16": ((2e-3, 2e-3), (2e-3, 2e-3)),
     "bf16": ((1.6e-2, 1.6e-2), (1.6e-2, 1.6e-2)),
+    "f64": ((1e-12, 1e-12), (1e-11, 1e-11)),
 }
 
 
@@ -362,6 +363,25 @@ def _integer_cases():
             Case(f"argmax_{dtype}", nn.ArgmaxOp, [((4, 37), dtype)], {"axis": -1},
                  inputs=lambda rng, shape: rng.integers(-3, 4, shape)),
         ]
+        for op in (nn.BitwiseAndOp, nn.BitwiseOrOp, nn.BitwiseXorOp):
+            cases.append(Case(f"{op.name}_{dtype}", op, [((3, 1, 7), dtype), ((7,), dtype)],
+                              inputs=wide_integers))
+        for op in (nn.ShiftLeftOp, nn.ShiftRightOp):
+            # Amounts past the width and negative ones too.
+            cases.append(Case(f"{op.name}_{dtype}", op, [((4, 9), dtype), ((9,), dtype)],
+                              inputs=[wide_integers,
+                                      lambda rng, shape: rng.integers(-3, 70, shape)]))
+    for dtype in ("f32", "f16", "f64"):
+        cases.append(Case(f"remainder_{dtype}", nn.RemainderOp, [((3, 5), dtype), ((5,), dtype)],
+                          inputs=[lambda rng, shape: rng.standard_normal(shape) * 20,
+                                  lambda rng, shape: rng.uniform(0.5, 3, shape) *
+                                  rng.choice([-1, 1], shape)]))
+    for source, target in [("ui8", "i32"), ("i32", "ui16"), ("ui16", "f32"), ("f32", "ui32"),
+                           ("ui64", "i64"), ("i8", "ui64"), ("f64", "f16"), ("f32", "f64")]:
+        generate = (lambda rng, shape: rng.uniform(0, 1e4, shape)) if source.startswith("f") \
+            else (lambda rng, shape: rng.integers(0, 120, shape))
+        cases.append(Case(f"cast_{source}_to_{target}", nn.CastOp, [((3, 5), source)],
+                          result=((3, 5), target), inputs=generate))
     for source, target in [("f32", "i32"), ("f32", "i64"), ("bf16", "i32"), ("f16", "i64"),
                            ("i64", "f32"), ("i32", "f16"), ("i32", "bf16"), ("i64", "i32"),
                            ("i32", "i64"), ("i1", "i64"), ("i64", "i1"), ("i32", "i1")]:

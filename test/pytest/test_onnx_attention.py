@@ -126,9 +126,6 @@ def test_row_masked_whole_in_the_reference():
 
 
 @pytest.mark.parametrize("attributes,message", [
-    ({"softcap": 2.0}, "attribute 'softcap' = 2.0 is not supported (only its default, 0.0)"),
-    ({"qk_matmul_output_mode": 1},
-     "attribute 'qk_matmul_output_mode' = 1 is not supported (only its default, 0)"),
     ({"softmax_precision": TensorProto.DOUBLE},
      "attribute 'softmax_precision' = double is not supported (only the inputs' type, f32)"),
     ({"left_window_size": -2}, "attribute 'left_window_size' must be -1 or >= 0, got -2"),

@@ -53,9 +53,9 @@ from lamina import quantized_products
 from lamina.context import make_context, verify
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.dialects import nn
-from lamina.dialects.nn import NN
+from lamina.dialects.nn import ELEMENTWISE_FLOATS, NN
 from lamina.importers import indexing
-from lamina.types import TensorType, VerifyError, element_type_name
+from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype
 
 PARAMS = ("arguments", "constants")
 
@@ -203,16 +203,20 @@ def _onnx_dtype_name(elem_type: int) -> str:
 
 
 # The element types of nn tensors, and how messages name them.
-_NN_TYPES = ("f32", "f16", "bf16", "i1", "i8", "ui8", "i32", "i64")
-_NN_TYPE_NAMES = "float, float16, bfloat16, int8, uint8, int32, int64 or bool"
+_NN_TYPES = ("f32", "f16", "bf16", "f64", "i1", "i8", "ui8", "i16", "ui16", "i32", "ui32",
+             "i64", "ui64")
+_NN_TYPE_NAMES = ("float, float16, bfloat16, double, int8, uint8, int16, uint16, int32, uint32, "
+                  "int64, uint64 or bool")
 
 
 def _nn_dtype(elem_type: int) -> str | None:
     """The nn element type of an ONNX element type, or None."""
     tensor = _onnx().TensorProto
-    return {tensor.FLOAT: "f32", tensor.FLOAT16: "f16", tensor.BFLOAT16: "bf16",
-            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT32: "i32",
-            tensor.INT64: "i64"}.get(elem_type)
+    return {tensor.FLOAT: "f32", tensor.DOUBLE: "f64", tensor.FLOAT16: "f16",
+            tensor.BFLOAT16: "bf16",
+            tensor.BOOL: "i1", tensor.INT8: "i8", tensor.UINT8: "ui8", tensor.INT16: "i16",
+            tensor.UINT16: "ui16", tensor.INT32: "i32", tensor.UINT32: "ui32",
+            tensor.INT64: "i64", tensor.UINT64: "ui64"}.get(elem_type)
 
 
 def _nn_dtype_of_array(array: np.ndarray) -> str | None:
@@ -763,11 +767,16 @@ def _clip(im, node):
                      else _item(im.static(node.input(i))) if im.is_static(node.input(i))
                      else im.reshape(im.tensor(node.input(i)), ()) for i in (1, 2)]
     bound = lambda value: value if isinstance(value, ir.Value) else im.scalar(value, x)
+    low, high = [None if b is None else bound(b) for b in (low, high)]
+    present = [b for b in (low, high) if b is not None]
+    (x, *present), narrow = _widened(im, [x] + present)
+    if narrow == "ui64":
+        raise _NodeProblem("Clip of uint64 is not supported")
     if low is not None:
-        x = im.op("maximum", x, bound(low))
+        x = im.op("maximum", x, present.pop(0))
     if high is not None:
-        x = im.op("minimum", x, bound(high))
-    return x
+        x = im.op("minimum", x, present.pop(0))
+    return _narrowed(im, x, narrow)
 
 
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "maximum",
@@ -782,20 +791,81 @@ _BROADCAST = {op_type: ("broadcast",) for op_type in (
     "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Equal", "Less", "Greater")}
 
 
+# nn's arithmetic takes i32 and i64 integers: the narrower ones are computed
+# on widened, exactly, and the result cast back (which wraps as ONNX's
+# integer arithmetic does); uint64 as the int64 of its bits, where sums,
+# differences and products wrap alike and an order is the signed order of
+# the bits with the top one flipped.
+_WIDENED = {"i8": "i32", "ui8": "i32", "i16": "i32", "ui16": "i32", "ui32": "i64",
+            "ui64": "i64"}
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _widened(im, operands: list[ir.Value]) -> tuple[list[ir.Value], str | None]:
+    """The operands widened where their type is narrower than nn's
+    integers, and that type (None where they are left as they are)."""
+    dtype = _type_of(operands[0]).dtype
+    wide = _WIDENED.get(dtype)
+    if wide is None:
+        return operands, None
+    return [im.op("cast", v, result_type=_type_of(v).with_dtype(wide)) for v in operands], dtype
+
+
+def _narrowed(im, value: ir.Value, dtype: str | None) -> ir.Value:
+    if dtype is None:
+        return value
+    return im.op("cast", value, result_type=_type_of(value).with_dtype(dtype))
+
+
+def _ordered(im, value: ir.Value, dtype: str | None) -> ir.Value:
+    """A widened value whose signed order is its unsigned one (uint64's)."""
+    return im.op("add", value, im.scalar(_INT64_MIN, value)) if dtype == "ui64" else value
+
+
+def _integer_division(im, lhs, rhs, dtype: str) -> ir.Value:
+    """lhs / rhs rounded toward zero, through double: exact for operands
+    of at most 32 bits (a quotient that is no integer is at least 1/|lhs|
+    from one, far more than double's rounding)."""
+    if dtype in ("i64", "ui64"):
+        raise _NodeProblem(f"the division of {_onnx_name(dtype)} integers is not supported")
+    quotient = im.op("div", *[im.op("cast", v, result_type=_type_of(v).with_dtype("f64"))
+                              for v in (lhs, rhs)])
+    return im.op("cast", quotient, result_type=_type_of(quotient).with_dtype(_type_of(lhs).dtype))
+
+
+def _onnx_name(dtype: str) -> str:
+    return {"f32": "float", "f16": "float16", "bf16": "bfloat16", "f64": "double", "i1": "bool",
+            "i8": "int8", "ui8": "uint8", "i16": "int16", "ui16": "uint16", "i32": "int32",
+            "ui32": "uint32", "i64": "int64", "ui64": "uint64"}.get(dtype, dtype)
+
+
 @converts(*_BINARY, "Sum", defaults_only=_BROADCAST)
 def _binary(im, node):
-    operands = im.operands(node)
+    operands, narrow = _widened(im, im.operands(node))
     name = _BINARY.get(node.op_type, "add")
+    dtype = narrow or _type_of(operands[0]).dtype
     result = operands[0]
     for operand in operands[1:]:
-        result = im.op(name, result, operand)
-    return result
+        if name == "div" and dtype in _INTEGERS:
+            result = _integer_division(im, result, operand, dtype)
+        elif name in ("maximum", "minimum") and narrow == "ui64":
+            greater = im.op("compare", _ordered(im, result, narrow), _ordered(im, operand, narrow),
+                            predicate="gt")
+            result = im.op("select", greater, *((result, operand) if name == "maximum"
+                                                 else (operand, result)))
+        else:
+            result = im.op(name, result, operand)
+    return _narrowed(im, result, narrow)
+
+
+_INTEGERS = ("i8", "ui8", "i16", "ui16", "i32", "ui32", "i64", "ui64")
 
 
 @converts(*_COMPARE, defaults_only=_BROADCAST)
 def _compare(im, node):
-    lhs, rhs = im.operands(node)
-    return im.op("compare", lhs, rhs, predicate=_COMPARE[node.op_type])
+    (lhs, rhs), narrow = _widened(im, im.operands(node))
+    return im.op("compare", _ordered(im, lhs, narrow), _ordered(im, rhs, narrow),
+                 predicate=_COMPARE[node.op_type])
 
 
 @converts("Where")
@@ -803,7 +873,8 @@ def _where(im, node):
     condition = im.tensor(node.input(0), "i1")
     names = [node.input(1), node.input(2)]
     dtype = next((im.dtype(n) for n in names if not im.is_static(n)), None)
-    return im.op("select", condition, *[im.tensor(n, dtype) for n in names])
+    branches, narrow = _widened(im, [im.tensor(n, dtype) for n in names])
+    return _narrowed(im, im.op("select", condition, *branches), narrow)
 
 
 @converts("Pow", defaults_only=_BROADCAST)
@@ -822,7 +893,26 @@ def _pow(im, node):
             if value == 0.5:
                 return im.op("sqrt", x)
         return im.op("pow", x, im.constant(exponent, _type_of(x).dtype))
-    return im.op("pow", x, im.tensor(node.input(1)))
+    exponent = im.tensor(node.input(1))
+    if _type_of(x).dtype in ELEMENTWISE_FLOATS and _type_of(exponent).dtype in _INTEGERS:
+        return _integer_power(im, x, exponent)
+    return im.op("pow", x, exponent)
+
+
+def _integer_power(im, x, exponent) -> ir.Value:
+    """x^n for a float x and integers n computed at run time: |x|^n,
+    negated where x < 0 and n is odd (pow is NaN for a negative base)."""
+    n = im.op("cast", exponent, result_type=_type_of(exponent).with_dtype(_type_of(x).dtype))
+    magnitude = im.op("pow", im.op("abs", x), n)
+    wide = _WIDENED.get(_type_of(exponent).dtype, _type_of(exponent).dtype)
+    whole = im.op("cast", exponent, result_type=_type_of(exponent).with_dtype(wide))
+    halved = im.op("cast", im.op("mul", n, im.scalar(0.5, n)),
+                   result_type=_type_of(whole))  # toward zero
+    odd = im.op("compare", im.op("add", halved, halved), whole, predicate="ne")
+    negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
+    flip = im.op("select", im.op("select", odd, negative, im.scalar(False, odd)),
+                 im.scalar(-1.0, x), im.scalar(1.0, x))
+    return im.op("mul", magnitude, flip)
 
 
 # `saturate` and `round_mode` apply to float8 targets only, which nn has not.
@@ -831,6 +921,10 @@ _CAST = {"Cast": ("to", "saturate", "round_mode"), "CastLike": ("saturate", "rou
 
 @converts("Cast", "CastLike", attributes=_CAST)
 def _cast(im, node):
+    if node.op_type == "CastLike" and im.is_static(node.input(0)) \
+            and im.dtype(node.input(1)) in _NN_TYPES:
+        # A constant cast like a runtime tensor is a constant.
+        return im.static(node.input(0)).astype(numpy_dtype(im.dtype(node.input(1))))
     x = im.tensor(node.input(0))
     if node.op_type == "Cast":
         to, target = node.attr("to"), _nn_dtype(node.attr("to"))
@@ -861,8 +955,8 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
     if node.input(2) is not None:
         dtype = _quantized_dtype(im, node.input(2))
         if dtype not in _QUANTIZED:
-            raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and "
-                               "uint8)")
+            raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only "
+                               "int8 and uint8)")
         zero_point = im.tensor(node.input(2))
         if quantized is not None and dtype != quantized:
             raise _NodeProblem(f"zero point of element type {dtype} differs from the "
@@ -872,7 +966,8 @@ def _quantization_parameters(im, node, x_shape, quantized: str | None, scale_wha
         if dtype in _QUANTIZED:
             zero_point = im.constant(np.zeros(scale_type.shape), dtype)
     if dtype not in _QUANTIZED:
-        raise _NodeProblem(f"quantisation to {dtype} is not supported (only int8 and uint8)")
+        raise _NodeProblem(f"quantisation to {_onnx_name(dtype)} is not supported (only int8 "
+                           "and uint8)")
     if scale_type.rank > 1:
         raise _NodeProblem("scale must be a scalar or 1-D (blocked quantisation is not "
                            "supported)")
@@ -929,7 +1024,7 @@ def _dequantize_linear(im, node):
     if dtype == "i32":
         return _dequantize_int32(im, node)
     if dtype not in _QUANTIZED:
-        raise _NodeProblem(f"dequantisation of {dtype} is not supported (only int8 and uint8)")
+        raise _NodeProblem(f"dequantisation of {_onnx_name(dtype)} is not supported (only int8 and uint8)")
     x = im.tensor(node.input(0))
     output = _output_dtype(im, node)
     if output not in (None, "f32"):
@@ -1429,12 +1524,19 @@ def _softmax(im, node):
 # nn has not; `softmax_precision` is taken where it is the inputs' type.
 @converts("Attention", attributes=("is_causal", "scale", "q_num_heads", "kv_num_heads",
                                    "left_window_size", "right_window_size",
-                                   "softmax_precision"),
-          defaults_only=("softcap", "qk_matmul_output_mode"))
+                                   "softmax_precision", "softcap", "qk_matmul_output_mode"))
 def _attention(im, node):
-    if node.input(4) or node.input(5) or node.input(6):
-        raise _NodeProblem("attention with a key/value cache (past_key, past_value, "
-                           "nonpad_kv_seqlen) is not supported")
+    """nn.attention of the heads, after the key/value cache (the past keys
+    and values before the new ones, which are the present outputs): a
+    causal mask and a window aligned to the last query (after the past, or
+    at each batch's valid length), keys past the valid lengths (given at
+    run time) hidden, a mask shorter than the keys padded with -inf, and
+    each key/value head repeated for its group of query heads."""
+    past_key, past_value, lengths = node.input(4), node.input(5), node.input(6)
+    if (past_key is None) != (past_value is None):
+        raise _NodeProblem("past_key and past_value must be given together")
+    if lengths and past_key:
+        raise _NodeProblem("nonpad_kv_seqlen with past_key and past_value is not supported")
     q, k, v = (im.tensor(node.input(i)) for i in range(3))
     precision = node.attr("softmax_precision")
     if precision is not None and _nn_dtype(precision) != _type_of(q).dtype:
@@ -1447,9 +1549,19 @@ def _attention(im, node):
             (q, "q_num_heads"), (k, "kv_num_heads"), (v, "kv_num_heads")))
     elif rank != 4:
         raise _NodeProblem(f"attention inputs must have rank 3 or 4, got rank {rank}")
-    if _type_of(q).shape[1] != _type_of(k).shape[1]:
-        raise _NodeProblem("grouped-query attention (fewer key/value heads than query heads) "
-                           "is not supported")
+    offset = 0
+    if past_key:
+        offset = im.shape(past_key)[2]
+        k = im.op("concat", [im.tensor(past_key, _type_of(k).dtype), k], axis=2)
+        v = im.op("concat", [im.tensor(past_value, _type_of(v).dtype), v], axis=2)
+    present_key, present_value = k, v
+    batch, q_heads, queries, _ = _type_of(q).shape
+    kv_heads, keys = _type_of(k).shape[1], _type_of(k).shape[2]
+    if q_heads != kv_heads:
+        if q_heads % kv_heads:
+            raise _NodeProblem(f"{q_heads} query heads are no multiple of {kv_heads} key/value "
+                               "heads")
+        k, v = (_repeat_heads(im, t, q_heads // kv_heads) for t in (k, v))
     mask = None
     if node.input(3):
         static = im.is_static(node.input(3)) and im.static(node.input(3)).dtype == np.bool_
@@ -1457,36 +1569,116 @@ def _attention(im, node):
         if _type_of(mask).dtype == "i1":
             # A boolean mask says which keys take part: the others get -inf.
             mask = im.op("select", mask, im.scalar(0.0, q), im.scalar(float("-inf"), q))
-    window = _sliding_window(node, _type_of(q).shape[-2], _type_of(k).shape[-2])
+        short = keys - _type_of(mask).shape[-1]
+        if short > 0:
+            mask = im.op("pad", mask, low=[0] * _type_of(mask).rank,
+                         high=[0] * (_type_of(mask).rank - 1) + [short], value=float("-inf"))
+    add = lambda bias: bias if mask is None else im.op("add", mask, bias)
+    causal = bool(node.attr("is_causal"))
+    softcap = node.attr("softcap") or 0.0
+    scores_wanted = len(node.proto.output) > 3 and node.proto.output[3] in im.used
+    # Softcapped scores, or the scores as an output: the attention composed.
+    composed = bool(softcap) or scores_wanted
+    if lengths:
+        valid = im.op("cast", im.reshape(im.tensor(node.input(6)), (batch, 1, 1, 1)),
+                      result_type=TensorType((batch, 1, 1, 1), "i64"))
+        key_index = im.constant(np.arange(keys).reshape(1, 1, 1, keys), "i64")
+        hidden = im.op("compare", key_index, valid, predicate="ge")
+        if causal:
+            # Key j is seen by query i where j - i <= valid - queries.
+            ahead = im.constant((np.arange(keys)[None, :] - np.arange(queries)[:, None])
+                                .reshape(1, 1, queries, keys), "i64")
+            late = im.op("compare", ahead, im.op("sub", valid, im.scalar(queries, valid)),
+                         predicate="gt")
+            hidden = im.op("select", late, im.scalar(True, late), hidden)
+            causal = False
+        mask = add(im.op("select", hidden, im.scalar(float("-inf"), q), im.scalar(0.0, q)))
+        if _window_sizes(node) != (-1, -1):
+            raise _NodeProblem("a sliding window with nonpad_kv_seqlen is not supported")
+    elif causal and (offset or composed):
+        mask = add(im.constant(_sliding_window_bias(queries, keys, offset, -1, 0),
+                               _type_of(q).dtype))
+        causal = False
+    window = _sliding_window(node, queries, keys, offset)
     if window is not None:
-        window = im.constant(window, _type_of(q).dtype)
-        mask = window if mask is None else im.op("add", mask, window)
-    y = im.op("attention", q, k, v, mask, causal=bool(node.attr("is_causal")),
-              scale=node.attr("scale"))
+        mask = add(im.constant(window, _type_of(q).dtype))
+    if composed:
+        y, scores = _composed_attention(im, node, q, k, v, mask, softcap)
+    else:
+        y, scores = im.op("attention", q, k, v, mask, causal=causal,
+                          scale=node.attr("scale")), None
     if rank == 3:
         batch, heads, sequence, size = _type_of(y).shape
         y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, sequence, heads * size))
-    return y
+    return [y, present_key, present_value, scores]
 
 
-def _sliding_window(node, queries: int, keys: int) -> np.ndarray | None:
-    """The additive mask [queries, keys] of a sliding window (query `i`
-    sees keys `i - left_window_size .. i + right_window_size`, a size of -1
-    leaving that side open), or None where both sides are open."""
+def _composed_attention(im, node, q, k, v, bias, softcap: float):
+    """softmax(softcap tanh(q k^T scale / softcap) + bias) v, a row of
+    only hidden keys giving 0; and the scores of `qk_matmul_output_mode`:
+    0 and 1 the scaled products (softcapped where softcapped, as ONNX's
+    reference gives them in mode 0 too), 2 those plus the bias, 3 the
+    probabilities."""
+    head = _type_of(q).shape[-1]
+    scale = node.attr("scale") or 1.0 / math.sqrt(head)
+    products = im.op("matmul", q, im.op("transpose", k, perm=(0, 1, 3, 2)))
+    products = im.op("mul", products, im.scalar(scale, products))
+    if softcap:
+        products = im.op("mul", im.op("tanh", im.op("div", products, im.scalar(
+            softcap, products))), im.scalar(softcap, products))
+    biased = products if bias is None else im.op("add", products, bias)
+    probabilities = im.op("softmax", biased, axis=-1)
+    if bias is not None:
+        hidden_row = im.op("compare", im.op("reduce_max", bias, axes=(-1,), keepdims=True),
+                           im.scalar(float("-inf"), bias), predicate="eq")
+        probabilities = im.op("select", hidden_row, im.scalar(0.0, probabilities),
+                              probabilities)
+    y = im.op("matmul", probabilities, v)
+    mode = node.attr("qk_matmul_output_mode")
+    if mode not in (0, 1, 2, 3):
+        raise _NodeProblem(f"attribute 'qk_matmul_output_mode' = {mode} is not supported "
+                           "(0 to 3)")
+    scores = {0: products, 1: products, 2: biased, 3: probabilities}[mode]
+    return y, scores
+
+
+def _repeat_heads(im, x, times: int) -> ir.Value:
+    """[b, h, s, d] -> [b, h * times, s, d], each head `times` times in a row."""
+    b, h, s, d = _type_of(x).shape
+    spread = im.op("broadcast_to", im.reshape(x, (b, h, 1, s, d)),
+                   result_type=_type_of(x).with_shape((b, h, times, s, d)))
+    return im.reshape(spread, (b, h * times, s, d))
+
+
+def _window_sizes(node) -> tuple[int, int]:
     # Before opset 24 there are no windows.
-    left, right = node.attr("left_window_size", -1), node.attr("right_window_size", -1)
-    for name, size in (("left_window_size", left), ("right_window_size", right)):
-        if size < -1:
-            raise _NodeProblem(f"attribute '{name}' must be -1 or >= 0, got {size}")
-    if left == -1 and right == -1:
-        return None
-    distance = np.arange(queries)[:, None] - np.arange(keys)[None, :]
+    return node.attr("left_window_size", -1), node.attr("right_window_size", -1)
+
+
+def _sliding_window_bias(queries: int, keys: int, offset: int, left: int,
+                         right: int) -> np.ndarray:
+    """The additive mask [queries, keys] in which query `i` (at position
+    `offset + i`) sees keys `offset + i - left .. offset + i + right`, a
+    size of -1 leaving that side open."""
+    distance = offset + np.arange(queries)[:, None] - np.arange(keys)[None, :]
     seen = np.ones((queries, keys), np.bool_)
     if left >= 0:
         seen &= distance <= left
     if right >= 0:
         seen &= -distance <= right
     return np.where(seen, 0.0, -np.inf).astype(np.float32)
+
+
+def _sliding_window(node, queries: int, keys: int, offset: int = 0) -> np.ndarray | None:
+    """The additive mask of the node's sliding window, or None where both
+    sides are open."""
+    left, right = _window_sizes(node)
+    for name, size in (("left_window_size", left), ("right_window_size", right)):
+        if size < -1:
+            raise _NodeProblem(f"attribute '{name}' must be -1 or >= 0, got {size}")
+    if left == -1 and right == -1:
+        return None
+    return _sliding_window_bias(queries, keys, offset, left, right)
 
 
 def _split_heads(im, x, heads):
@@ -1851,9 +2043,9 @@ def _is_nan(im, node):
 def _float_tensor(im, node, i: int = 0) -> ir.Value:
     """Input `i` as a tensor, which must be of a float type."""
     x = im.tensor(node.input(i))
-    if _type_of(x).dtype not in ("f32", "f16", "bf16"):
+    if _type_of(x).dtype not in ELEMENTWISE_FLOATS:
         raise _NodeProblem(f"{node.op_type} of element type {_type_of(x).dtype} is not "
-                           "supported (only float, float16 and bfloat16)")
+                           "supported (only float, float16, bfloat16 and double)")
     return x
 
 
@@ -1924,9 +2116,9 @@ def _is_inf(im, node):
 @converts("Mean")
 def _mean(im, node):
     operands = im.operands(node)
-    if _type_of(operands[0]).dtype not in ("f32", "f16", "bf16"):
+    if _type_of(operands[0]).dtype not in ELEMENTWISE_FLOATS:
         raise _NodeProblem(f"Mean of element type {_type_of(operands[0]).dtype} is not "
-                           "supported (only float, float16 and bfloat16)")
+                           "supported (only float, float16, bfloat16 and double)")
     total = operands[0]
     for operand in operands[1:]:
         total = im.op("add", total, operand)
@@ -1938,7 +2130,7 @@ def _argmin(im, node):
     x = im.tensor(node.input(0))
     # The first maximum of a reversal of order is the first minimum: -x for
     # floats, -1 - x (= ~x, no overflow) for integers.
-    if _type_of(x).dtype in ("f32", "f16", "bf16"):
+    if _type_of(x).dtype in ELEMENTWISE_FLOATS:
         reversed_order = im.op("neg", x)
     elif _type_of(x).dtype in ("i32", "i64"):
         reversed_order = im.op("sub", im.scalar(-1, x), x)
@@ -2276,3 +2468,1007 @@ def _fold_trilu(im, node):
 @folds("Tile")
 def _fold_tile(im, node):
     return np.tile(im.static(node.input(0)), [int(r) for r in im.static(node.input(1))])
+
+
+# -- more compositions: hyperbolic and inverse trigonometric functions, ------
+# -- gated and piecewise activations, normalisations over windows ----------
+
+
+def _odd_series(im, x, coefficients) -> ir.Value:
+    """x (c0 + c1 x^2 + c2 x^4 + ...), Horner's rule in x^2."""
+    x2 = im.op("mul", x, x)
+    value = im.scalar(coefficients[-1], x)
+    for c in reversed(coefficients[:-1]):
+        value = im.op("add", im.op("mul", value, x2), im.scalar(c, x))
+    return im.op("mul", x, value)
+
+
+# Below this magnitude, sinh, asinh and atanh take their Taylor series
+# (to x^7: a relative error under 1e-10 there), where the closed forms
+# lose the leading digits to cancellation (e^x - e^-x, log(1 + small)).
+_SERIES_BOUND = 0.125
+_SERIES = {"Sinh": (1.0, 1 / 6, 1 / 120, 1 / 5040),
+           "Asinh": (1.0, -1 / 6, 3 / 40, -5 / 112),
+           "Atanh": (1.0, 1 / 3, 1 / 5, 1 / 7)}
+
+
+def _near_zero(im, x, kind: str, closed_form: ir.Value) -> ir.Value:
+    small = im.op("compare", im.op("abs", x), im.scalar(_SERIES_BOUND, x), predicate="lt")
+    return im.op("select", small, _odd_series(im, x, _SERIES[kind]), closed_form)
+
+
+def _atan(im, x) -> ir.Value:
+    """atan(x): |x| > 1 reflected to 1/x (atan(x) = +-pi/2 - atan(1/x)),
+    the argument halved three times (atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))),
+    to |t| <= tan(pi/32)), then its series to t^11."""
+    outside = im.op("compare", im.op("abs", x), im.scalar(1.0, x), predicate="gt")
+    t = im.op("select", outside, im.op("div", im.scalar(1.0, x), x), x)
+    for _ in range(3):
+        t = im.op("div", t, im.op("add", im.scalar(1.0, t), im.op("sqrt", im.op(
+            "add", im.scalar(1.0, t), im.op("mul", t, t)))))
+    inner = im.op("mul", _odd_series(im, t, (1.0, -1 / 3, 1 / 5, -1 / 7, 1 / 9, -1 / 11)),
+                  im.scalar(8.0, t))
+    positive = im.op("compare", x, im.scalar(0.0, x), predicate="gt")
+    quarter_turn = im.op("select", positive, im.scalar(math.pi / 2, x), im.scalar(-math.pi / 2, x))
+    return im.op("select", outside, im.op("sub", quarter_turn, inner), inner)
+
+
+@converts("Sinh", "Cosh", "Tan", "Asinh", "Acosh", "Atanh", "Atan", "Asin", "Acos")
+def _trigonometric(im, node):
+    x = _float_tensor(im, node)
+    kind = node.op_type
+    if kind == "Tan":
+        return im.op("div", im.op("sin", x), im.op("cos", x))
+    if kind in ("Sinh", "Cosh"):
+        grow, decay = im.op("exp", x), im.op("exp", im.op("neg", x))
+        half = im.op("mul", im.op("sub" if kind == "Sinh" else "add", grow, decay),
+                     im.scalar(0.5, x))
+        return _near_zero(im, x, kind, half) if kind == "Sinh" else half
+    one = im.scalar(1.0, x)
+    if kind == "Asinh":  # sign(x) log(|x| + sqrt(x^2 + 1))
+        magnitude = im.op("abs", x)
+        log = im.op("log", im.op("add", magnitude, im.op("sqrt", im.op(
+            "add", im.op("mul", x, x), one))))
+        negative = im.op("compare", x, im.scalar(0.0, x), predicate="lt")
+        return _near_zero(im, x, kind, im.op("select", negative, im.op("neg", log), log))
+    if kind == "Acosh":  # log(x + sqrt(x^2 - 1))
+        return im.op("log", im.op("add", x, im.op("sqrt", im.op(
+            "sub", im.op("mul", x, x), one))))
+    if kind == "Atanh":  # log((1 + x) / (1 - x)) / 2
+        log = im.op("log", im.op("div", im.op("add", one, x), im.op("sub", one, x)))
+        return _near_zero(im, x, kind, im.op("mul", log, im.scalar(0.5, x)))
+    if kind == "Atan":
+        return _atan(im, x)
+    # asin(x) = atan(x / sqrt(1 - x^2)) (+-1 gives +-inf, whose atan is +-pi/2)
+    asin = _atan(im, im.op("div", x, im.op("sqrt", im.op("sub", one, im.op("mul", x, x)))))
+    return asin if kind == "Asin" else im.op("sub", im.scalar(math.pi / 2, x), asin)
+
+
+@converts("PRelu")
+def _prelu(im, node):
+    x = im.tensor(node.input(0))
+    slope = im.tensor(node.input(1), _type_of(x).dtype)
+    negative = im.op("compare", x, im.scalar(0, x), predicate="lt")
+    return im.op("select", negative, im.op("mul", x, slope), x)
+
+
+@converts("Shrink", attributes=("bias", "lambd"))
+def _shrink(im, node):
+    x = _float_tensor(im, node)
+    bias, lambd = node.attr("bias"), node.attr("lambd")
+    below = im.op("compare", x, im.scalar(-lambd, x), predicate="lt")
+    above = im.op("compare", x, im.scalar(lambd, x), predicate="gt")
+    return im.op("select", below, im.op("add", x, im.scalar(bias, x)),
+                 im.op("select", above, im.op("sub", x, im.scalar(bias, x)), im.scalar(0.0, x)))
+
+
+@converts("SwiGLU", attributes=("alpha",))
+def _swiglu(im, node):
+    gate, value = _float_tensor(im, node, 0), _float_tensor(im, node, 1)
+    if _type_of(gate).shape != _type_of(value).shape:
+        raise _NodeProblem(f"SwiGLU's inputs differ in shape: {_type_of(gate)} and "
+                           f"{_type_of(value)}")
+    scaled = im.op("mul", gate, im.scalar(node.attr("alpha"), gate))
+    return im.op("mul", im.op("mul", gate, im.op("sigmoid", scaled)), value)
+
+
+def _standardized(im, x, axes, epsilon: float) -> ir.Value:
+    """(x - mean) / sqrt(variance + epsilon) over `axes`."""
+    mean = im.op("reduce_mean", x, axes=tuple(axes), keepdims=True)
+    centred = im.op("sub", x, mean)
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=tuple(axes),
+                     keepdims=True)
+    return im.op("mul", centred, im.op("rsqrt", im.op("add", variance,
+                                                       im.scalar(epsilon, variance))))
+
+
+@converts("MeanVarianceNormalization", attributes=("axes",))
+def _mean_variance_normalization(im, node):
+    x = _float_tensor(im, node)
+    rank = _type_of(x).rank
+    axes = sorted({_axis(a, rank) for a in node.attr("axes")})
+    # The function body's epsilon: sqrt(variance) + 1e-9 in the division.
+    mean = im.op("reduce_mean", x, axes=tuple(axes), keepdims=True)
+    centred = im.op("sub", x, mean)
+    variance = im.op("reduce_mean", im.op("mul", centred, centred), axes=tuple(axes),
+                     keepdims=True)
+    return im.op("div", centred, im.op("add", im.op("sqrt", variance), im.scalar(1e-9, variance)))
+
+
+@converts("InstanceNormalization", attributes=("epsilon",))
+def _instance_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    if x_type.rank < 3:
+        raise _NodeProblem(f"instance normalization needs an input of rank >= 3, got {x_type}")
+    y = _standardized(im, x, range(2, x_type.rank), node.attr("epsilon"))
+    channel_shape = (x_type.shape[1],) + (1,) * (x_type.rank - 2)
+    scale = im.reshape(im.tensor(node.input(1), x_type.dtype), channel_shape)
+    bias = im.reshape(im.tensor(node.input(2), x_type.dtype), channel_shape)
+    return im.op("add", im.op("mul", y, scale), bias)
+
+
+# `stash_type` = 1 computes the statistics in f32, as these compositions do
+# for f16 and bf16 inputs.
+@converts("GroupNormalization", attributes=("epsilon", "num_groups"),
+          defaults_only=("stash_type",))
+def _group_normalization(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    groups = node.attr("num_groups")
+    n, c = x_type.shape[:2]
+    if x_type.rank < 3 or c % groups:
+        raise _NodeProblem(f"group normalization of {x_type} in {groups} groups is not "
+                           "supported (rank >= 3, channels a multiple of the groups)")
+    grouped = im.reshape(x, (n, groups, (c // groups) * math.prod(x_type.shape[2:])))
+    y = im.reshape(_standardized(im, grouped, (2,), node.attr("epsilon")), x_type.shape)
+    # Opset 18 scales each group, opset 21 each channel.
+    per_group = im.opset < 21
+    length = groups if per_group else c
+    params = []
+    for i in (1, 2):
+        param = im.tensor(node.input(i), x_type.dtype)
+        if _type_of(param).shape != (length,):
+            raise _NodeProblem(f"GroupNormalization's input {i} is {_type_of(param)}; "
+                               f"expected {length} values")
+        if per_group:
+            param = im.reshape(im.op("broadcast_to", im.reshape(param, (groups, 1)),
+                                     result_type=x_type.with_shape((groups, c // groups))), (c,))
+        params.append(im.reshape(param, (c,) + (1,) * (x_type.rank - 2)))
+    return im.op("add", im.op("mul", y, params[0]), params[1])
+
+
+@converts("LRN", attributes=("alpha", "beta", "bias", "size"))
+def _lrn(im, node):
+    x = _float_tensor(im, node)
+    x_type = _type_of(x)
+    size = node.attr("size")
+    before, after = (size - 1) // 2, size // 2  # floor and ceil of (size - 1) / 2
+    squares = im.op("mul", x, x)
+    low, high = [0] * x_type.rank, [0] * x_type.rank
+    low[1], high[1] = before, after
+    padded = im.op("pad", squares, low=low, high=high, value=0.0)
+    channels = x_type.shape[1]
+    total = None
+    for offset in range(size):
+        starts = [0] * x_type.rank
+        starts[1] = offset
+        limits = list(_type_of(padded).shape)
+        limits[1] = offset + channels
+        window = im.op("slice", padded, starts=starts, limits=limits)
+        total = window if total is None else im.op("add", total, window)
+    scale = im.op("add", im.scalar(node.attr("bias"), x),
+                  im.op("mul", total, im.scalar(node.attr("alpha") / size, x)))
+    return im.op("div", x, im.op("pow", scale, im.scalar(node.attr("beta"), x)))
+
+
+@converts("Det")
+def _det(im, node):
+    x = _float_tensor(im, node)
+    shape = _type_of(x).shape
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] > 3:
+        raise _NodeProblem(f"the determinant of {_type_of(x)} is not supported (square "
+                           "matrices of order 1 to 3)")
+    order, batch = shape[-1], shape[:-2]
+
+    def entry(i, j):
+        starts = [0] * len(batch) + [i, j]
+        limits = list(batch) + [i + 1, j + 1]
+        return im.reshape(im.op("slice", x, starts=starts, limits=limits), batch)
+
+    def minor(rows, columns):  # a 2x2 determinant
+        (r0, r1), (c0, c1) = rows, columns
+        return im.op("sub", im.op("mul", entry(r0, c0), entry(r1, c1)),
+                     im.op("mul", entry(r0, c1), entry(r1, c0)))
+
+    if order == 1:
+        return entry(0, 0)
+    if order == 2:
+        return minor((0, 1), (0, 1))
+    terms = [im.op("mul", entry(0, j), minor((1, 2), tuple(k for k in range(3) if k != j)))
+             for j in range(3)]
+    return im.op("add", im.op("sub", terms[0], terms[1]), terms[2])
+
+
+@converts("LpPool", attributes=_WINDOW + ("ceil_mode", "p"))
+def _lp_pool(im, node):
+    """(the sum over each window of |x|^p)^(1/p): an average pool (which
+    counts the padding) times the window's size."""
+    x = _float_tensor(im, node)
+    x_shape = _type_of(x).shape
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape"))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    if any(d != 1 for d in dilations):
+        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    rank = len(kernel)
+    if node.attr("ceil_mode") and any(
+            _pool_output(size, k, s, b, e, True) != _pool_output(size, k, s, b, e, False)
+            for size, k, s, b, e in zip(x_shape[2:], kernel, strides, pads[:rank], pads[rank:])):
+        raise _NodeProblem("Lp pooling in ceil mode with a partial last window is not supported")
+    p = node.attr("p")
+    magnitude = im.op("abs", x)
+    powered = im.op("mul", x, x) if p == 2 else im.op("pow", magnitude, im.scalar(float(p), x))
+    if one_d:
+        powered = im.reshape(powered, x_shape[:2] + (1,) + x_shape[2:])
+    mean = im.op("avg_pool2d", powered, kernel=_pairs(kernel, one_d, 1),
+                 strides=_pairs(strides, one_d, 1), padding=_pads_2d(pads, one_d))
+    total = im.op("mul", mean, im.scalar(float(math.prod(kernel)), mean))
+    y = im.op("sqrt", total) if p == 2 else im.op("pow", total, im.scalar(1.0 / p, total))
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y
+
+
+@converts("Mod", attributes=("fmod",))
+def _mod(im, node):
+    """The remainder of the sign of `a` (fmod): nn.remainder of floats,
+    a - b trunc(a / b) of integers of at most 32 bits (the division
+    through double, exact there); of the sign of `b` (Python's %, integers
+    only in ONNX), b added to a remainder of the other sign."""
+    (a, b), narrow = _widened(im, im.operands(node))
+    dtype = narrow or _type_of(a).dtype
+    if dtype in ELEMENTWISE_FLOATS:
+        remainder = im.op("remainder", a, b)
+    else:
+        remainder = im.op("sub", a, im.op("mul", _integer_division(im, a, b, dtype), b))
+    if not node.attr("fmod"):
+        zero = im.scalar(0.0 if dtype in ELEMENTWISE_FLOATS else 0, remainder)
+        b_negative = im.op("compare", b, zero, predicate="lt")
+        b_positive = im.op("compare", b, zero, predicate="gt")
+        differs = im.op("select", im.op("compare", remainder, zero, predicate="lt"), b_positive,
+                        b_negative)
+        nonzero = im.op("compare", remainder, zero, predicate="ne")
+        adjust = im.op("select", nonzero, differs, im.scalar(False, nonzero))
+        remainder = im.op("select", adjust, im.op("add", remainder, b), remainder)
+    return _narrowed(im, remainder, narrow)
+
+
+_BITWISE = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
+
+
+@converts(*_BITWISE, "BitwiseNot")
+def _bitwise(im, node):
+    operands, narrow = _widened(im, im.operands(node))
+    if _type_of(operands[0]).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"{node.op_type} of element type {_type_of(operands[0]).dtype} is "
+                           "not supported (only integers)")
+    if node.op_type == "BitwiseNot":
+        return _narrowed(im, im.op("bitwise_xor", operands[0], im.scalar(-1, operands[0])),
+                         narrow)
+    return _narrowed(im, im.op(_BITWISE[node.op_type], *operands), narrow)
+
+
+@converts("BitShift", attributes=("direction",))
+def _bit_shift(im, node):
+    """Shifts of the integers widened by their sign or zero extension, which
+    move the same bits (a right shift of a zero-extended value is logical);
+    uint64's right shift masks the copies of its top bit away."""
+    (x, amount), narrow = _widened(im, im.operands(node))
+    if _type_of(x).dtype not in ("i32", "i64"):
+        raise _NodeProblem(f"BitShift of element type {_type_of(x).dtype} is not supported "
+                           "(only integers)")
+    direction = node.attr("direction").decode()
+    if direction not in ("LEFT", "RIGHT"):
+        raise _NodeProblem(f"attribute 'direction' = '{direction}' is not supported "
+                           "(LEFT or RIGHT)")
+    if direction == "LEFT":
+        return _narrowed(im, im.op("shift_left", x, amount), narrow)
+    shifted = im.op("shift_right", x, amount)
+    if narrow == "ui64":
+        # Keep the low 64 - amount bits; an amount of 64 or more (unsigned)
+        # moves every bit out.
+        kept = im.op("bitwise_xor", im.op("shift_left", im.scalar(-1, amount), im.op(
+            "sub", im.scalar(64, amount), amount)), im.scalar(-1, amount))
+        inside = im.op("compare", _ordered(im, amount, narrow),
+                       _ordered(im, im.scalar(64, amount), narrow), predicate="lt")
+        shifted = im.op("select", inside, im.op("bitwise_and", shifted, kept),
+                        im.scalar(0, shifted))
+    return _narrowed(im, shifted, narrow)
+
+
+# The bits of one integer type read as another of the same width (a
+# two's complement reinterpretation is nn.cast's truncation or extension).
+_BITS = {"i8": 8, "ui8": 8, "i16": 16, "ui16": 16, "i32": 32, "ui32": 32, "i64": 64, "ui64": 64}
+
+
+@converts("BitCast", attributes=("to",))
+def _bit_cast(im, node):
+    x = im.tensor(node.input(0))
+    source, target = _type_of(x).dtype, _nn_dtype(node.attr("to"))
+    if source == "i1" and target in ("i8", "ui8"):  # ONNX's bool is a byte of 0 or 1
+        return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
+    if source in _BITS and target in _BITS and _BITS[source] == _BITS[target]:
+        if source == target:
+            return x
+        return im.op("cast", x, result_type=_type_of(x).with_dtype(target))
+    name = _onnx_dtype_name(node.attr("to"))
+    raise _NodeProblem(f"a BitCast of {_onnx_name(source)} to {name} is not supported (only "
+                       "between integers of one width)")
+
+
+# -- recurrent layers, unrolled over their static sequence -----------------------
+
+_RECURRENT = ("activation_alpha", "activation_beta", "activations", "clip", "direction",
+              "hidden_size", "layout")
+# The gates each op type computes, in the order of its weights' rows, and
+# its default activations (f, g[, h]).
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_DEFAULT_ACTIVATIONS = {"RNN": ("Tanh",), "GRU": ("Sigmoid", "Tanh"),
+                        "LSTM": ("Sigmoid", "Tanh", "Tanh")}
+
+
+def _activation_function(im, name: str):
+    functions = {"Sigmoid": lambda v: im.op("sigmoid", v), "Tanh": lambda v: im.op("tanh", v),
+                 "Relu": lambda v: im.op("relu", v)}
+    if name not in functions:
+        raise _NodeProblem(f"activation '{name}' is not supported (Sigmoid, Tanh or Relu)")
+    return functions[name]
+
+
+def _rows(im, x, start: int, stop: int) -> ir.Value:
+    """x[..., start:stop] of a 2-D tensor."""
+    rows = _type_of(x).shape[0]
+    return im.op("slice", x, starts=[0, start], limits=[rows, stop])
+
+
+@converts("RNN", "GRU", "LSTM",
+          attributes={"RNN": _RECURRENT, "GRU": _RECURRENT + ("linear_before_reset",),
+                      "LSTM": _RECURRENT + ("input_forget",)})
+def _recurrent(im, node):
+    """The layer step by step: one matmul of every step's inputs with each
+    direction's W, then per step a matmul of the hidden state with R and
+    the gates (ONNX's equations); sequence lengths given at run time hold
+    the state and zero the output past each sequence's end (forward only)."""
+    kind = node.op_type
+    x = _float_tensor(im, node)
+    dtype = _type_of(x).dtype
+    hidden = node.attr("hidden_size")
+    direction = node.attr("direction").decode()
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise _NodeProblem(f"attribute 'direction' = '{direction}' is not supported")
+    if kind == "LSTM" and node.attr("input_forget"):
+        raise _NodeProblem("LSTM with coupled input and forget gates (input_forget = 1) is not "
+                           "supported")
+    if node.attr("activation_alpha") or node.attr("activation_beta"):
+        raise _NodeProblem("attributes 'activation_alpha' and 'activation_beta' are not "
+                           "supported")
+    directions = 2 if direction == "bidirectional" else 1
+    # RNN's spec states two activations by default, for two directions.
+    given = node.attr("activations") if "activations" in node.attrs else None
+    names = [n.decode() if isinstance(n, bytes) else n for n in
+             (given or _DEFAULT_ACTIVATIONS[kind] * directions)]
+    per_direction = len(_DEFAULT_ACTIVATIONS[kind])
+    if len(names) != per_direction * directions:
+        raise _NodeProblem(f"{len(names)} activations given; {kind} takes {per_direction} per "
+                           "direction")
+    layout = node.attr("layout")
+    if layout:
+        x = im.op("transpose", x, perm=(1, 0, 2))
+    steps, batch, features = _type_of(x).shape
+    gates = _GATES[kind]
+    weights, recurrences = im.tensor(node.input(1), dtype), im.tensor(node.input(2), dtype)
+    bias = im.tensor(node.input(3), dtype) if node.input(3) else None
+    lengths = None
+    if node.input(4):
+        if im.is_static(node.input(4)) and np.all(im.static(node.input(4)) == steps):
+            lengths = None
+        elif direction != "forward":
+            raise _NodeProblem(f"sequence lengths with direction '{direction}' are not "
+                               "supported (only forward)")
+        else:
+            lengths = im.reshape(im.tensor(node.input(4), "i64"), (batch, 1))
+            lengths = im.op("cast", lengths, result_type=TensorType((batch, 1), "i64"))
+    clip = node.attr("clip")
+    flat = im.reshape(x, (steps * batch, features))
+
+    def direction_slice(value, d, shape):
+        if value is None:
+            return None
+        shape_in = _type_of(value).shape
+        starts = [d] + [0] * (len(shape_in) - 1)
+        limits = [d + 1] + list(shape_in[1:])
+        return im.reshape(im.op("slice", value, starts=starts, limits=limits), shape)
+
+    def initial(i, d):
+        value = im.tensor(node.input(i), dtype) if node.input(i) else None
+        if value is not None and layout:
+            value = im.op("transpose", value, perm=(1, 0, 2))
+        if value is None:
+            return im.constant(np.zeros((batch, hidden)), dtype)
+        return direction_slice(value, d, (batch, hidden))
+
+    outputs, finals, cells = [], [], []
+    for d in range(directions):
+        f, *others = [_activation_function(im, n) for n in
+                      names[d * per_direction:(d + 1) * per_direction]]
+        w = im.op("transpose", direction_slice(weights, d, (gates * hidden, features)),
+                  perm=(1, 0))
+        r = im.op("transpose", direction_slice(recurrences, d, (gates * hidden, hidden)),
+                  perm=(1, 0))
+        b = direction_slice(bias, d, (1, 2 * gates * hidden))
+        projected = im.op("matmul", flat, w)  # every step's X W^T
+        if b is not None:
+            projected = im.op("add", projected, _rows(im, b, 0, gates * hidden))
+            recurrent_bias = _rows(im, b, gates * hidden, 2 * gates * hidden)
+        else:
+            recurrent_bias = None
+        peepholes = None
+        if kind == "LSTM" and node.input(7):
+            peepholes = direction_slice(im.tensor(node.input(7), dtype), d, (1, 3 * hidden))
+        state, cell = initial(5, d), initial(6, d) if kind == "LSTM" else None
+        order = range(steps - 1, -1, -1) if (direction == "reverse" or d == 1) else range(steps)
+        step_outputs = [None] * steps
+
+        def gate(values, k):
+            return _rows(im, values, k * hidden, (k + 1) * hidden)
+
+        def clipped(v):
+            if not clip:
+                return v
+            return im.op("minimum", im.op("maximum", v, im.scalar(-clip, v)), im.scalar(clip, v))
+
+        for t in order:
+            xw = im.op("slice", projected, starts=[t * batch, 0],
+                       limits=[(t + 1) * batch, gates * hidden])
+            hr = im.op("matmul", state, r)
+            if recurrent_bias is not None:
+                hr = im.op("add", hr, recurrent_bias)
+            if kind == "RNN":
+                new_state = f(clipped(im.op("add", xw, hr)))
+            elif kind == "GRU":
+                z = f(clipped(im.op("add", gate(xw, 0), gate(hr, 0))))
+                reset = f(clipped(im.op("add", gate(xw, 1), gate(hr, 1))))
+                if node.attr("linear_before_reset"):
+                    candidate = im.op("add", gate(xw, 2), im.op("mul", reset, gate(hr, 2)))
+                else:
+                    rh = im.op("matmul", im.op("mul", reset, state), _rows(im, r, 2 * hidden,
+                                                                        3 * hidden))
+                    if recurrent_bias is not None:
+                        rh = im.op("add", rh, _rows(im, recurrent_bias, 2 * hidden, 3 * hidden))
+                    candidate = im.op("add", gate(xw, 2), rh)
+                candidate = others[0](clipped(candidate))
+                one = im.scalar(1.0, z)
+                new_state = im.op("add", im.op("mul", im.op("sub", one, z), candidate),
+                                  im.op("mul", z, state))
+            else:
+                pre = im.op("add", xw, hr)
+                i_pre, o_pre, f_pre, c_pre = (gate(pre, k) for k in range(4))
+                if peepholes is not None:
+                    i_pre = im.op("add", i_pre, im.op("mul", _rows(im, peepholes, 0, hidden),
+                                                      cell))
+                    f_pre = im.op("add", f_pre, im.op("mul", _rows(
+                        im, peepholes, 2 * hidden, 3 * hidden), cell))
+                input_gate, forget_gate = f(clipped(i_pre)), f(clipped(f_pre))
+                new_cell = im.op("add", im.op("mul", forget_gate, cell),
+                                 im.op("mul", input_gate, others[0](clipped(c_pre))))
+                if peepholes is not None:
+                    o_pre = im.op("add", o_pre, im.op("mul", _rows(
+                        im, peepholes, hidden, 2 * hidden), new_cell))
+                new_state = im.op("mul", f(clipped(o_pre)), others[1](new_cell))
+            output = new_state
+            if lengths is not None:
+                running = im.op("compare", im.scalar(t, lengths), lengths, predicate="lt")
+                output = im.op("select", running, new_state, im.scalar(0.0, new_state))
+                new_state = im.op("select", running, new_state, state)
+                if kind == "LSTM":
+                    new_cell = im.op("select", running, new_cell, cell)
+            state = new_state
+            if kind == "LSTM":
+                cell = new_cell
+            step_outputs[t] = im.reshape(output, (1, 1, batch, hidden))
+        outputs.append(step_outputs)
+        finals.append(im.reshape(state, (1, batch, hidden)))
+        cells.append(im.reshape(cell, (1, batch, hidden)) if kind == "LSTM" else None)
+
+    def joined(values, axis):
+        return values[0] if len(values) == 1 else im.op("concat", values, axis=axis)
+
+    wanted = lambda i: len(node.proto.output) > i and node.proto.output[i] in im.used
+    y = None
+    if wanted(0):
+        y = joined([joined([outputs[d][t] for d in range(directions)], 1)
+                    for t in range(steps)], 0)
+        if layout:
+            y = im.op("transpose", y, perm=(2, 0, 1, 3))
+    y_h = joined(finals, 0)
+    y_c = joined(cells, 0) if kind == "LSTM" else None
+    if layout:
+        y_h = im.op("transpose", y_h, perm=(1, 0, 2))
+        y_c = im.op("transpose", y_c, perm=(1, 0, 2)) if y_c is not None else None
+    return [y, y_h, y_c] if kind == "LSTM" else [y, y_h]
+
+
+@converts("RotaryEmbedding", attributes=("interleaved", "num_heads", "rotary_embedding_dim"))
+def _rotary_embedding(im, node):
+    """Each pair of the first `rotary_embedding_dim` features (halves, or
+    neighbours where interleaved) rotated by its position's angle: the
+    caches gathered at the position ids (or given per position)."""
+    x = _float_tensor(im, node)
+    shape = _type_of(x).shape
+    if len(shape) == 3:
+        heads = node.attr("num_heads")
+        if not heads or shape[2] % heads:
+            raise _NodeProblem("a 3-D RotaryEmbedding input needs 'num_heads' dividing its "
+                               f"hidden size, got {heads}")
+        x = im.op("transpose", im.reshape(x, (shape[0], shape[1], heads, shape[2] // heads)),
+                  perm=(0, 2, 1, 3))
+    elif len(shape) != 4:
+        raise _NodeProblem(f"RotaryEmbedding of rank {len(shape)} is not supported (3 or 4)")
+    batch, heads, length, head = _type_of(x).shape
+    rotated = node.attr("rotary_embedding_dim") or head
+    if rotated % 2 or rotated > head:
+        raise _NodeProblem(f"rotary_embedding_dim {rotated} must be even and at most the head "
+                           f"size {head}")
+    half = rotated // 2
+    caches = []
+    for i in (1, 2):
+        cache = im.tensor(node.input(i), _type_of(x).dtype)
+        if node.input(3):
+            cache = im.op("gather", cache, im.tensor(node.input(3), "i64"), axis=0)
+        if _type_of(cache).shape != (batch, length, half):
+            raise _NodeProblem(f"the cos and sin caches give {_type_of(cache)} per position; "
+                               f"expected {batch}x{length}x{half}")
+        caches.append(im.reshape(cache, (batch, 1, length, half)))
+    cos, sin = caches
+
+    def features(start, stop, step):
+        return im.op("slice", x, starts=[0, 0, 0, start], limits=[batch, heads, length, stop],
+                     strides=[1, 1, 1, step])
+
+    if node.attr("interleaved"):
+        first, second = features(0, rotated, 2), features(1, rotated, 2)
+    else:
+        first, second = features(0, half, 1), features(half, rotated, 1)
+    real = im.op("sub", im.op("mul", first, cos), im.op("mul", second, sin))
+    imaginary = im.op("add", im.op("mul", second, cos), im.op("mul", first, sin))
+    if node.attr("interleaved"):
+        pairs = [im.reshape(v, (batch, heads, length, half, 1)) for v in (real, imaginary)]
+        parts = [im.reshape(im.op("concat", pairs, axis=4), (batch, heads, length, rotated))]
+    else:
+        parts = [real, imaginary]
+    if rotated < head:
+        parts.append(features(rotated, head, 1))
+    y = im.op("concat", parts, axis=3) if len(parts) > 1 else parts[0]
+    if len(shape) == 3:
+        y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), shape)
+    return y
+
+
+def _pad_or_crop(im, x, axis: int, before: int, after: int) -> ir.Value:
+    """x padded with zeros (or cropped, where negative) along `axis`."""
+    shape = list(_type_of(x).shape)
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = max(0, -before), shape[axis] - max(0, -after)
+    if starts[axis] or limits[axis] != shape[axis]:
+        x = im.op("slice", x, starts=starts, limits=limits)
+    low, high = [0] * len(shape), [0] * len(shape)
+    low[axis], high[axis] = max(0, before), max(0, after)
+    if low[axis] or high[axis]:
+        x = im.op("pad", x, low=low, high=high, value=0.0)
+    return x
+
+
+@converts("ConvTranspose", attributes=_WINDOW + ("group", "output_padding", "output_shape"))
+def _conv_transpose(im, node):
+    """A convolution of the input spread out by the strides (zeros between
+    its elements) and padded by the kernel's reach less the pads, with the
+    kernel flipped and its channels swapped, at stride 1."""
+    x, weight = _float_tensor(im, node), im.tensor(node.input(1))
+    bias = im.tensor(node.input(2)) if node.input(2) else None
+    x_shape, w_shape = _type_of(x).shape, _type_of(weight).shape
+    one_d = _as_2d(x_shape)
+    if one_d:
+        x = im.reshape(x, x_shape[:2] + (1,) + x_shape[2:])
+        weight = im.reshape(weight, w_shape[:2] + (1,) + w_shape[2:])
+    n, c_in, *spatial = _type_of(x).shape
+    _, per_group, *kernel = _type_of(weight).shape
+    rank = len(spatial)
+    widen = (lambda values, fill: _pairs(values, True, fill)) if one_d else \
+        (lambda values, fill: tuple(values))
+    strides = widen(node.attr("strides", [1] * (rank - one_d)), 1)
+    dilations = widen(node.attr("dilations", [1] * (rank - one_d)), 1)
+    output_padding = widen(node.attr("output_padding", [0] * (rank - one_d)), 0)
+    groups = node.attr("group")
+    reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    full = [s * (size - 1) + p + r
+            for s, size, p, r in zip(strides, spatial, output_padding, reach)]
+    auto_pad = node.attr("auto_pad").decode()
+    output_shape = node.attr("output_shape")
+    if output_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = widen(output_shape, 1) if output_shape else \
+            [size * s for size, s in zip(spatial, strides)]
+        totals = [f - w for f, w in zip(full, wanted)]
+        upper = auto_pad == "SAME_UPPER"
+        begin = [t // 2 if upper else t - t // 2 for t in totals]
+        end = [t - b for t, b in zip(totals, begin)]
+    elif auto_pad in ("NOTSET", "VALID"):
+        pads = node.attr("pads", [0] * 2 * (rank - one_d)) if auto_pad == "NOTSET" else \
+            [0] * 2 * (rank - one_d)
+        pads = _pads_2d(pads, True) if one_d else tuple(pads)
+        begin, end = list(pads[:rank]), list(pads[rank:])
+    else:
+        raise _NodeProblem(f"attribute 'auto_pad' = '{auto_pad}' is not supported")
+    # The input spread out: each element followed by stride - 1 zeros.
+    spread = x
+    if any(s > 1 for s in strides):
+        fine = (n, c_in) + sum(((size, 1) for size in spatial), ())
+        spread = im.reshape(x, fine)
+        high = [0, 0] + sum(([0, s - 1] for s in strides), [])
+        spread = im.op("pad", spread, low=[0] * len(high), high=high, value=0.0)
+        spread = im.reshape(spread, (n, c_in) + tuple(size * s for size, s in
+                                                      zip(spatial, strides)))
+        spread = im.op("slice", spread, starts=[0] * (2 + rank), limits=[n, c_in] + [
+            (size - 1) * s + 1 for size, s in zip(spatial, strides)])
+    for i in range(rank):
+        spread = _pad_or_crop(im, spread, 2 + i, reach[i] - 1 - begin[i],
+                              reach[i] - 1 - end[i] + output_padding[i])
+    # [C_in, C_out / g, k...] -> [C_out, C_in / g, k...], flipped in space.
+    kernel_in = c_in // groups
+    w = im.reshape(weight, (groups, kernel_in, per_group) + tuple(kernel))
+    w = im.op("transpose", w, perm=(0, 2, 1) + tuple(range(3, 3 + rank)))
+    w = im.reshape(w, (groups * per_group, kernel_in) + tuple(kernel))
+    for i, k in enumerate(kernel):
+        if k > 1:
+            w = im.op("gather", w, im.constant(np.arange(k - 1, -1, -1, dtype=np.int64)),
+                      axis=2 + i)
+    y = im.op("conv2d", spread, w, bias, strides=(1,) * rank, padding=(0,) * (2 * rank),
+              dilations=tuple(dilations), groups=groups)
+    if one_d:
+        shape = _type_of(y).shape
+        y = im.reshape(y, shape[:2] + shape[3:])
+    return y
+
+
+@converts("CausalConvWithState", attributes=("activation",))
+def _causal_conv_with_state(im, node):
+    """A depthwise convolution of the past state (zeros where absent)
+    followed by the input, unpadded; the new state is the last k - 1
+    positions of that sequence."""
+    x = _float_tensor(im, node)
+    dtype = _type_of(x).dtype
+    weight = im.tensor(node.input(1), dtype)
+    batch, channels, length = _type_of(x).shape
+    w_shape = _type_of(weight).shape
+    if len(w_shape) != 3 or w_shape[:2] != (channels, 1):
+        raise _NodeProblem(f"the weight is {_type_of(weight)}; expected {channels}x1xk")
+    k = w_shape[2]
+    bias = im.tensor(node.input(2), dtype) if node.input(2) else None
+    if node.input(3):
+        past = im.tensor(node.input(3), dtype)
+    else:
+        past = im.constant(np.zeros((batch, channels, k - 1)), dtype)
+    if _type_of(past).shape != (batch, channels, k - 1):
+        raise _NodeProblem(f"the past state is {_type_of(past)}; expected "
+                           f"{batch}x{channels}x{k - 1}")
+    sequence = im.op("concat", [past, x], axis=2) if k > 1 else x
+    total = length + k - 1
+    y = im.op("conv2d", im.reshape(sequence, (batch, channels, 1, total)),
+              im.reshape(weight, (channels, 1, 1, k)), bias, strides=(1, 1),
+              padding=(0, 0, 0, 0), dilations=(1, 1), groups=channels)
+    y = im.reshape(y, (batch, channels, length))
+    activation = node.attr("activation").decode()
+    if activation in ("silu", "swish"):
+        y = im.op("silu", y)
+    elif activation != "none":
+        raise _NodeProblem(f"attribute 'activation' = '{activation}' is not supported "
+                           "(none, silu or swish)")
+    state = im.op("slice", sequence, starts=[0, 0, total - (k - 1)],
+                  limits=[batch, channels, total])
+    return [y, state]
+
+
+# `chunk_size` is a hint to chunk-parallel kernels: the result is the same.
+@converts("LinearAttention", attributes=("chunk_size", "kv_num_heads", "q_num_heads", "scale",
+                                         "update_rule"))
+def _linear_attention(im, node):
+    """The recurrence token by token, in f32 (ONNX's equations): the state
+    decayed (gated rules), corrected toward the value (delta rules), grown
+    by k v^T, and read by each query head of its key/value head's group."""
+    def f32(value):
+        t = _type_of(value)
+        return value if t.dtype == "f32" else im.op("cast", value, result_type=t.with_dtype("f32"))
+
+    query = _float_tensor(im, node)
+    key, value = im.tensor(node.input(1)), im.tensor(node.input(2))
+    q_heads, kv_heads = node.attr("q_num_heads"), node.attr("kv_num_heads")
+    rule = node.attr("update_rule").decode()
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise _NodeProblem(f"attribute 'update_rule' = '{rule}' is not supported")
+    if not q_heads or not kv_heads or q_heads % kv_heads:
+        raise _NodeProblem(f"q_num_heads {q_heads} must be a positive multiple of kv_num_heads "
+                           f"{kv_heads}")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    if gating != bool(node.input(4)) or delta != bool(node.input(5)):
+        raise _NodeProblem(f"update rule '{rule}' takes {'a' if gating else 'no'} decay and "
+                           f"{'a' if delta else 'no'} beta input")
+    batch, steps, q_width = _type_of(query).shape
+    d_k, d_v = q_width // q_heads, _type_of(value).shape[2] // kv_heads
+    group = q_heads // kv_heads
+
+    def heads(x, count):  # (B, T, H*D) -> (B, H, T, D) in f32
+        b, t, width = _type_of(x).shape
+        return im.op("transpose", im.reshape(f32(x), (b, t, count, width // count)),
+                     perm=(0, 2, 1, 3))
+
+    def step(x, t):  # (B, H, T, D) at t -> (B, H, 1, D)
+        b, h, _, d = _type_of(x).shape
+        return im.op("slice", x, starts=[0, 0, t, 0], limits=[b, h, t + 1, d])
+
+    q, k, v = heads(query, q_heads), heads(key, kv_heads), heads(value, kv_heads)
+    decay = beta = None
+    if gating:
+        g = f32(im.tensor(node.input(4)))
+        last = _type_of(g).shape[2]
+        if last not in (kv_heads, kv_heads * d_k):
+            raise _NodeProblem(f"the decay's last dim {last} must be kv_num_heads or "
+                               "kv_num_heads * d_k")
+        decay = heads(g, kv_heads)  # (B, H, T, 1 or d_k)
+    if delta:
+        b_in = f32(im.tensor(node.input(5)))
+        last = _type_of(b_in).shape[2]
+        if last not in (kv_heads, 1):
+            raise _NodeProblem(f"beta's last dim {last} must be kv_num_heads or 1")
+        beta = heads(b_in, last)  # (B, H or 1, T, 1)
+    if node.input(3):
+        past = im.tensor(node.input(3))
+        state_dtype = _type_of(past).dtype
+        state = f32(past)
+    else:
+        state_dtype = _type_of(query).dtype
+        state = im.constant(np.zeros((batch, kv_heads, d_k, d_v)), "f32")
+    if _type_of(state).shape != (batch, kv_heads, d_k, d_v):
+        raise _NodeProblem(f"the past state is {_type_of(state)}; expected "
+                           f"{batch}x{kv_heads}x{d_k}x{d_v}")
+    scale = node.attr("scale") or 1.0 / math.sqrt(d_k)
+    outputs = []
+    for t in range(steps):
+        k_t, v_t = step(k, t), step(v, t)  # (B, H, 1, d)
+        if gating:
+            factor = im.op("exp", step(decay, t))  # (B, H, 1, 1 or d_k)
+            factor = im.reshape(factor, (batch, kv_heads, _type_of(factor).shape[3], 1))
+            state = im.op("mul", state, factor)
+        if delta:
+            retrieved = im.op("matmul", k_t, state)  # (B, H, 1, d_v)
+            v_t = im.op("mul", step(beta, t), im.op("sub", v_t, retrieved))
+        outer = im.op("mul", im.reshape(k_t, (batch, kv_heads, d_k, 1)), v_t)
+        state = im.op("add", state, outer)
+        read = state
+        if group > 1:
+            read = im.reshape(im.op("broadcast_to", im.reshape(
+                state, (batch, kv_heads, 1, d_k, d_v)), result_type=TensorType(
+                    (batch, kv_heads, group, d_k, d_v), "f32")), (batch, q_heads, d_k, d_v))
+        outputs.append(im.op("mul", im.op("matmul", step(q, t), read),
+                             im.scalar(scale, read)))
+    y = im.op("concat", outputs, axis=2) if steps > 1 else outputs[0]
+    y = im.reshape(im.op("transpose", y, perm=(0, 2, 1, 3)), (batch, steps, q_heads * d_v))
+    dtype = _type_of(query).dtype
+    if dtype != "f32":
+        y = im.op("cast", y, result_type=_type_of(y).with_dtype(dtype))
+    if state_dtype != "f32":
+        state = im.op("cast", state, result_type=_type_of(state).with_dtype(state_dtype))
+    return [y, state]
+
+
+# -- GridSample: taps gathered from the image at computed indices ----------------
+
+
+def _floor(im, x) -> ir.Value:
+    """floor(x): the truncation (through i64), less one where it went up;
+    x itself where it is integral already (at least 2^23, or 2^52 in f64,
+    in magnitude), infinite or NaN."""
+    truncated = im.op("cast", im.op("cast", x, result_type=_type_of(x).with_dtype("i64")),
+                      result_type=_type_of(x))
+    above = im.op("compare", truncated, x, predicate="gt")
+    floor = im.op("sub", truncated, im.op("select", above, im.scalar(1.0, x), im.scalar(0.0, x)))
+    integral = 2.0 ** (52 if _type_of(x).dtype == "f64" else 23)
+    small = im.op("compare", im.op("abs", x), im.scalar(integral, x), predicate="lt")
+    return im.op("select", small, floor, x)
+
+
+@converts("Floor", "Ceil", "Round")
+def _rounding(im, node):
+    x = _float_tensor(im, node)
+    if node.op_type == "Floor":
+        return _floor(im, x)
+    if node.op_type == "Ceil":
+        return im.op("neg", _floor(im, im.op("neg", x)))
+    return _round_half_even(im, x)
+
+
+def _round_half_even(im, x) -> ir.Value:
+    """x rounded to the nearest integer, halfway cases to the even one."""
+    rounded = _floor(im, im.op("add", x, im.scalar(0.5, x)))
+    tie = im.op("compare", im.op("sub", rounded, x), im.scalar(0.5, x), predicate="eq")
+    half = _floor(im, im.op("mul", rounded, im.scalar(0.5, x)))
+    odd = im.op("compare", im.op("add", half, half), rounded, predicate="ne")
+    down = im.op("select", tie, odd, im.scalar(False, odd))
+    rounded = im.op("select", down, im.op("sub", rounded, im.scalar(1.0, x)), rounded)
+    # From 2^23 (2^52 in f64) on, x is integral and x + 0.5 may round up.
+    integral = 2.0 ** (52 if _type_of(x).dtype == "f64" else 23)
+    small = im.op("compare", im.op("abs", x), im.scalar(integral, x), predicate="lt")
+    return im.op("select", small, rounded, x)
+
+
+def _reflected(im, x, low: float, high: float) -> ir.Value:
+    """x reflected at `low` and `high` until inside them (ONNX's reference)."""
+    span = high - low
+    results = []
+    for edge, other, below in ((low, high, True), (high, low, False)):
+        distance = im.op("sub", im.scalar(edge, x), x) if below else \
+            im.op("sub", x, im.scalar(edge, x))
+        turns = _floor(im, im.op("div", distance, im.scalar(span, x)))  # distance >= 0 here
+        rest = im.op("sub", distance, im.op("mul", turns, im.scalar(span, x)))
+        half = _floor(im, im.op("mul", turns, im.scalar(0.5, x)))
+        even = im.op("compare", im.op("add", half, half), turns, predicate="eq")
+        sign = 1.0 if below else -1.0
+        near = im.op("add", im.scalar(edge, x), im.op("mul", rest, im.scalar(sign, x)))
+        far = im.op("sub", im.scalar(other, x), im.op("mul", rest, im.scalar(sign, x)))
+        results.append(im.op("select", even, near, far))
+    below = im.op("compare", x, im.scalar(low, x), predicate="lt")
+    above = im.op("compare", x, im.scalar(high, x), predicate="gt")
+    return im.op("select", below, results[0], im.op("select", above, results[1], x))
+
+
+def _either(im, a, b) -> ir.Value:
+    """a or b, of booleans."""
+    return im.op("select", a, a, b)
+
+
+def _cubic_weights(im, t) -> list[ir.Value]:
+    """Keys' cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2
+    for a fraction t in [0, 1)."""
+    a = -0.75
+
+    def near(d):  # |d| <= 1
+        return im.op("add", im.op("mul", im.op("mul", im.op("sub", im.op(
+            "mul", d, im.scalar(a + 2, d)), im.scalar(a + 3, d)), d), d), im.scalar(1.0, d))
+
+    def far(d):  # 1 < |d| < 2
+        inner = im.op("add", im.op("mul", im.op("sub", im.op("mul", d, im.scalar(a, d)),
+                                                  im.scalar(5 * a, d)), d), im.scalar(8 * a, d))
+        return im.op("sub", im.op("mul", inner, d), im.scalar(4 * a, d))
+
+    one = im.scalar(1.0, t)
+    return [far(im.op("add", t, one)), near(t), near(im.op("sub", one, t)),
+            far(im.op("sub", im.scalar(2.0, t), t))]
+
+
+@converts("GridSample", attributes=("align_corners", "mode", "padding_mode"))
+def _grid_sample(im, node):
+    """2-D sampling: each output position's taps (1 nearest, 2x2 linear, 4x4
+    cubic) gathered from the image [N*H*W, C] at indices computed from the
+    grid, weighted and summed; out-of-range taps read 0 (zeros), the edge
+    (border) or their reflection (reflection), as ONNX's reference does."""
+    x, grid = _float_tensor(im, node), _float_tensor(im, node, 1)
+    if _type_of(x).rank != 4:
+        raise _NodeProblem(f"GridSample of rank {_type_of(x).rank} is not supported (only 2-D "
+                           "images, rank 4)")
+    n, c, height, width = _type_of(x).shape
+    _, out_h, out_w, _ = _type_of(grid).shape
+    mode = node.attr("mode").decode()
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    padding = node.attr("padding_mode").decode()
+    if mode not in ("nearest", "linear", "cubic") or padding not in ("zeros", "border",
+                                                                       "reflection"):
+        raise _NodeProblem(f"GridSample mode '{mode}' with padding '{padding}' is not supported")
+    align = bool(node.attr("align_corners"))
+    table = im.reshape(im.op("transpose", x, perm=(0, 2, 3, 1)), (n * height * width, c))
+    position = (n, out_h, out_w)
+
+    def coordinate(axis, size):
+        g = im.reshape(im.op("slice", grid, starts=[0, 0, 0, axis],
+                             limits=[n, out_h, out_w, axis + 1]), position)
+        if align:
+            value = im.op("mul", im.op("add", g, im.scalar(1.0, g)), im.scalar((size - 1) / 2, g))
+        else:
+            value = im.op("mul", im.op("sub", im.op("mul", im.op("add", g, im.scalar(1.0, g)),
+                                                    im.scalar(float(size), g)),
+                                       im.scalar(1.0, g)), im.scalar(0.5, g))
+        if mode == "nearest":
+            value = _round_half_even(im, value)
+        low, high = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        if padding == "border":
+            clamped = im.op("minimum", im.op("maximum", value, im.scalar(0.0, value)),
+                            im.scalar(size - 1.0, value))
+            outside = _either(im, im.op("compare", value, im.scalar(low, value), predicate="lt"),
+                              im.op("compare", value, im.scalar(high, value), predicate="gt"))
+            value = im.op("select", outside, clamped, value)
+        elif padding == "reflection":
+            value = _reflected(im, value, low, high)
+        return value, low, high
+
+    def tap_index(index, size, low, high):
+        """A tap's integer index (a float) and whether it reads 0."""
+        if padding == "border":
+            return im.op("minimum", im.op("maximum", index, im.scalar(0.0, index)),
+                         im.scalar(size - 1.0, index)), None
+        if padding == "reflection":
+            reflected = _reflected(im, index, low, high)
+            truncated = im.op("cast", im.op("cast", reflected, result_type=TensorType(
+                position, "i64")), result_type=_type_of(index))
+            return truncated, None
+        outside = _either(im, im.op("compare", index, im.scalar(0.0, index), predicate="lt"),
+                          im.op("compare", index, im.scalar(size - 1.0, index), predicate="gt"))
+        safe = im.op("minimum", im.op("maximum", index, im.scalar(0.0, index)),
+                     im.scalar(size - 1.0, index))
+        return safe, outside
+
+    (gx, x_low, x_high), (gy, y_low, y_high) = coordinate(0, width), coordinate(1, height)
+    image_base = im.constant((np.arange(n) * height * width).reshape(n, 1, 1), "i64")
+
+    def read(row, column):
+        (row, row_out), (column, column_out) = (tap_index(row, height, y_low, y_high),
+                                                tap_index(column, width, x_low, x_high))
+        flat = im.op("add", im.op("cast", im.op("add", im.op("mul", row, im.scalar(
+            float(width), row)), column), result_type=TensorType(position, "i64")), image_base)
+        values = im.op("gather", table, flat, axis=0)  # (N, Ho, Wo, C)
+        hidden = [m for m in (row_out, column_out) if m is not None]
+        if hidden:
+            out = hidden[0] if len(hidden) == 1 else _either(im, *hidden)
+            values = im.op("select", im.reshape(out, position + (1,)),
+                           im.scalar(0.0, values), values)
+        return values
+
+    def weighted(values, weight):
+        return im.op("mul", values, im.reshape(weight, position + (1,)))
+
+    if mode == "nearest":
+        y = read(gy, gx)
+    else:
+        x0, y0 = _floor(im, gx), _floor(im, gy)
+        tx, ty = im.op("sub", gx, x0), im.op("sub", gy, y0)
+        if mode == "linear":
+            one = im.scalar(1.0, tx)
+            offsets, wx, wy = (0, 1), [im.op("sub", one, tx), tx], [im.op("sub", one, ty), ty]
+        else:
+            offsets, wx, wy = (-1, 0, 1, 2), _cubic_weights(im, tx), _cubic_weights(im, ty)
+        y = None
+        for i, dy in enumerate(offsets):
+            for j, dx in enumerate(offsets):
+                tap = weighted(read(im.op("add", y0, im.scalar(float(dy), y0)),
+                                    im.op("add", x0, im.scalar(float(dx), x0))),
+                               im.op("mul", wy[i], wx[j]))
+                y = tap if y is None else im.op("add", y, tap)
+    return im.op("transpose", y, perm=(0, 3, 1, 2))
+
+
+@converts("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(im, node):
+    """uint8 quantisation by the range of x and 0: scale (max - min) / 255,
+    zero point the rounded, saturated -min / scale (ONNX's function body)."""
+    x = im.tensor(node.input(0))
+    if _type_of(x).dtype != "f32":
+        raise _NodeProblem(f"DynamicQuantizeLinear of {_onnx_name(_type_of(x).dtype)} is not "
+                           "supported (only float)")
+    axes = tuple(range(_type_of(x).rank))
+    zero = im.constant(np.array(0.0), "f32")
+    low = im.op("minimum", im.op("reduce_min", x, axes=axes), zero)
+    high = im.op("maximum", im.op("reduce_max", x, axes=axes), zero)
+    scale = im.op("div", im.op("sub", high, low), im.scalar(255.0, low))
+    point = _round_half_even(im, im.op("sub", zero, im.op("div", low, scale)))
+    point = im.op("minimum", im.op("maximum", point, zero), im.scalar(255.0, point))
+    zero_point = im.op("cast", point, result_type=_type_of(point).with_dtype("ui8"))
+    return [im.op("quantize", x, scale, zero_point, axis=0), scale, zero_point]

@@ -91,7 +91,7 @@ func.func @integer_sine(%x: tensor<4xi64>) {
 // -----
 
 func.func @compare_booleans(%x: tensor<4xi1>) {
-  // expected-error @+1 {{'nn.compare' op operand #0 has element type i1; expected f32 or f16 or bf16 or i32 or i64}}
+  // expected-error @+1 {{'nn.compare' op operand #0 has element type i1; expected f32 or f16 or bf16 or f64 or i32 or i64}}
   %0 = "nn.compare"(%x, %x) {predicate = "eq"} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
@@ -101,5 +101,21 @@ func.func @compare_booleans(%x: tensor<4xi1>) {
 func.func @mixed_integer_widths(%x: tensor<4xi32>, %y: tensor<4xi64>) {
   // expected-error @+1 {{'nn.add' op element types differ: i32 vs i64}}
   %0 = "nn.add"(%x, %y) : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @bitwise_of_floats(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.bitwise_and' op operand #0 has element type f32; expected i32 or i64}}
+  %0 = "nn.bitwise_and"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @remainder_of_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.remainder' op operand #0 has element type i32; expected f32 or f16 or bf16 or f64}}
+  %0 = "nn.remainder"(%x, %x) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return
 }

@@ -394,3 +394,22 @@ func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<i8>, %c
   %3 = "nn.dequantize"(%2, %cs, %cz) {axis = 0 : i64} : (tensor<2x3xui8>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xf32>
   return
 }
+
+// CHECK-LABEL: func.func @bits_and_remainders
+// CHECK: "nn.bitwise_and"(%{{.+}}, %{{.+}}) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+// CHECK: "nn.bitwise_or"(%{{.+}}, %{{.+}}) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+// CHECK: "nn.bitwise_xor"(%{{.+}}, %{{.+}}) : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi32>
+// CHECK: "nn.shift_left"(%{{.+}}, %{{.+}}) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+// CHECK: "nn.shift_right"(%{{.+}}, %{{.+}}) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+// CHECK: "nn.remainder"(%{{.+}}, %{{.+}}) : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+// CHECK: "nn.cast"(%{{.+}}) : (tensor<2x4xi32>) -> tensor<2x4xui16>
+func.func @bits_and_remainders(%a: tensor<2x4xi32>, %b: tensor<4xi32>, %x: tensor<2x4xf64>) -> (tensor<2x4xi32>, tensor<2x4xf64>, tensor<2x4xui16>) {
+  %0 = "nn.bitwise_and"(%a, %b) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  %1 = "nn.bitwise_or"(%0, %b) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  %2 = "nn.bitwise_xor"(%1, %a) : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi32>
+  %3 = "nn.shift_left"(%2, %b) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  %4 = "nn.shift_right"(%3, %b) : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  %5 = "nn.remainder"(%x, %x) : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+  %6 = "nn.cast"(%4) : (tensor<2x4xi32>) -> tensor<2x4xui16>
+  return %4, %5, %6 : tensor<2x4xi32>, tensor<2x4xf64>, tensor<2x4xui16>
+}

@@ -75,7 +75,7 @@ MODELS = {
     # softcap (taken at its default only), MaxPool's storage_order, and
     # opset 6's broadcasting attributes of Add.
     "attributes": model(
-        [helper.make_node("Attention", ["x", "x", "x"], ["a"], name="attention", softcap=2.0),
+        [helper.make_node("LayerNormalization", ["x", "x"], ["a"], name="norm", stash_type=0),
          helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[1, 1],
                           storage_order=1),
          helper.make_node("Add", ["a", "p"], ["y"], name="sum")],
@@ -89,7 +89,7 @@ MODELS = {
          helper.make_node("Relu", ["values"], ["r"], name="relu"),
          helper.make_node("Slice", ["x", "start", "end", "axis", "step"], ["reversed"],
                           name="reverse"),
-         helper.make_node("Acos", ["x"], ["m"]),
+         helper.make_node("Unique", ["x"], ["m"]),
          helper.make_node("Add", ["r", "m"], ["y"], name="sum")],
         [tensor("x", [2, 4])], [tensor("y", [2, 2]), tensor("reversed", [2, 4])],
         [initializer("k", np.array([2], np.int64)),
