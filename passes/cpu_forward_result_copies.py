@@ -24,14 +24,9 @@ from mlir import ir
 from mlir.dialects import memref
 
 from lamina.pass_registry import Pass, register_pass
+from lamina.types import identity_layout
 
 _RESHAPES = ("memref.collapse_shape", "memref.expand_shape")
-
-
-def _identity(memref_type) -> bool:
-    layout = ir.MemRefType(memref_type).layout
-    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
-        layout.value.n_dims)
 
 
 def _reassociation(op: ir.Operation) -> list[list[int]]:
@@ -62,7 +57,7 @@ class CPUForwardResultCopies(Pass):
             return
         if not any(target == a for a in arguments) or sum(1 for _ in target.uses) != 1:
             return
-        if not _identity(target.type):
+        if not identity_layout(ir.MemRefType(target.type)):
             return
         chain = []
         value = source
@@ -74,7 +69,7 @@ class CPUForwardResultCopies(Pass):
         alloc = value.owner.operation
         alloc_type = ir.MemRefType(alloc.results[0].type)
         if (alloc.parent != copy.parent or not alloc_type.has_static_shape
-                or not _identity(alloc_type) or list(alloc.operands)):
+                or not identity_layout(alloc_type) or list(alloc.operands)):
             return
         order = {o.operation: i for i, o in enumerate(body.operations)}
         position = order[copy]

@@ -44,17 +44,12 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from lamina.pass_registry import Pass, register_pass
+from lamina.types import identity_layout
 
 # Ops whose memref result is a view of their first operand's buffer.
 _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
           "memref.reinterpret_cast", "memref.transpose")
 ALIGNMENT = 64
-
-
-def _identity(memref_type: ir.MemRefType) -> bool:
-    layout = memref_type.layout
-    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
-        layout.value.n_dims)
 
 
 def _bytes(memref_type: ir.MemRefType) -> int | None:
@@ -126,7 +121,7 @@ class CPUPlanMemory(Pass):
         """`alloc` as a buffer to place, or None when it may not be."""
         memref_type = ir.MemRefType(alloc.results[0].type)
         if (list(alloc.operands) or not memref_type.has_static_shape
-                or not _identity(memref_type) or memref_type.memory_space is not None):
+                or not identity_layout(memref_type) or memref_type.memory_space is not None):
             return None
         size = _bytes(memref_type)
         if not size:

@@ -222,7 +222,7 @@ class MemRefType:
         mt = ir.MemRefType(t)
         if not mt.has_static_shape:
             raise VerifyError(f"expected a statically shaped memref, got {t}")
-        if not _identity_layout(mt):
+        if not identity_layout(mt):
             raise VerifyError(f"expected a memref with the identity layout, got {t}")
         space = memory_space_name(mt.memory_space)
         if space is None:
@@ -231,7 +231,9 @@ class MemRefType:
         return MemRefType(tuple(mt.shape), str(mt.element_type), space)
 
 
-def _identity_layout(mt: ir.MemRefType) -> bool:
+def identity_layout(mt: ir.MemRefType) -> bool:
+    """Whether memref type `mt` has the identity (row-major, contiguous)
+    layout."""
     layout = mt.layout
     if not isinstance(layout, ir.AffineMapAttr):
         return False

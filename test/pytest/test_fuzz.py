@@ -287,13 +287,16 @@ def test_cuda_emulate_runs_what_the_gpu_targets_lower():
 
 def test_a_program_the_verifier_rejects_is_invalid():
     """A program the generator's rules accept and Lamina's verifier does
-    not (here, a cast to f64) is a finding of its own."""
+    not (here, a softmax of f64, which nn's normalisations do not take) is
+    a finding of its own."""
     program = _program()
     program.ops.append(_op("nn.cast", ["r"], ["c"]))
     program.ops[-1].recipe["to"] = "f64"
-    program.outputs = ["c"]
+    program.ops.append(_op("nn.softmax", ["c"], ["d"], axis=-1))
+    program.outputs = ["d"]
     (verdict,) = check_program(program, 0, [])
-    assert verdict.kind == "invalid" and "cannot cast to element type f64" in verdict.detail
+    assert verdict.kind == "invalid" and "'nn.softmax' op operand #0 has element type f64" in \
+        verdict.detail
 
 
 # ---------------------------------------------------------------------------
