@@ -372,6 +372,21 @@ class AttentionKernel:
             self.body(list(kernel.arguments))
             func.ReturnOp([])
 
+    def online_softmax_state(self, m: int, acc: ir.Value):
+        """The online softmax's row statistics of `m` rows (the running
+        maximum at the lowest finite f32, the running sum at 0, and scratch
+        rows), the scale and one as 1x1 tiles, and `acc` zeroed."""
+        stats = {name: self.tile((m, 1), "f32", "private", warps=True)
+                 for name in ("peak", "new_peak", "factor", "total", "row_sum")}
+        scale = self.tile((1, 1), "f32", "private")
+        one = self.tile((1, 1), "f32", "private")
+        hw.FillOp.build(scale, value=float(self.scale))
+        hw.FillOp.build(one, value=1.0)
+        hw.FillOp.build(stats["peak"], value=LOWEST)
+        hw.FillOp.build(stats["total"], value=0.0)
+        hw.FillOp.build(acc, value=0.0)
+        return stats, scale, one
+
     def body(self, arguments: list[ir.Value]) -> None:
         if self.wgmma:
             return self.body_wgmma(arguments)
@@ -397,15 +412,7 @@ class AttentionKernel:
             mask_shared = self.tile((m, n), self.dtype, "workgroup")
             mask_f32 = self.tile((m, n), "f32", "private", warps=True)
             mask_tile = p_tile or mask_f32
-        stats = {name: self.tile((m, 1), "f32", "private", warps=True)
-                 for name in ("peak", "new_peak", "factor", "total", "row_sum")}
-        scale = self.tile((1, 1), "f32", "private")
-        one = self.tile((1, 1), "f32", "private")
-        hw.FillOp.build(scale, value=float(self.scale))
-        hw.FillOp.build(one, value=1.0)
-        hw.FillOp.build(stats["peak"], value=LOWEST)
-        hw.FillOp.build(stats["total"], value=0.0)
-        hw.FillOp.build(acc, value=0.0)
+        stats, scale, one = self.online_softmax_state(m, acc)
         batch = self.batch_indices()
         row0 = arith.muli(hw.BlockIdOp.build(dim=0), index(m))
         zero = index(0)
@@ -477,15 +484,7 @@ class AttentionKernel:
         if mask is not None:
             mask_shared = self.tile((m, n), self.dtype, "workgroup")
             mask_f32 = self.tile((m, n), "f32", "private", warps=True)
-        stats = {name: self.tile((m, 1), "f32", "private", warps=True)
-                 for name in ("peak", "new_peak", "factor", "total", "row_sum")}
-        scale = self.tile((1, 1), "f32", "private")
-        one = self.tile((1, 1), "f32", "private")
-        hw.FillOp.build(scale, value=float(self.scale))
-        hw.FillOp.build(one, value=1.0)
-        hw.FillOp.build(stats["peak"], value=LOWEST)
-        hw.FillOp.build(stats["total"], value=0.0)
-        hw.FillOp.build(acc, value=0.0)
+        stats, scale, one = self.online_softmax_state(m, acc)
         batch = self.batch_indices()
         # Q, K and V have one batch dim (or none), the block's grid dim y.
         flat = [hw.BlockIdOp.build(dim=1)] if self.batch_dims else []

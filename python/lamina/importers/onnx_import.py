@@ -1376,6 +1376,19 @@ def _qlinear_conv(im, node):
         accumulator, quantized_products.per_channel(multiplier, "NCHW"), y_zero))
 
 
+def _pool_window(im, node, x_shape):
+    """A pooling node's window on an input of `x_shape`: whether it is
+    1-D, its kernel, strides and pads (begins, then ends); dilations are
+    a problem at the node."""
+    one_d = _as_2d(x_shape)
+    kernel = tuple(node.attr("kernel_shape"))
+    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
+    if any(d != 1 for d in dilations):
+        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
+    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    return one_d, kernel, strides, pads
+
+
 def _pool_output(size, k, s, begin, end, ceil):
     out = (size + begin + end - k) // s + 1
     if ceil:
@@ -1393,12 +1406,7 @@ def _pool_output(size, k, s, begin, end, ceil):
 def _pool(im, node):
     x = im.tensor(node.input(0))
     x_shape = _type_of(x).shape
-    one_d = _as_2d(x_shape)
-    kernel = tuple(node.attr("kernel_shape"))
-    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
-    if any(d != 1 for d in dilations):
-        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
-    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    one_d, kernel, strides, pads = _pool_window(im, node, x_shape)
     rank = len(kernel)
     begin, end = list(pads[:rank]), list(pads[rank:])
     if node.attr("ceil_mode"):
@@ -2696,12 +2704,7 @@ def _lp_pool(im, node):
     counts the padding) times the window's size."""
     x = _float_tensor(im, node)
     x_shape = _type_of(x).shape
-    one_d = _as_2d(x_shape)
-    kernel = tuple(node.attr("kernel_shape"))
-    dilations = tuple(node.attr("dilations", [1] * len(kernel)))
-    if any(d != 1 for d in dilations):
-        raise _NodeProblem(f"pooling with dilations {list(dilations)} is not supported")
-    strides, pads = _window(im, node, x_shape[2:], kernel, dilations)
+    one_d, kernel, strides, pads = _pool_window(im, node, x_shape)
     rank = len(kernel)
     if node.attr("ceil_mode") and any(
             _pool_output(size, k, s, b, e, True) != _pool_output(size, k, s, b, e, False)
