@@ -145,11 +145,11 @@ def unfused_pipeline():
 def serial_pipeline():
     """The CPU pipeline scheduling for one thread (where it has threads)."""
     from lamina.pipeline import Pipeline
-    from lamina.pass_registry import all_passes
+    from lamina.pass_registry import find_pass
     pipeline = Pipeline.for_target("cpu")
-    if "cpu-schedule" in all_passes():
+    if find_pass("cpu-schedule") is not None:
         try:
-            pipeline.replace("cpu-schedule", all_passes()["cpu-schedule"](threads=1))
+            pipeline.replace("cpu-schedule", find_pass("cpu-schedule")(threads=1))
         except (KeyError, TypeError):
             pass
     return pipeline

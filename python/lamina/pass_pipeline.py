@@ -32,7 +32,7 @@ from typing import Sequence
 from mlir import ir, passmanager
 
 from lamina.diagnostics import Diagnostic
-from lamina.pass_registry import OptionError, Pass, all_passes
+from lamina.pass_registry import OptionError, Pass, all_passes, find_pass
 from lamina.toolchain import tool_path
 
 # Ops that anchor a nested pipeline: `func.func(...)`.
@@ -191,12 +191,11 @@ def resolve(elements: list[PipelineElement], context: ir.Context) -> list[Pass |
     and for nestings that cannot match (see `_check_nesting`). Lamina
     passes run at module level and visit their anchor ops themselves, so
     they are written at the top or directly in their anchor."""
-    lamina_passes = all_passes()
     resolved: list[Pass | str] = []
     for element in elements:
         _check_nesting(element, context)
-        if element.name in lamina_passes:
-            cls = lamina_passes[element.name]
+        cls = find_pass(element.name)
+        if cls is not None:
             if element.nesting not in ((), (cls.anchor,)) and "any" not in element.nesting:
                 where = next(a for a in reversed(element.nesting) if a != cls.anchor)
                 raise PipelineError(f"pass '{element.name}' runs on '{cls.anchor}' and "
@@ -307,8 +306,7 @@ def check_upstream_options(elements: list[PipelineElement]) -> None:
     the pass runs (`nvvm-attach-target{O=99}`,
     `one-shot-bufferize{analysis-heuristic=x}`); this finds them before
     they run in process, naming the pass and upstream's reason."""
-    lamina_passes = all_passes()
-    probed = [e for e in elements if e.options and e.name not in lamina_passes]
+    probed = [e for e in elements if e.options and find_pass(e.name) is None]
     if not probed:
         return
     result = run_in_mlir_opt([e.upstream_text() for e in probed], _PROBE_MODULE)
@@ -339,15 +337,14 @@ def check_lamina_options(elements: list[PipelineElement]) -> None:
     its options, not for the input, and is reported before any IR."""
     from lamina.context import make_context
     from lamina.diagnostics import DiagnosticCollector
-    lamina_passes = all_passes()
-    probed = [e for e in elements if e.options and e.name in lamina_passes]
+    probed = [e for e in elements if e.options and find_pass(e.name) is not None]
     if not probed:
         return
     context = make_context()
     with context, DiagnosticCollector(context) as collected:
         for element in probed:
             probe = ir.Module.parse("module {\n}\n")
-            configured = lamina_passes[element.name].from_options(element.options)
+            configured = find_pass(element.name).from_options(element.options)
             if not configured.apply(probe.operation):
                 errors = [d.message.splitlines()[0] for d in collected.errors]
                 reason = errors[0] if errors else "it fails on an empty module"

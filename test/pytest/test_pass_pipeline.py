@@ -146,3 +146,35 @@ mlir-opt: Assertion `x' failed.
     assert [n.message for n in first.notes] == ["see current operation"]
     assert (second.filename, second.severity) == (None, "error")
     assert second.message == "optimization level out of range\nmlir-opt: Assertion `x' failed."
+
+
+def test_every_pass_lives_in_its_home_module():
+    """A pass is found by its flag without importing the others
+    (`find_pass`): each of Lamina's passes is defined in the module its
+    flag names."""
+    from lamina.pass_registry import home_modules
+    for argument, cls in all_passes().items():
+        if cls.__module__.startswith(("lamina.passes.", "lamina.lowering.")):
+            assert cls.__module__ in home_modules(argument), (argument, cls.__module__)
+
+
+def test_one_pass_imports_its_module_only():
+    """Resolving a pipeline imports the modules of the Lamina passes it
+    names, not every pass's."""
+    code = ("import sys; from lamina.context import make_context; "
+            "from lamina.pass_pipeline import parse_pipeline, resolve; "
+            "resolve(parse_pipeline('nn-canonicalize,cse'), make_context()); "
+            "print(sorted(m for m in sys.modules if m.startswith('lamina.passes.')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert "lamina.passes.nn_canonicalize" in result.stdout
+    assert "lamina.passes.cpu_apply_schedule" not in result.stdout
+    assert "lamina.passes.hw_check_hazards" not in result.stdout
+
+
+def test_find_pass_tells_upstream_passes_from_lamina_ones():
+    from lamina.pass_registry import find_pass
+    assert find_pass("convert-nn-to-hw").argument == "convert-nn-to-hw"
+    assert find_pass("convert-nn-to-linalg").argument == "convert-nn-to-linalg"
+    assert find_pass("canonicalize") is None
+    assert find_pass("convert-scf-to-cf") is None
