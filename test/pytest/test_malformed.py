@@ -38,6 +38,8 @@ import pytest
 from lamina.diagnostics import CompileError
 from lamina.fuzz_sandbox import run_tools_in_fresh_process
 
+pytestmark = pytest.mark.xdist_group("malformed")
+
 MALFORMED = Path(__file__).resolve().parent.parent / "Malformed"
 FILES = sorted(MALFORMED.glob("*.mlir"))
 PREVIOUS = "previous contents of the output file\n"

@@ -37,6 +37,8 @@ import lamina  # noqa: E402
 from lamina.diagnostics import file_location  # noqa: E402
 from lamina.importers.onnx_import import parameters  # noqa: E402
 
+pytestmark = pytest.mark.xdist_group("onnx-import")
+
 RTOL = ATOL = 1e-4  # float32, against onnxruntime and PyTorch eager
 
 
