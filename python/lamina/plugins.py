@@ -30,7 +30,6 @@ the plugin's line where it failed (Python reports lines, not columns):
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -83,6 +82,7 @@ def load_installed_plugins() -> None:
     if _installed_loaded:
         return
     _installed_loaded = True
+    import importlib.metadata  # slow to import: only where entry points are read
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         _load_entry_point(entry_point)
 

@@ -35,7 +35,6 @@ shape (2, 3) is device (r // 3, r % 3)).
 
 from __future__ import annotations
 
-import importlib.metadata
 import math
 import os
 import re
@@ -194,6 +193,7 @@ def shard(x, on: Grid, split_axes: Sequence[Sequence[int]]):
 def mpi_library() -> str:
     """The path of the MPI library (libmpi.so.N of the `mpich` wheel; its
     libmpi.so is a linker script). Raises UsageError when it is missing."""
+    import importlib.metadata  # slow to import: only where MPI is looked for
     try:
         files = importlib.metadata.files("mpich") or []
     except importlib.metadata.PackageNotFoundError:
