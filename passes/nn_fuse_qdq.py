@@ -31,6 +31,18 @@ epilogue is `nn.cast` to f32, `nn.mul` by the combined scale (computed
 in f32 as `(sa * sw) / sy`, as ONNX Runtime's QLinearMatMul computes it)
 and `nn.quantize` by scale 1, which rounds and saturates.
 
+The matmul may be followed by a float bias along its columns (`[N]` or
+`[1, N]`) and an `nn.relu` before the quantisation, which then are the
+convolution's epilogue below (`shift = bias / sy`); its weight may be the
+transpose of a 2-D dequantisation (`[N, K]`, per tensor or per row, as
+nn.Linear stores it), transposed as i8 instead; and the quantisation may
+be by scale 1 of the product by a constant scalar `c` (PyTorch quantises
+as `round(x * (1 / scale))`, and `from_torch` writes that product), when
+`c` takes the place of `1 / sy`: the multiplier is `(sa * sw) * c`, the
+shift `bias * c`. A matmul of dequantised operands whose result is not
+quantised (a model's last layer) becomes `f32(acc) * (sa * sw)` (ONNX
+Runtime's MatMulIntegerToFloat): its products summed exactly in i32.
+
 A convolution (any strides, dilations, groups and layout) is matched the
 same way, its weight per tensor or per output channel (`axis = 0`), with
 an optional float bias and an `nn.relu` before the quantisation:
@@ -65,10 +77,11 @@ Expects verified nn IR. Guarantees: each rewritten quantisation's result
 is the integer computation above, which differs from the float
 computation it replaces by at most one in the last place before rounding,
 so by at most one quantisation step where that float computation was
-close to a tie; matmuls and convolutions whose float result is used elsewhere, and every
-other form (activations per channel, batched weights, a bias between the
-matmul and the quantisation, a convolution's weight quantised along
-another axis) are left unchanged.
+close to a tie (the float form differs by the rounding of the float sums it
+replaces); convolutions whose float result is used elsewhere, and every
+other form (activations per channel, batched weights, a bias along another
+dim, a convolution's weight quantised along another axis) are left
+unchanged.
 """
 
 from __future__ import annotations
@@ -96,11 +109,14 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
 
 @dataclass
 class _Quantized:
-    """A dequantised operand: its quantised value, scale and zero point."""
+    """A dequantised operand: its quantised value, scale and zero point;
+    `transposed`: the operand is the transpose of the (2-D) dequantisation
+    (a weight stored [N, K], as nn.Linear's, and read as [K, N])."""
 
     value: ir.Value
     scale: ir.Value
     zero_point: np.ndarray
+    transposed: bool = False
 
     @property
     def unsigned(self) -> bool:
@@ -111,7 +127,16 @@ def _dequantized(value: ir.Value, channels: tuple[int, int] | None = None
                  ) -> _Quantized | None:
     """The operand behind `nn.dequantize` with a constant zero point, per
     tensor (or, where `channels` is (rank, axis), per slice along `axis` of
-    a value of that rank), else None."""
+    a value of that rank), else None. A 2-D operand may be the transpose of
+    the dequantisation (its channels then along the other axis)."""
+    transpose = defining_op(value, "nn.transpose")
+    if (transpose is not None and value_type(value).rank == 2
+            and list(nn.TransposeOp.from_operation(transpose).perm) == [1, 0]):
+        inner = _dequantized(transpose.operands[0],
+                             None if channels is None else (2, 1 - channels[1]))
+        if inner is None or inner.transposed:
+            return None
+        return _Quantized(inner.value, inner.scale, inner.zero_point, transposed=True)
     op = defining_op(value, "nn.dequantize")
     if op is None:
         return None
@@ -128,7 +153,15 @@ def _dequantized(value: ir.Value, channels: tuple[int, int] | None = None
 
 
 def _signed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
-    """The operand as i8 and its zero point (i32)."""
+    """The operand as i8 (transposed where it is read transposed) and its
+    zero point (i32)."""
+    value, zero_point = _signed_untransposed(operand)
+    if operand.transposed:
+        value = nn.TransposeOp.build(value, perm=[1, 0])
+    return value, zero_point
+
+
+def _signed_untransposed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
     if not operand.unsigned:
         return operand.value, operand.zero_point
     zero_point = np.asarray(operand.zero_point - UNSIGNED_OFFSET)
@@ -143,49 +176,157 @@ def _signed(operand: _Quantized) -> tuple[ir.Value, np.ndarray]:
     return moved_to_signed(operand.value, operand.zero_point)
 
 
-def _fuse_matmul(quantize: ir.Operation) -> bool:
-    """Rewrites one quantisation of a QDQ matmul; False where the pattern
-    does not hold."""
+def _output_scaling(quantize: ir.Operation):
+    """What a quantisation divides by: `(product, rescale, ops)` where the
+    quantisation is of `product` by a scale `sy` (`rescale(v)` = `v / sy`),
+    or is by scale 1 of `product * c` for a constant scalar `c` (as
+    PyTorch quantises: `rescale(v)` = `v * c`, `ops` = [that nn.mul]);
+    None where the scale is not per tensor or the zero point not constant."""
     product, output_scale, output_zero = quantize.operands
+    if value_type(output_scale).rank != 0 or _constant_array(output_zero) is None:
+        return None
+    scale = _constant_array(output_scale)
+    mul = defining_op(product, "nn.mul")
+    if scale is not None and float(scale) == 1.0 and mul is not None \
+            and len(list(product.uses)) == 1:
+        for factor, other in ((mul.operands[1], mul.operands[0]),
+                              (mul.operands[0], mul.operands[1])):
+            if value_type(factor).rank == 0 and value_type(factor).dtype == "f32" \
+                    and _constant_array(factor) is not None:
+                return other, (lambda v: nn.MulOp.build(v, factor)), [mul]
+    return product, (lambda v: nn.DivOp.build(v, output_scale)), []
+
+
+def _matmul_chain(product: ir.Value):
+    """`(matmul, bias, relu, ops)` where `product` is `relu?(matmul + bias?)`,
+    each value used once, the bias a float vector along the matmul's
+    columns (`[N]` or `[1, N]`, either operand of the nn.add); `ops` are the
+    float ops from the last to the matmul; None otherwise."""
+    ops = []
+    relu = defining_op(product, "nn.relu")
+    if relu is not None:
+        if len(list(product.uses)) != 1:
+            return None
+        ops.append(relu)
+        product = relu.operands[0]
+    bias = None
+    add = defining_op(product, "nn.add")
+    if add is not None:
+        if len(list(product.uses)) != 1:
+            return None
+        for candidate, other in ((add.operands[1], add.operands[0]),
+                                 (add.operands[0], add.operands[1])):
+            if defining_op(other, "nn.matmul") is not None and _is_column_vector(
+                    candidate, value_type(other)):
+                bias, product = candidate, other
+                break
+        if bias is None:
+            return None
+        ops.append(add)
     matmul = defining_op(product, "nn.matmul")
-    if (matmul is None or len(list(product.uses)) != 1 or value_type(output_scale).rank != 0
-            or _constant_array(output_zero) is None):
-        return False
+    if matmul is None or len(list(product.uses)) != 1:
+        return None
+    ops.append(matmul)
+    return matmul, bias, relu, ops
+
+
+def _is_column_vector(value: ir.Value, result) -> bool:
+    """Whether `value` is a float vector along the last dim of `result`."""
+    t = value_type(value)
+    return (t.dtype == "f32" and t.rank in (1, 2) and t.shape[-1] == result.shape[-1]
+            and all(d == 1 for d in t.shape[:-1]))
+
+
+def _quantized_operands(matmul: ir.Operation):
+    """The matmul's dequantised activation (per tensor) and 2-D weight (per
+    tensor or per column), or None."""
     activation = _dequantized(matmul.operands[0])
     weight = _dequantized(matmul.operands[1], channels=(2, 1))
-    if activation is None or weight is None or value_type(weight.value).rank != 2:
+    if (activation is None or activation.transposed or weight is None
+            or value_type(matmul.operands[1]).rank != 2):
+        return None
+    return activation, weight
+
+
+def _accumulator(activation: _Quantized, weight: _Quantized) -> ir.Value:
+    a8, za = ((activation.value, activation.zero_point) if activation.unsigned
+              else _signed(activation))
+    w8, zw = _signed(weight)
+    return integer_matmul(a8, w8, za, zw)
+
+
+def _fuse_matmul(quantize: ir.Operation) -> bool:
+    """Rewrites one quantisation of a QDQ matmul (with an optional float
+    bias and relu); False where the pattern does not hold."""
+    output = _output_scaling(quantize)
+    if output is None:
         return False
+    product, rescale, scaling_ops = output
+    chain = _matmul_chain(product)
+    if chain is None:
+        return False
+    matmul, bias, relu, float_ops = chain
+    operands = _quantized_operands(matmul)
+    if operands is None:
+        return False
+    activation, weight = operands
     with ir.InsertionPoint(quantize), quantize.location:
-        a8, za = ((activation.value, activation.zero_point) if activation.unsigned
-                  else _signed(activation))
-        w8, zw = _signed(weight)
-        accumulator = integer_matmul(a8, w8, za, zw)
-        multiplier = nn.DivOp.build(nn.MulOp.build(activation.scale, weight.scale),
-                                    output_scale)
-        fused = requantized(accumulator, multiplier, output_zero)
-    _replace(quantize, fused, [matmul])
+        accumulator = _accumulator(activation, weight)
+        multiplier = rescale(nn.MulOp.build(activation.scale, weight.scale))
+        shift = None if bias is None else rescale(bias)
+        fused = requantized(accumulator, multiplier, quantize.operands[2], shift,
+                            relu=relu is not None)
+    _replace(quantize, fused, scaling_ops + float_ops)
+    return True
+
+
+def _fuse_matmul_to_float(matmul: ir.Operation) -> bool:
+    """Rewrites a matmul of dequantised operands whose float result is not
+    quantised again (a model's last layer): `f32(acc) * (sa * sw)`, the
+    products summed exactly in i32 (as ONNX Runtime's
+    MatMulIntegerToFloat); False where the operands are not of that form."""
+    if value_type(matmul.results[0]).dtype != "f32":
+        return False
+    operands = _quantized_operands(matmul)
+    if operands is None:
+        return False
+    activation, weight = operands
+    with ir.InsertionPoint(matmul), matmul.location:
+        accumulator = _accumulator(activation, weight)
+        real = nn.CastOp.build(accumulator,
+                               result_type=value_type(accumulator).with_dtype("f32"))
+        fused = nn.MulOp.build(real, nn.MulOp.build(activation.scale, weight.scale))
+    matmul.results[0].replace_all_uses_with(fused)
+    _erase_unused_operands(matmul)
     return True
 
 
 def _replace(quantize: ir.Operation, fused: ir.Value, float_ops: list[ir.Operation]) -> None:
     """Replaces `quantize` with `fused`, erases the float ops it consumed
-    (users first) and the dequantisations (and the quantisations remade
-    as i8) left unused."""
-    product = float_ops[-1]
+    (users first) and the transposes, dequantisations (and the
+    quantisations remade as i8) left unused."""
     quantize.results[0].replace_all_uses_with(fused)
     quantize.erase()
-    dequantizes = list(dict.fromkeys(defining_op(v, "nn.dequantize") for v in product.operands))
-    for op in float_ops:
+    for op in float_ops[:-1]:
         op.erase()
-    for op in dequantizes:
-        if op is None:
-            continue
-        if not list(op.results[0].uses):
-            producer = defining_op(op.operands[0], "nn.quantize")
+    _erase_unused_operands(float_ops[-1])
+
+
+def _erase_unused_operands(product: ir.Operation) -> None:
+    """Erases `product` (now unused), then whichever of its operands'
+    transposes and dequantisations (and quantisations feeding those) no
+    other op uses."""
+    operands = list(product.operands)
+    product.erase()
+    for value in dict.fromkeys(operands):
+        for name in ("nn.transpose", "nn.dequantize", "nn.quantize"):
+            op = defining_op(value, name)
+            if op is None:
+                continue
+            if list(op.results[0].uses):
+                break
+            value = op.operands[0]
             op.erase()
-            # A quantisation remade as i8 for the integer matmul.
-            if producer is not None and not list(producer.results[0].uses):
-                producer.erase()
 
 
 def _fuse_conv2d(quantize: ir.Operation) -> bool:
@@ -229,7 +370,7 @@ def _fuse_conv2d(quantize: ir.Operation) -> bool:
 @register_pass
 @dataclass
 class NNFuseQDQ(Pass):
-    """Rewrites dequantize -> nn.matmul or nn.conv2d -> quantize into an integer nn.matmul or nn.conv2d (i8 or ui8 x i8 -> i32) with the zero points' terms and a requantising epilogue."""
+    """Rewrites dequantize -> nn.matmul or nn.conv2d (-> bias, relu) -> quantize into an integer nn.matmul or nn.conv2d (i8 or ui8 x i8 -> i32) with the zero points' terms and a requantising epilogue; a matmul of dequantised operands with a float result into the i32 product scaled."""
 
     argument = "nn-fuse-qdq"
     anchor = "func.func"
@@ -241,3 +382,6 @@ class NNFuseQDQ(Pass):
                          if inner.operation.name == "nn.quantize"]
             for quantize in quantizes:
                 _fuse_matmul(quantize) or _fuse_conv2d(quantize)
+            for matmul in [inner.operation for inner in block.operations
+                           if inner.operation.name == "nn.matmul"]:
+                _fuse_matmul_to_float(matmul)

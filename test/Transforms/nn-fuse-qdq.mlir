@@ -221,25 +221,108 @@ func.func @conv_not_fused(%q: tensor<1x2x4x4xi8>, %w: tensor<3x2x3x3xi8>) -> (te
 
 // -----
 
-// Left alone: the float product is used elsewhere, the activation is per
-// channel, a bias sits between the matmul and the quantisation.
-// CHECK-LABEL: func.func @not_fused
-// CHECK-COUNT-3: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
-// CHECK-NOT: xi32>
-func.func @not_fused(%qa: tensor<4x8xi8>, %w: tensor<8x3xi8>, %b: tensor<3xf32>) -> (tensor<4x3xi8>, tensor<4x3xf32>, tensor<4x3xi8>, tensor<4x3xi8>) {
+// A product also used as a float: the quantisation is not rewritten, and
+// the matmul takes the float form (the one i32 product, scaled).
+// CHECK-LABEL: func.func @product_used_twice
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%arg0, %arg1) : (tensor<4x8xi8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: %[[REAL:.+]] = "nn.cast"(%[[ACC]]) : (tensor<4x3xi32>) -> tensor<4x3xf32>
+// CHECK: %[[Y:.+]] = "nn.mul"(%[[REAL]], %{{.+}}) : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+// CHECK: %[[Q:.+]] = "nn.quantize"(%[[Y]], %{{.+}}, %{{.+}})
+// CHECK: return %[[Q]], %[[Y]]
+// CHECK-NOT: tensor<8x3xf32>
+func.func @product_used_twice(%qa: tensor<4x8xi8>, %w: tensor<8x3xi8>) -> (tensor<4x3xi8>, tensor<4x3xf32>) {
   %s = arith.constant dense<0.1> : tensor<f32>
   %z = arith.constant dense<0> : tensor<i8>
-  %sc = arith.constant dense<0.1> : tensor<4xf32>
-  %zc = arith.constant dense<0> : tensor<4xi8>
   %a = "nn.dequantize"(%qa, %s, %z) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
   %wf = "nn.dequantize"(%w, %s, %z) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
   %y = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   %r = "nn.quantize"(%y, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %r, %y : tensor<4x3xi8>, tensor<4x3xf32>
+}
+
+// -----
+
+// PyTorch 2 export's form (nn.Linear, from_torch): the weight stored [N, K]
+// per output channel and transposed, a bias and a relu before the
+// quantisation, which is by scale 1 of the product by 1/scale. The weight
+// is transposed as i8; the bias and the combined scale are multiplied by
+// that factor instead of divided by a scale.
+// CHECK-LABEL: func.func @linear_bias_relu
+// CHECK: %[[WT:.+]] = "nn.transpose"(%arg1) {perm = array<i64: 1, 0>} : (tensor<3x8xi8>) -> tensor<8x3xi8>
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%arg0, %[[WT]]) : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: %[[SCALES:.+]] = "nn.mul"(%{{.+}}, %{{.+}}) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[MULTIPLIER:.+]] = "nn.mul"(%[[SCALES]], %[[FACTOR:.+]]) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[SHIFT:.+]] = "nn.mul"(%arg2, %[[FACTOR]]) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[REAL:.+]] = "nn.cast"(%{{.+}}) : (tensor<4x3xi32>) -> tensor<4x3xf32>
+// CHECK: %[[SCALED:.+]] = "nn.mul"(%[[REAL]], %[[MULTIPLIER]])
+// CHECK: %[[SHIFTED:.+]] = "nn.add"(%[[SCALED]], %[[SHIFT]])
+// CHECK: %[[RELU:.+]] = "nn.relu"(%[[SHIFTED]])
+// CHECK: "nn.quantize"(%[[RELU]], %{{.+}}, %{{.+}}) : (tensor<4x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+// CHECK-NOT: "nn.dequantize"
+// CHECK-NOT: xf32>) -> tensor<4x3xf32>
+func.func @linear_bias_relu(%qa: tensor<4x8xui8>, %w: tensor<3x8xi8>, %b: tensor<3xf32>) -> tensor<4x3xui8> {
+  %sa = arith.constant dense<0.02> : tensor<f32>
+  %za = arith.constant dense<128> : tensor<ui8>
+  %sw = arith.constant dense<[0.01, 0.02, 0.03]> : tensor<3xf32>
+  %zw = arith.constant dense<0> : tensor<3xi8>
+  %inverse = arith.constant dense<20.0> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %zy = arith.constant dense<0> : tensor<ui8>
+  %a = "nn.dequantize"(%qa, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) {axis = 0 : i64} : (tensor<3x8xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x8xf32>
+  %wt = "nn.transpose"(%wf) {perm = array<i64: 1, 0>} : (tensor<3x8xf32>) -> tensor<8x3xf32>
+  %y = "nn.matmul"(%a, %wt) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %biased = "nn.add"(%y, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %r = "nn.relu"(%biased) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %scaled = "nn.mul"(%r, %inverse) : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  %q = "nn.quantize"(%scaled, %one, %zy) : (tensor<4x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+  return %q : tensor<4x3xui8>
+}
+
+// -----
+
+// A last layer, its float result returned: the i32 product scaled by
+// sa * sw (ONNX Runtime's MatMulIntegerToFloat), the bias added after.
+// CHECK-LABEL: func.func @float_result
+// CHECK: %[[ACC:.+]] = "nn.matmul"(%arg0, %{{.+}}) : (tensor<2x8xui8>, tensor<8x5xi8>) -> tensor<2x5xi32>
+// CHECK: %[[REAL:.+]] = "nn.cast"(%[[ACC]]) : (tensor<2x5xi32>) -> tensor<2x5xf32>
+// CHECK: %[[Y:.+]] = "nn.mul"(%[[REAL]], %{{.+}}) : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+// CHECK: %[[OUT:.+]] = "nn.add"(%[[Y]], %arg2)
+// CHECK: return %[[OUT]]
+func.func @float_result(%qa: tensor<2x8xui8>, %w: tensor<5x8xi8>, %b: tensor<5xf32>) -> tensor<2x5xf32> {
+  %sa = arith.constant dense<0.02> : tensor<f32>
+  %za = arith.constant dense<0> : tensor<ui8>
+  %sw = arith.constant dense<0.01> : tensor<5xf32>
+  %zw = arith.constant dense<0> : tensor<5xi8>
+  %a = "nn.dequantize"(%qa, %sa, %za) : (tensor<2x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x8xf32>
+  %wf = "nn.dequantize"(%w, %sw, %zw) {axis = 0 : i64} : (tensor<5x8xi8>, tensor<5xf32>, tensor<5xi8>) -> tensor<5x8xf32>
+  %wt = "nn.transpose"(%wf) {perm = array<i64: 1, 0>} : (tensor<5x8xf32>) -> tensor<8x5xf32>
+  %y = "nn.matmul"(%a, %wt) : (tensor<2x8xf32>, tensor<8x5xf32>) -> tensor<2x5xf32>
+  %out = "nn.add"(%y, %b) : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %out : tensor<2x5xf32>
+}
+
+// -----
+
+// Left alone: an activation quantised per channel (per row), with and
+// without a bias, and a batched weight.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-3: "nn.matmul"(%{{.+}}, %{{.+}}) : (tensor<{{.+}}xf32>, tensor<{{.+}}xf32>) -> tensor<{{.+}}xf32>
+// CHECK-NOT: xi32>
+func.func @not_fused(%qa: tensor<4x8xi8>, %w: tensor<8x3xi8>, %b: tensor<4x1xf32>, %wb: tensor<2x8x3xi8>) -> (tensor<4x3xi8>, tensor<4x3xi8>, tensor<2x4x3xf32>) {
+  %s = arith.constant dense<0.1> : tensor<f32>
+  %z = arith.constant dense<0> : tensor<i8>
+  %sc = arith.constant dense<0.1> : tensor<4xf32>
+  %zc = arith.constant dense<0> : tensor<4xi8>
   %ac = "nn.dequantize"(%qa, %sc, %zc) {axis = 0 : i64} : (tensor<4x8xi8>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x8xf32>
+  %wf = "nn.dequantize"(%w, %s, %z) : (tensor<8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<8x3xf32>
   %yc = "nn.matmul"(%ac, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   %rc = "nn.quantize"(%yc, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
-  %yb = "nn.matmul"(%a, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
-  %biased = "nn.add"(%yb, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %yb = "nn.matmul"(%ac, %wf) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %biased = "nn.add"(%yb, %b) : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
   %rb = "nn.quantize"(%biased, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
-  return %r, %y, %rc, %rb : tensor<4x3xi8>, tensor<4x3xf32>, tensor<4x3xi8>, tensor<4x3xi8>
+  %a = "nn.dequantize"(%qa, %s, %z) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
+  %wbf = "nn.dequantize"(%wb, %s, %z) : (tensor<2x8x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x8x3xf32>
+  %yw = "nn.matmul"(%a, %wbf) : (tensor<4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
+  return %rc, %rb, %yw : tensor<4x3xi8>, tensor<4x3xi8>, tensor<2x4x3xf32>
 }

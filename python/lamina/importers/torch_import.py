@@ -48,6 +48,7 @@ from mlir import ir
 from mlir.dialects import func, tensor
 
 from lamina.context import make_context, verify
+from lamina.dialects.nn import quantized_range
 from lamina.importers import indexing
 from lamina.diagnostics import CompileError, Diagnostic, DiagnosticCollector
 from lamina.nn import _constant, builder
@@ -60,7 +61,8 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 _ELEMENT_TYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                  torch.bool: "i1", torch.int32: "i32", torch.int64: "i64"}
+                  torch.bool: "i1", torch.int8: "i8", torch.uint8: "ui8", torch.int32: "i32",
+                  torch.int64: "i64"}
 
 
 class UnsupportedOpsError(CompileError):
@@ -83,7 +85,8 @@ def element_type(dtype: torch.dtype) -> str:
         return _ELEMENT_TYPES[dtype]
     except KeyError:
         raise Unsupported(f"element type {str(dtype).removeprefix('torch.')} (nn ops take "
-                          "float32, float16, bfloat16, int32, int64 and bool)") from None
+                          "float32, float16, bfloat16, int8, uint8, int32, int64 and bool)") \
+            from None
 
 
 def source_line(node: torch.fx.Node) -> tuple[str, int] | None:
@@ -508,6 +511,102 @@ def _addmm(e, bias, lhs, rhs, beta=1, alpha=1):
     if beta == 0:
         return product
     return e.add(product, bias if beta == 1 else e.mul(bias, float(beta)))
+
+
+# Quantisation: the ops PyTorch 2 export quantisation (`prepare_pt2e` /
+# `convert_pt2e`, e.g. with X86InductorQuantizer) writes into the graph,
+# `torch.ops.quantized_decomposed.*`, as nn.quantize and nn.dequantize.
+# torch quantises as `clamp(round(x * (1 / scale)) + zero_point, quant_min,
+# quant_max)`: the product by the reciprocal, rounded to f32, is what
+# torch computes (not the quotient nn.quantize takes), so it is an nn.mul
+# and the nn.quantize is by scale 1; nn-fuse-qdq takes that form too.
+
+
+def _quantized_dtype(dtype) -> str:
+    if dtype not in (torch.int8, torch.uint8):
+        raise Unsupported(f"quantisation to {str(dtype).removeprefix('torch.')} (nn quantises "
+                          "to int8 and uint8)")
+    return element_type(dtype)
+
+
+def _quantization_parameter(e, value, dtype: str):
+    """A scale (f32) or zero point (`dtype`): a number, a constant array or a
+    value of any numeric type."""
+    if isinstance(value, Weight):
+        value = value.array
+    if isinstance(value, ir.Value):
+        return e.cast(value, dtype)
+    array = np.asarray(value)
+    if dtype != "f32":
+        array = array.astype(np.int64)
+    return e.constant(array, dtype)
+
+
+def _clamped(e, scaled, zero_point, quant_min, quant_max, dtype: str, shape=()):
+    """`scaled` (before rounding) clamped to [quant_min - zero_point,
+    quant_max - zero_point] where that range is narrower than the type's
+    (the type's saturation does the rest): bounds that are integers give
+    the same result before rounding as after it. `zero_point` is the f32
+    value broadcast against `scaled` (`shape`: its shape as such)."""
+    low, high = quantized_range(dtype)
+    if int(quant_max) < high:
+        bound = e.sub(e.constant(np.float32(quant_max), "f32"), zero_point)
+        scaled = e.minimum(scaled, e.reshape(bound, shape) if shape else bound)
+    if int(quant_min) > low:
+        bound = e.sub(e.constant(np.float32(quant_min), "f32"), zero_point)
+        scaled = e.maximum(scaled, e.reshape(bound, shape) if shape else bound)
+    return scaled
+
+
+@converts("quantized_decomposed.quantize_per_tensor.default")
+def _quantize_per_tensor(e, x, scale, zero_point, quant_min, quant_max, dtype):
+    qtype = _quantized_dtype(dtype)
+    x = e.cast(x, "f32")
+    scaled = e.mul(x, e.constant(np.float32(1.0 / float(scale)), "f32"))
+    scaled = _clamped(e, scaled, _quantization_parameter(e, zero_point, "f32"), quant_min,
+                      quant_max, qtype)
+    return e.quantize(scaled, e.constant(np.float32(1.0), "f32"),
+                      _quantization_parameter(e, zero_point, qtype))
+
+
+@converts("quantized_decomposed.dequantize_per_tensor.default")
+def _dequantize_per_tensor(e, x, scale, zero_point, quant_min, quant_max, dtype,
+                           out_dtype=None):
+    qtype = _quantized_dtype(dtype)
+    y = e.dequantize(e.cast(x, qtype), _quantization_parameter(e, np.float32(scale), "f32"),
+                     _quantization_parameter(e, zero_point, qtype))
+    return e.cast(y, e.dtype)
+
+
+@converts("quantized_decomposed.quantize_per_channel.default", weights=(1, 2))
+def _quantize_per_channel(e, x, scales, zero_points, axis, quant_min, quant_max, dtype):
+    qtype = _quantized_dtype(dtype)
+    rank = type_of(x).rank
+    axis = _axis(axis, rank)
+    channels = type_of(x).shape[axis]
+    if isinstance(scales, Weight):
+        reciprocal = e.constant((1.0 / scales.array.astype(np.float32)).astype(np.float32), "f32")
+    else:
+        reciprocal = e.div(e.constant(np.float32(1.0), "f32"), e.cast(scales, "f32"))
+    shape = [1] * rank
+    shape[axis] = channels
+    scaled = e.mul(e.cast(x, "f32"), e.reshape(reciprocal, shape))
+    scaled = _clamped(e, scaled, _quantization_parameter(e, zero_points, "f32"), quant_min,
+                      quant_max, qtype, shape)
+    return e.quantize(scaled, e.constant(np.ones(channels, np.float32), "f32"),
+                      _quantization_parameter(e, zero_points, qtype), axis=axis)
+
+
+@converts("quantized_decomposed.dequantize_per_channel.default", weights=(1, 2))
+def _dequantize_per_channel(e, x, scales, zero_points, axis, quant_min, quant_max, dtype,
+                            out_dtype=None):
+    qtype = _quantized_dtype(dtype)
+    if zero_points is None:
+        zero_points = np.zeros(type_of(x).shape[_axis(axis, type_of(x).rank)], np.int64)
+    y = e.dequantize(e.cast(x, qtype), _quantization_parameter(e, scales, "f32"),
+                     _quantization_parameter(e, zero_points, qtype),
+                     axis=_axis(axis, type_of(x).rank))
+    return e.cast(y, e.dtype)
 
 
 # Convolutions and pooling.
