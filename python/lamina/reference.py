@@ -72,9 +72,10 @@ def _scalar(attr: ir.Attribute):
 def _parse_dense(text: str, shape, dtype: np.dtype) -> np.ndarray:
     """Elements of types the buffer protocol does not cover (bf16), from
     their printed form; hex tokens are bit patterns."""
-    body = text[text.index("<") + 1:text.rindex(">")].rsplit(" : ", 1)[0].strip()
+    body = text[text.index("<") + 1:].rsplit(" : ", 1)[0].strip().removesuffix(">")
     if body.startswith('"0x'):
-        return np.frombuffer(bytes.fromhex(body[3:-1]), dtype).reshape(shape).copy()
+        return np.frombuffer(bytes.fromhex(body[3:].removesuffix('"')), dtype) \
+            .reshape(shape).copy()
     bits_type = np.dtype(f"u{dtype.itemsize}")
     values = []
     for token in _NUMBER.findall(body):
