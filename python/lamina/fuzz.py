@@ -37,7 +37,11 @@ slices (from the end of an axis or up to a limit at their start); and one
 in ten GPU-shaped: an f16 or bf16 matmul with M = 1 or K = 1, 2-d or
 batched, with a bias, relu or gelu, and a cast to f32 (the GEMVs of
 batch-1 decoding), which runs through the CPU configurations like any
-program. Ops whose meaning is undefined on empty operands (a maximum or a
+program; and about one in twelve starts with a quantised matmul (uint8 or
+int8 activations, int8 weights per tensor or per column, a bias and relu,
+the result quantised again or left a float, or an i8 x i8 -> i32
+product), exact by construction (powers of two for scales, short sums), so
+that its integer results are compared exactly. Ops whose meaning is undefined on empty operands (a maximum or a
 softmax over nothing, an attention over no keys) are not drawn on them.
 """
 
@@ -50,15 +54,16 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 FLOATS = ("f32", "f16", "bf16")
+INTEGERS = ("i8", "ui8", "i32")
 SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 33, 64, 65)
 # A degenerate program's sizes: empty and unit dims much more often.
 DEGENERATE_SIZES = SIZES + (0,) * 6 + (1,) * 3
 # What share of programs is degenerate (size-0 and size-1 dims, empty
-# slices) and what share is GPU-shaped (a GEMV: a matmul with M = 1 or
+# slices), what share is GPU-shaped (a GEMV: a matmul with M = 1 or
 # K = 1 in f16 or bf16, with a bias and an activation, as batch-1 decoding
-# runs). The share is drawn from a stream of its own, so that the other
+# runs) and what share starts with a quantised matmul (Generator.quantized). The share is drawn from a stream of its own, so that the other
 # programs of a seed stay the ones they were.
-PROFILES = (("degenerate", 0.2), ("gemv", 0.1))
+PROFILES = (("degenerate", 0.2), ("gemv", 0.1), ("quantized", 0.08))
 MAX_ELEMENTS = 4096  # per tensor
 MAX_RANK = 4
 
@@ -258,7 +263,9 @@ def render_op(op: Op, types: dict[str, TypeInfo]) -> str:
     result_types = ", ".join(types[r].mlir() for r in op.results)
     if op.kind == "arith.constant":
         t = types[op.results[0]]
-        return f"{results} = arith.constant dense<{float_literal(op.recipe['value'])}> : {t.mlir()}"
+        value = op.recipe["value"]
+        literal = str(int(value)) if t.dtype in INTEGERS else float_literal(value)
+        return f"{results} = arith.constant dense<{literal}> : {t.mlir()}"
     attrs = ""
     if op.attrs:
         attrs = " {" + ", ".join(f"{k} = {render_attribute(v)}"
@@ -327,6 +334,8 @@ def _cast(types, attrs, recipe, table):
 def _matmul(types, attrs, recipe, table):
     lhs, rhs = types
     dtype = _same_dtype(types)
+    if dtype == "i8":
+        dtype = "i32"  # an integer product accumulates in i32
     if len(lhs.shape) < 2 or len(rhs.shape) < 2 or lhs.shape[-1].size != rhs.shape[-2].size:
         raise Invalid("matmul shapes")
     batch = broadcast(lhs.shape[:-2], rhs.shape[:-2]) if (lhs.shape[:-2] or rhs.shape[:-2]) else ()
@@ -520,6 +529,35 @@ def _pad(types, attrs, recipe, table):
                            for d, lo, hi in zip(x.shape, attrs["low"], attrs["high"])), x.dtype)]
 
 
+def _affine_parameters(x: TypeInfo, scale: TypeInfo, zero_point: TypeInfo, attrs) -> None:
+    """nn.quantize's and nn.dequantize's scale (f32) and zero point: rank
+    0, or one per slice along `axis`."""
+    if scale.dtype != "f32" or zero_point.dtype not in ("i8", "ui8"):
+        raise Invalid("scale or zero point type")
+    if "axis" in attrs:
+        size = x.shape[_axis(attrs["axis"], len(x.shape))].size
+        if sizes(scale.shape) != (size,) or sizes(zero_point.shape) != (size,):
+            raise Invalid("parameters along the axis")
+    elif scale.shape or zero_point.shape:
+        raise Invalid("per-tensor parameters are scalars")
+
+
+def _quantize(types, attrs, recipe, table):
+    x, scale, zero_point = types
+    if x.dtype != "f32":
+        raise Invalid("nn.quantize takes f32")
+    _affine_parameters(x, scale, zero_point, attrs)
+    return [TypeInfo(x.shape, zero_point.dtype)]
+
+
+def _dequantize(types, attrs, recipe, table):
+    q, scale, zero_point = types
+    if q.dtype != zero_point.dtype:
+        raise Invalid("zero point type")
+    _affine_parameters(q, scale, zero_point, attrs)
+    return [TypeInfo(q.shape, "f32")]
+
+
 def _constant(types, attrs, recipe, table):
     return [TypeInfo(tuple(Dim(table[s], s) if isinstance(s, str) else Dim(s)
                            for s in recipe["shape"]), recipe["dtype"])]
@@ -540,6 +578,7 @@ RULES.update({
     "nn.rms_norm": _normalization, "nn.attention": _attention, "nn.transpose": _transpose,
     "nn.reshape": _reshape, "nn.broadcast_to": _broadcast_to, "nn.concat": _concat,
     "nn.slice": _slice, "nn.pad": _pad, "arith.constant": _constant,
+    "nn.quantize": _quantize, "nn.dequantize": _dequantize,
 })
 
 
@@ -578,7 +617,7 @@ def plugin_range(kind: str, lo: float, hi: float) -> tuple[float, float]:
 # multiple of it, so an operand rounded differently by two computations
 # upstream would make a difference of a whole divisor that is no defect.
 NOT_GENERATED = ("nn.fused", "nn.gather", "nn.iota", "nn.cumsum", "nn.argmax",
-                 "nn.quantize", "nn.dequantize", "nn.bitwise_and", "nn.bitwise_or",
+                 "nn.bitwise_and", "nn.bitwise_or",
                  "nn.bitwise_xor", "nn.shift_left", "nn.shift_right", "nn.remainder")
 
 
@@ -1213,11 +1252,74 @@ class Generator:
         if self.rng.random() < 0.3:
             self.emit("nn.cast", [y], y.lo, y.hi, recipe={"to": "f32"})
 
+    def quantized(self):
+        """A QDQ chain, as ONNX models and PyTorch 2 export write them: an
+        f32 input quantised (int8 or uint8, per tensor) and dequantised, a
+        matmul with a weight quantised per tensor or per column, an optional
+        bias and relu, the result quantised (and dequantised again) or left
+        a float; or an i8 x i8 -> i32 matmul of two quantised inputs. Scales
+        are powers of two and K at most 64, so every value is exact in f32
+        and in the float64 reference (products of at most 255 * 128, sums
+        below 2^24): the quantised results must agree exactly."""
+        rng = self.rng
+        m = self.size_symbol(rng.choice([1, 2, 5, 16, 17]))
+        k = self.size_symbol(rng.choice([1, 4, 16, 31, 64]))
+        n = self.size_symbol(rng.choice([1, 3, 8, 17, 33]))
+        activation_type = rng.choice(["i8", "ui8"])
+        a_exponent, w_exponent = rng.choice([5, 6, 7]), rng.choice([5, 6, 7])
+        a_zero = 0 if activation_type == "i8" else rng.choice([0, 64, 128])
+        qa, a = self.quantize_input((m, k), a_exponent, a_zero, activation_type)
+        per_column = rng.random() < 0.5
+        qw, w = self.quantize_input((k, n), w_exponent, 0, "i8", axis=1 if per_column else None)
+        if rng.random() < 0.2:
+            qa8, _ = (qa, a) if activation_type == "i8" else self.quantize_input(
+                (m, k), a_exponent, 0, "i8")
+            bound = k.size * 128 * 128
+            self.emit("nn.matmul", [qa8, qw], -bound, bound, exact=True)
+            return
+        bound = k.size * 255 * 128 * 2.0 ** -(a_exponent + w_exponent)
+        y = self.emit("nn.matmul", [a, w], -bound, bound, exact=True)
+        if rng.random() < 0.6:
+            _, bias = self.quantize_input((n,), 7, 0, "i8")
+            bound += 1.0
+            y = self.emit("nn.add", [y, bias] if rng.random() < 0.8 else [bias, y], -bound,
+                          bound, exact=True)
+        if rng.random() < 0.5:
+            y = self.emit("nn.relu", [y], 0.0, bound, exact=True)
+        if rng.random() < 0.75:
+            output_type = rng.choice(["i8", "ui8"])
+            zero = 0 if output_type == "i8" else rng.choice([0, 128])
+            exponent = max(0, math.ceil(math.log2(max(bound, 1.0) / 128)))
+            scale = self.constant(2.0 ** exponent, (), "f32")
+            zero_point = self.constant(float(zero), (), output_type)
+            low, high = (-128, 127) if output_type == "i8" else (0, 255)
+            q = self.emit("nn.quantize", [y, scale, zero_point], low, high, exact=True)
+            if rng.random() < 0.5:
+                self.emit("nn.dequantize", [q, scale, zero_point], (low - zero) * 2.0 ** exponent,
+                          (high - zero) * 2.0 ** exponent, exact=True)
+
+    def quantize_input(self, shape: Shape, exponent: int, zero: int, dtype: str,
+                       axis: int | None = None) -> tuple[Value, Value]:
+        """A new f32 input of `shape` quantised by scale 2^-exponent (per
+        tensor, or the same scale and zero point per slice along `axis`)
+        and dequantised: (the quantised value, the dequantised one)."""
+        x = self.new_input(shape, "f32")
+        parameters = () if axis is None else (x.type.shape[axis],)
+        attrs = {} if axis is None else {"axis": axis}
+        scale = self.constant(2.0 ** -exponent, parameters, "f32")
+        zero_point = self.constant(float(zero), parameters, dtype)
+        low, high = (-128, 127) if dtype == "i8" else (0, 255)
+        q = self.emit("nn.quantize", [x, scale, zero_point], low, high, attrs=attrs, exact=True)
+        step = 2.0 ** -exponent
+        dequantized = self.emit("nn.dequantize", [q, scale, zero_point], (low - zero) * step,
+                                (high - zero) * step, attrs=attrs, exact=True)
+        return q, dequantized
+
     # -- the program -----------------------------------------------------------
 
     def build(self) -> Program:
-        if self.profile == "gemv":
-            self.gemv()
+        if self.profile in ("gemv", "quantized"):
+            getattr(self, self.profile)()
             self.max_ops = max(self.max_ops, len(self.ops) + 1)
         for _ in range(self.rng.choice([1, 1, 2])):
             self.new_input(self.new_shape(budget=1024))
@@ -1273,7 +1375,7 @@ def _broadcasts(a: Shape, b: Shape) -> bool:
 
 
 def program_profile(seed: int) -> str:
-    """`default`, `degenerate` or `gemv`: which kind of program a seed
+    """`default`, `degenerate`, `gemv` or `quantized`: which kind of program a seed
     gives (PROFILES), from a random stream of the seed's own."""
     draw = random.Random(f"profile {seed}").random()
     for profile, share in PROFILES:

@@ -129,6 +129,16 @@ def isolated_pipeline():
     return pipeline
 
 
+def qdq_pipeline():
+    """The CPU pipeline with nn-fuse-qdq after nn-canonicalize: quantised
+    matmuls and convolutions as integer ones."""
+    from lamina.pipeline import Pipeline
+    from lamina.pass_registry import get_pass
+    pipeline = Pipeline.for_target("cpu")
+    pipeline.insert_after("nn-canonicalize", get_pass("nn-fuse-qdq"), stage="nn")
+    return pipeline
+
+
 def unfused_pipeline():
     """The CPU pipeline without fusion groups (nn-decompose and nn-fuse
     removed, where the pipeline has them)."""
@@ -236,6 +246,9 @@ CONFIGURATIONS: list[Configuration] = [
                   "the CPU pipeline without fusion groups", every=4),
     Configuration("cpu-serial", compiled(serial_pipeline),
                   "the CPU pipeline scheduled for one thread", every=4),
+    Configuration("cpu-fuse-qdq", compiled(qdq_pipeline),
+                  "the CPU pipeline with nn-fuse-qdq (QDQ matmuls and convolutions as "
+                  "integer ones)", every=4),
     Configuration("cpu-isolated", compiled(isolated_pipeline),
                   "the CPU pipeline with upstream passes run in mlir-opt", same_as="cpu",
                   every=10),
