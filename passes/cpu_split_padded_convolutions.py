@@ -22,16 +22,21 @@ parts are inserted into the epilogue's destination. Each part is thus a
 convolution with an epilogue of its own, which `cpu-schedule` tiles into
 register tiles with the epilogue computed on each tile.
 
-`tile-pixels` (the register tile's output pixels, 0: none) keeps the
-interior's width one that the schedule's tiles divide: an interior row
-that no tile of more than half of `tile-pixels` divides is cut to a
-multiple of `tile-pixels`, the columns beyond it joining the right border
-part.
+`tile-pixels` (the register tile's output pixels, 0: none) shapes the
+parts for the schedule's tiles: the left and right parts are at least
+half a tile wide (a border column alone would be computed one pixel at a
+time, its loads unshared), and an interior row that no tile of more than
+half of `tile-pixels` divides is cut to a multiple of `tile-pixels`, the
+columns beyond it joining the right part. A convolution whose border
+parts would hold more than 40% of its outputs (3x3 on 7x7 or, with tiles
+of 8 pixels, 14x14 pixels) is left as it is: their loops would cost more
+than the copy they save.
 
 Expects linalg on tensors. Guarantees: every static floating-point
 depthwise convolution whose input is a constant `tensor.pad` of its rows
-and columns, whose windows meet the padding and whose interior is not
-empty, is split into parts of the same computation; the parts' ops carry
+and columns, whose windows meet the padding and whose border parts hold
+at most 40% of its outputs, is split into parts of the same computation;
+the parts' ops carry
 the convolution's fusion group; other convolutions are left as they are.
 """
 
@@ -51,6 +56,12 @@ DEPTHWISE = "linalg.depthwise_conv_2d_nhwc_hwc"
 
 # A band of output positions along one dim: [start, stop).
 Band = tuple[int, int]
+
+# The largest share of the output in border parts for which a convolution
+# is split: beyond it (a 3x3 filter on 7x7 pixels: 49%; on 14x14 with
+# borders of half a tile: 63%) the parts' loops cost more than the padded
+# copy they save.
+MAX_BORDER = 0.4
 
 
 @dataclass(frozen=True)
@@ -85,29 +96,42 @@ class Window:
         return offset, end - offset, offset - start, stop - end
 
 
-def interior_cut(bands: tuple[Band, Band, Band], tile_pixels: int) -> tuple[Band, Band, Band]:
-    """`bands` with the middle one cut to a multiple of `tile_pixels` when
-    no tile of more than half of `tile_pixels` pixels divides it, the rest
-    joining the last band."""
-    before, (start, stop), (_, end) = bands
-    width = stop - start
-    if tile_pixels and width > tile_pixels and largest_divisor(width, tile_pixels) <= tile_pixels // 2:
-        stop = start + width - width % tile_pixels
-    return before, (start, stop), (stop, end)
+def column_bands(bands: tuple[Band, Band, Band], tile_pixels: int) -> tuple[Band, Band, Band]:
+    """The left, interior and right columns of the rows between the top
+    and bottom parts, from the columns' `bands`: with `tile_pixels`, a
+    left and right border part of at least half a tile (a border column
+    alone would be computed one pixel at a time) where that leaves half a
+    tile between them, and the interior cut to a multiple of `tile_pixels`
+    when no tile of more than half of `tile_pixels` pixels divides it, the
+    rest joining the right part."""
+    _, (start, stop), (_, end) = bands
+    if tile_pixels:
+        least = tile_pixels // 2
+        wide_start = max(start, least) if start else start
+        wide_stop = min(stop, end - least) if stop < end else stop
+        if wide_stop - wide_start >= least:
+            start, stop = wide_start, wide_stop
+        width = stop - start
+        if width > tile_pixels and largest_divisor(width, tile_pixels) <= least:
+            stop = start + width - width % tile_pixels
+    return (0, start), (start, stop), (stop, end)
 
 
 def parts(rows: Window, columns: Window, tile_pixels: int = 0) -> list[tuple[Band, Band]] | None:
     """The (rows, columns) of the output's parts, in the order the pass
     emits them (top, left, interior, right, bottom), or None when no
-    window meets the padding or the interior is empty."""
+    window meets the padding or the border parts are more than
+    `MAX_BORDER` of the output (the convolution is too small to pay for
+    them)."""
     top, middle, bottom = rows.bands()
-    left, interior, right = interior_cut(columns.bands(), tile_pixels)
-    if middle[0] == middle[1] or interior[0] == interior[1]:
+    left, interior, right = column_bands(columns.bands(), tile_pixels)
+    inside = (middle[1] - middle[0]) * (interior[1] - interior[0])
+    border = 1 - inside / (rows.out * columns.out)
+    if border > MAX_BORDER or border == 0:
         return None
     found = [(top, (0, columns.out)), (middle, left), (middle, interior), (middle, right),
              (bottom, (0, columns.out))]
-    found = [(r, c) for r, c in found if r[0] < r[1] and c[0] < c[1]]
-    return found if len(found) > 1 else None
+    return [(r, c) for r, c in found if r[0] < r[1] and c[0] < c[1]]
 
 
 def _elementwise_user(value: ir.Value, shape: list[int]) -> ir.Operation | None:
@@ -120,6 +144,8 @@ def _elementwise_user(value: ir.Value, shape: list[int]) -> ir.Operation | None:
     user = uses[0].owner
     user = user.operation if isinstance(user, ir.OpView) else user
     if user.name != "linalg.generic" or len(user.results) != 1 or not static_shapes(user):
+        return None
+    if user.parent != value.owner.parent:
         return None
     if ir.RankedTensorType(user.results[0].type).shape != shape:
         return None
@@ -202,7 +228,10 @@ def split_convolution(convolution: ir.Operation, tile_pixels: int) -> bool:
     rows = Window(height, low[1], kh, sh, dh, out_shape[1])
     columns = Window(width, low[2], kw, sw, dw, out_shape[2])
     regions = parts(rows, columns, tile_pixels)
-    if regions is None:
+    # A part whose windows meet nothing but padding (more padding than
+    # filter) is left to the padded convolution.
+    if regions is None or any(rows.reads(r)[1] < 1 or columns.reads(c)[1] < 1
+                              for r, c in regions):
         return False
     epilogue = []
     last = convolution
@@ -287,7 +316,7 @@ class CPUSplitPaddedConvolutions(Pass):
     argument = "cpu-split-padded-convolutions"
     verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     tile_pixels: int = field(default=0, metadata={"minimum": 0})
-    """The register tile's output pixels: an interior row that no tile of more than half as many divides is cut to a multiple of it (0: never cut)."""
+    """The register tile's output pixels: the left and right parts are at least half as wide, and an interior row that no tile of more than half as many divides is cut to a multiple of it (0: the parts are the padding's bands)."""
 
     def applies(self, op: ir.Operation) -> bool:
         if op.name != DEPTHWISE or not static_shapes(op):

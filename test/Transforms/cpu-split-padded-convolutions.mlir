@@ -33,10 +33,13 @@
 // CHECK: %[[ALL:.+]] = tensor.insert_slice %{{.+}} into %[[WITH_RIGHT]][0, 15, 0, 0] [1, 1, 16, 32]
 // CHECK: return %[[ALL]]
 
-// With 8-pixel register tiles the 14 interior columns, which only tiles
-// of 7 pixels or fewer divide (7 is more than half of 8: kept), stay whole.
+// With 8-pixel register tiles, border parts half a tile wide (a column
+// alone would be computed one pixel at a time) would hold 56% of the
+// outputs: too many, the convolution is left as it is.
 // CUT-LABEL: func.func @depthwise_bias_relu
-// CUT: tensor.insert_slice %{{.+}} into %{{.+}}[0, 1, 1, 0] [1, 14, 14, 32]
+// CUT: tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CUT-NOT: tensor.insert_slice
+// CUT: return
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d3)>
@@ -93,14 +96,18 @@ func.func @strided(%x: tensor<1x16x16x16xf32>, %w: tensor<3x3x16xf32>) -> tensor
 
 // -----
 
-// 28 columns padded by 1 leave an interior of 26, which no tile of 5 to 8
-// pixels divides: with 8-pixel tiles it is cut to 24 and the right border
-// part takes the 3 columns after it (two of which read no padding).
+// 28 columns padded by 1: without a tile, the border columns alone and
+// the 26 between them; with 8-pixel tiles, border parts of 4 columns and
+// an interior of 20 (5-pixel tiles).
 // CUT-LABEL: func.func @cut_interior
-// CUT: tensor.insert_slice %{{.+}}[0, 1, 1, 0] [1, 26, 24, 8]
-// CUT: tensor.extract_slice %arg0[0, 0, 24, 0] [1, 28, 4, 8]
+// CUT: tensor.insert_slice %{{.+}}[0, 1, 0, 0] [1, 26, 4, 8]
+// CUT: %[[INTERIOR:.+]] = tensor.extract_slice %arg0[0, 0, 3, 0] [1, 28, 22, 8]
+// CUT-NOT: tensor.pad
+// CUT: linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%[[INTERIOR]], %arg1
+// CUT: tensor.insert_slice %{{.+}}[0, 1, 4, 0] [1, 26, 20, 8]
+// CUT: tensor.extract_slice %arg0[0, 0, 23, 0] [1, 28, 5, 8]
 // CUT: tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 1, 0]
-// CUT: tensor.insert_slice %{{.+}}[0, 1, 25, 0] [1, 26, 3, 8]
+// CUT: tensor.insert_slice %{{.+}}[0, 1, 24, 0] [1, 26, 4, 8]
 // CHECK-LABEL: func.func @cut_interior
 // CHECK: tensor.insert_slice %{{.+}}[0, 1, 1, 0] [1, 26, 26, 8]
 
@@ -118,14 +125,20 @@ func.func @cut_interior(%x: tensor<1x28x28x8xf32>, %w: tensor<3x3x8xf32>) -> ten
 
 // -----
 
-// Negative cases: no padding (nothing to split), and a padding of the
-// channels (not the rows and columns) are left as they are.
+// Negative cases: no padding (nothing to split), a padding of the
+// channels (not the rows and columns), and 7x7 pixels, of whose outputs
+// too many (24 of 49) meet the padding, are left as they are.
 // CHECK-LABEL: func.func @unpadded
 // CHECK-NOT: tensor.insert_slice
 // CHECK: linalg.depthwise_conv_2d_nhwc_hwc
 // CHECK-NOT: tensor.insert_slice
 // CHECK-LABEL: func.func @channels_padded
 // CHECK: tensor.pad %arg0 low[0, 0, 0, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT: tensor.insert_slice
+// CHECK-LABEL: func.func @small
+// CHECK: tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
 // CHECK-NOT: tensor.insert_slice
 // CHECK: linalg.depthwise_conv_2d_nhwc_hwc
 // CHECK-NOT: tensor.insert_slice
@@ -148,4 +161,16 @@ func.func @channels_padded(%x: tensor<1x10x10x7xf32>, %w: tensor<3x3x8xf32>) -> 
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<1x10x10x8xf32>, tensor<3x3x8xf32>) outs(%f : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %c : tensor<1x8x8x8xf32>
+}
+
+func.func @small(%x: tensor<1x7x7x64xf32>, %w: tensor<3x3x64xf32>) -> tensor<1x7x7x64xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x7x7x64xf32> to tensor<1x9x9x64xf32>
+  %e = tensor.empty() : tensor<1x7x7x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x7x7x64xf32>) -> tensor<1x7x7x64xf32>
+  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<1x9x9x64xf32>, tensor<3x3x64xf32>) outs(%f : tensor<1x7x7x64xf32>) -> tensor<1x7x7x64xf32>
+  return %c : tensor<1x7x7x64xf32>
 }

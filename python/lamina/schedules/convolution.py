@@ -52,7 +52,7 @@ gets loop nests.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from math import ceil
+from math import ceil, prod
 from typing import ClassVar
 
 from mlir import ir
@@ -243,7 +243,11 @@ class ConvolutionKind(ScheduleKind):
         # The parts of a convolution that `cpu-split-padded-convolutions`
         # split: each with its fill and epilogue, scheduled as one
         # convolution; the rest of the group (the filter's layout change)
-        # before them.
+        # before them. The interior (the largest part) is split over the
+        # threads, the border parts run on one: a parallel region each
+        # would cost them more than their work, and a delayed thread
+        # would delay every one of them.
+        interior = max(windowed, key=lambda op: prod(op.extents[:4]))
         schedules: list[Schedule] = []
         taken: set[int] = set()
         for index, linalg in enumerate(windowed):
@@ -253,8 +257,9 @@ class ConvolutionKind(ScheduleKind):
             members = fills + [linalg] + after
             taken.update(_op_key(op.op) for op in members)
             part = Group(f"{group.name}_part{index}", members, kind=group.kind)
+            part_model = model if linalg is interior else replace(model, threads=1)
             schedules += _schedules(f"{group.name}_convolution{index}", part.name, linalg, part,
-                                    members, model)
+                                    members, part_model)
         before = [op for op in group.ops if _op_key(op.op) not in taken]
         return loop_nest_schedules(group.name, before, model) + schedules
 
