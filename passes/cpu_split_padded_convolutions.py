@@ -30,14 +30,15 @@ half of `tile-pixels` divides is cut to a multiple of `tile-pixels`, the
 columns beyond it joining the right part. A convolution whose border
 parts would hold more than 40% of its outputs (3x3 on 7x7 or, with tiles
 of 8 pixels, 14x14 pixels) is left as it is: their loops would cost more
-than the copy they save.
+than the copy they save. Filters of more than `max-taps` taps (7x7) are
+left as they are too: their arithmetic outweighs the copy.
 
 Expects linalg on tensors. Guarantees: every static floating-point
-depthwise convolution whose input is a constant `tensor.pad` of its rows
-and columns, whose windows meet the padding and whose border parts hold
-at most 40% of its outputs, is split into parts of the same computation;
-the parts' ops carry
-the convolution's fusion group; other convolutions are left as they are.
+depthwise convolution of at most `max-taps` taps whose input is a
+constant `tensor.pad` of its rows and columns, whose windows meet the
+padding and whose border parts hold at most 40% of its outputs, is split
+into parts of the same computation; the parts' ops carry the
+convolution's fusion group; other convolutions are left as they are.
 """
 
 from __future__ import annotations
@@ -315,11 +316,16 @@ class CPUSplitPaddedConvolutions(Pass):
 
     argument = "cpu-split-padded-convolutions"
     verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
+    max_taps: int = field(default=9, metadata={"minimum": 1})
+    """Filters of more taps (rows x columns) are left as they are: the padded copy is a smaller share of their work than the border parts cost."""
     tile_pixels: int = field(default=0, metadata={"minimum": 0})
     """The register tile's output pixels: the left and right parts are at least half as wide, and an interior row that no tile of more than half as many divides is cut to a multiple of it (0: the parts are the padding's bands)."""
 
     def applies(self, op: ir.Operation) -> bool:
         if op.name != DEPTHWISE or not static_shapes(op):
+            return False
+        kh, kw, _ = ir.RankedTensorType(op.operands[1].type).shape
+        if kh * kw > self.max_taps:
             return False
         return all(isinstance(ir.RankedTensorType(v.type).element_type, ir.FloatType)
                    for v in op.operands)

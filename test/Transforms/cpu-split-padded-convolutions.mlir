@@ -126,8 +126,9 @@ func.func @cut_interior(%x: tensor<1x28x28x8xf32>, %w: tensor<3x3x8xf32>) -> ten
 // -----
 
 // Negative cases: no padding (nothing to split), a padding of the
-// channels (not the rows and columns), and 7x7 pixels, of whose outputs
-// too many (24 of 49) meet the padding, are left as they are.
+// channels (not the rows and columns), 7x7 pixels, of whose outputs too
+// many (24 of 49) meet the padding, and a 5x5 filter (more than 9 taps)
+// are left as they are.
 // CHECK-LABEL: func.func @unpadded
 // CHECK-NOT: tensor.insert_slice
 // CHECK: linalg.depthwise_conv_2d_nhwc_hwc
@@ -139,6 +140,11 @@ func.func @cut_interior(%x: tensor<1x28x28x8xf32>, %w: tensor<3x3x8xf32>) -> ten
 // CHECK-NOT: tensor.insert_slice
 // CHECK-LABEL: func.func @small
 // CHECK: tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT: tensor.insert_slice
+// CHECK-LABEL: func.func @many_taps
+// CHECK: tensor.pad %arg0 low[0, 2, 2, 0] high[0, 2, 2, 0]
 // CHECK-NOT: tensor.insert_slice
 // CHECK: linalg.depthwise_conv_2d_nhwc_hwc
 // CHECK-NOT: tensor.insert_slice
@@ -173,4 +179,16 @@ func.func @small(%x: tensor<1x7x7x64xf32>, %w: tensor<3x3x64xf32>) -> tensor<1x7
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x7x7x64xf32>) -> tensor<1x7x7x64xf32>
   %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<1x9x9x64xf32>, tensor<3x3x64xf32>) outs(%f : tensor<1x7x7x64xf32>) -> tensor<1x7x7x64xf32>
   return %c : tensor<1x7x7x64xf32>
+}
+
+func.func @many_taps(%x: tensor<1x32x32x16xf32>, %w: tensor<5x5x16xf32>) -> tensor<1x32x32x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %padded = tensor.pad %x low[0, 2, 2, 0] high[0, 2, 2, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x32x32x16xf32> to tensor<1x36x36x16xf32>
+  %e = tensor.empty() : tensor<1x32x32x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<1x36x36x16xf32>, tensor<5x5x16xf32>) outs(%f : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  return %c : tensor<1x32x32x16xf32>
 }
