@@ -223,6 +223,55 @@ def test_depthwise_nhwc_convolution_matches_numpy(shape, options, threads):
     assert comparison.ok, str(comparison)
 
 
+DEPTHWISE_NHWC_PLAIN = """
+func.func @main(%x: tensor<{x}x{t}>, %w: tensor<{w}x{t}>) -> tensor<{y}x{t}> {{
+  %0 = "nn.conv2d"(%x, %w) {{strides = array<i64: {s}>, padding = array<i64: {p}>,
+                            groups = {c} : i64, layout = "NHWC"}}
+      : (tensor<{x}x{t}>, tensor<{w}x{t}>) -> tensor<{y}x{t}>
+  return %0 : tensor<{y}x{t}>
+}}
+"""
+
+
+@pytest.mark.parametrize("size,channels,stride,epilogue,threads,split", [
+    # MobileNet's sizes, stride 1 and 2, padding 1, channel counts no
+    # register tile of 32 divides (24, 40, 72), with the bias and relu on
+    # each part's tiles and with no epilogue.
+    (112, 24, 1, True, 2, True),
+    (112, 40, 2, False, 2, True),
+    (56, 40, 2, True, 2, True),
+    (14, 72, 2, True, 2, True),
+    # 28 pixels: border parts of 4 columns, an interior of 20.
+    (28, 16, 1, True, 2, True),
+    # Too small to split (border parts of more than 40% of the output).
+    (14, 72, 1, False, 1, False),
+    (7, 40, 1, True, 2, False),
+    (7, 24, 2, False, 1, False),
+])
+def test_split_padded_depthwise_matches_numpy(size, channels, stride, epilogue, threads, split):
+    if epilogue:
+        source = depthwise_nhwc_source(1, size, size, channels, 3, stride=(stride, stride),
+                                       padding=(1, 1, 1, 1))
+    else:
+        out = (size - 1) // stride + 1
+        dims = lambda *d: "x".join(map(str, d))
+        source = DEPTHWISE_NHWC_PLAIN.format(
+            x=dims(1, size, size, channels), w=dims(channels, 1, 3, 3), c=channels,
+            y=dims(1, out, out, channels), s=f"{stride}, {stride}", p="1, 1, 1, 1", t="f32")
+    code = tiled(source, threads)
+    # No padded copy of the whole input where the convolution is split: the
+    # interior reads it in place, the border parts pad slices of a few rows
+    # or columns.
+    assert "linalg.depthwise_conv" not in code
+    whole = f"tensor<1x{size}x{size}x{channels}xf32> to tensor<1x{size + 2}x{size + 2}x"
+    assert "tensor.pad" in code and (whole not in code) == split
+    f = lamina.compile(source, target=f"cpu:threads={threads}")
+    args = random_inputs(f.inputs, seed=7)
+    (expected,) = evaluate(lamina.parse(source), args)
+    comparison = compare(f(*args), expected, f.results[0].dtype)
+    assert comparison.ok, str(comparison)
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_half_precision_depthwise_nhwc_convolution(dtype):
     source = depthwise_nhwc_source(1, 9, 12, 32, 3, padding=(1, 1, 1, 1), dtype=dtype)

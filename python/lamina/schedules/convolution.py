@@ -52,7 +52,7 @@ gets loop nests.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from math import ceil
+from math import ceil, prod
 from typing import ClassVar
 
 from mlir import ir
@@ -234,22 +234,60 @@ class ConvolutionKind(ScheduleKind):
     name = "convolution"
 
     def choose(self, group: Group, model: CPUModel) -> list[Schedule] | None:
-        for linalg in group.ops:
-            if linalg.name in WINDOWED:
-                fills = initialising_fills(group, linalg)
-                choose = (depthwise_schedule if linalg.name == DEPTHWISE
-                          else convolution_schedule)
-                schedule = choose(f"{group.name}_convolution", linalg, fills, model)
-                rest = [op for op in group.ops if op is not linalg and op not in fills]
-                before, after = _split_at(linalg, rest)
-                fused = with_epilogue(schedule, linalg, after, group)
-                if fused:
-                    return loop_nest_schedules(group.name, before, model) + [fused]
-                return [schedule] + loop_nest_schedules(group.name, rest, model)
-        return None
+        windowed = [linalg for linalg in group.ops if linalg.name in WINDOWED]
+        if not windowed:
+            return None
+        if len(windowed) == 1:
+            return _schedules(f"{group.name}_convolution", group.name, windowed[0], group,
+                              group.ops, model)
+        # The parts of a convolution that `cpu-split-padded-convolutions`
+        # split: each with its fill and epilogue, scheduled as one
+        # convolution; the rest of the group (the filter's layout change)
+        # before them. The interior (the largest part) is split over the
+        # threads, the border parts run on one: a parallel region each
+        # would cost them more than their work, and a delayed thread
+        # would delay every one of them.
+        interior = max(windowed, key=lambda op: prod(op.extents[:4]))
+        schedules: list[Schedule] = []
+        taken: set[int] = set()
+        for index, linalg in enumerate(windowed):
+            fills = initialising_fills(group, linalg)
+            rest = [op for op in group.ops if op is not linalg and op not in fills]
+            _, after = _split_at(linalg, rest)
+            members = fills + [linalg] + after
+            taken.update(_op_key(op.op) for op in members)
+            part = Group(f"{group.name}_part{index}", members, kind=group.kind)
+            part_model = model if linalg is interior else replace(model, threads=1)
+            schedules += _schedules(f"{group.name}_convolution{index}", part.name, linalg, part,
+                                    members, part_model)
+        before = [op for op in group.ops if _op_key(op.op) not in taken]
+        return loop_nest_schedules(group.name, before, model) + schedules
+
+
+def _schedules(name: str, rest_name: str, linalg: LinalgOp, group: Group, ops: list[LinalgOp],
+               model: CPUModel) -> list[Schedule]:
+    """The schedules of the convolution `linalg` among `ops` (of `group`):
+    its direct schedule, with the epilogue after it on each register tile
+    where it is a chain, and loop nests (named after `rest_name`) for the
+    rest."""
+    fills = initialising_fills(group, linalg)
+    choose = depthwise_schedule if linalg.name == DEPTHWISE else convolution_schedule
+    schedule = choose(name, linalg, fills, model)
+    rest = [op for op in ops if op is not linalg and op not in fills]
+    before, after = _split_at(linalg, rest)
+    fused = with_epilogue(schedule, linalg, after, group)
+    if fused:
+        return loop_nest_schedules(rest_name, before, model) + [fused]
+    return [schedule] + loop_nest_schedules(rest_name, rest, model)
 
 
 DEPTHWISE = "linalg.depthwise_conv_2d_nhwc_hwc"
+
+
+def register_tile_pixels(model: CPUModel) -> int:
+    """The output pixels of a convolution's register tile: 8 with 32
+    vector registers (16 accumulators of two vectors), else 4."""
+    return 8 if model.vector_registers >= 32 else 4
 
 
 def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
@@ -257,7 +295,7 @@ def convolution_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     """The direct schedule of a channels-last convolution initialised by
     `fills` (see the module docstring)."""
     n, oh, ow, f, kh, kw, c = linalg.extents
-    mr = 8 if model.vector_registers >= 32 else 4
+    mr = register_tile_pixels(model)
     nr = 2 * model.lanes
     channels = f if f <= nr else largest_divisor(
         f, nr, model.lanes if f % model.lanes == 0 else 1)
@@ -306,7 +344,7 @@ def depthwise_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
     initialised by `fills` (see the module docstring): loops n, oh, ow, c,
     kh, kw, the register tile `mr` pixels x `nr` channels."""
     n, oh, ow, c, kh, kw = linalg.extents
-    mr = 8 if model.vector_registers >= 32 else 4
+    mr = register_tile_pixels(model)
     nr = 2 * model.lanes
     channels = c if c <= nr else largest_divisor(
         c, nr, model.lanes if c % model.lanes == 0 else 1)

@@ -31,7 +31,10 @@ lamina.targets.frontend):
   transposes around those the program computes channels-last, whose 1x1
   ones become matrix products of pixels by filters; the other 1x1 ones
   into contractions in NCHW, `cpu-pointwise-convolutions-to-contractions`; grouped
-  ones into sums over their taps, `cpu-grouped-convolutions-to-taps`),
+  ones into sums over their taps, `cpu-grouped-convolutions-to-taps`;
+  padded channels-last depthwise ones, with their epilogues, into an
+  interior that reads the input in place and border parts that pad what
+  they read, `cpu-split-padded-convolutions`),
   the filter transposes of bound weights moved into the initialiser
   (`func-split-initializer` again), the
   tuned choices of the tuning cache written on their groups
@@ -124,6 +127,7 @@ from mlir import ir
 from lamina.passes.cpu_apply_schedule import CPUApplySchedule
 from lamina.passes.cpu_convolutions_to_channels_last import CPUConvolutionsToChannelsLast
 from lamina.passes.cpu_grouped_convolutions_to_taps import CPUGroupedConvolutionsToTaps
+from lamina.passes.cpu_split_padded_convolutions import CPUSplitPaddedConvolutions
 from lamina.passes.cpu_vnni_contractions import CPUVNNIContractions
 from lamina.passes.cpu_x86_dot_products import CPUX86DotProducts
 from lamina.passes.cpu_pointwise_convolutions_to_contractions import (
@@ -142,6 +146,7 @@ from lamina.passes.cpu_protect_inputs import CPUProtectInputs
 from lamina.passes.cpu_request_c_interface import CPURequestCInterface
 from lamina.passes.cpu_outline_fusion_groups import CPUOutlineFusionGroups
 from lamina.passes.cpu_schedule import CPUSchedule
+from lamina.schedules.convolution import register_tile_pixels
 from lamina.passes.cpu_strided_copies_to_loops import CPUStridedCopiesToLoops
 from lamina.passes.cpu_widen_bool_memrefs import CPUWidenBoolMemrefs
 from lamina.passes.cpu_disable_llvm_loop_vectorizer import CPUDisableLLVMLoopVectorizer
@@ -296,6 +301,7 @@ class CPUTarget(Target):
                 CPUConvolutionsToChannelsLast(),
                 CPUPointwiseConvolutionsToContractions(),
                 CPUGroupedConvolutionsToTaps(),
+                CPUSplitPaddedConvolutions(tile_pixels=register_tile_pixels(model)),
                 # i8 matmuls in the u8 x s8 form of the CPU's dot products.
                 *([CPUVNNIContractions()] if "avx512vnni" in model.dot_products else []),
                 FuncSplitInitializer(),
