@@ -32,6 +32,7 @@ from mlir import ir
 
 from lamina.diagnostics import CompileError
 from lamina.dialects.opdef import lookup_op
+from lamina.shapes import ShapeError, has_dynamic_types, op_result_shapes
 from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype, type_view
 
 
@@ -135,7 +136,16 @@ class Interpreter:
 
     def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
         types = [_array_type(r.type) for r in op.results]
-        if types and all(0 in shape for shape, _ in types):
+        if has_dynamic_types(op):
+            # The sizes of this call, by the op's rule (which rejects sizes
+            # the compiled code would reject).
+            try:
+                shapes = op_result_shapes(op, [np.shape(a) for a in operands])
+            except ShapeError as error:
+                raise CompileError.at(op.location, error.message) from None
+            types = [(shape if shape is not None else None, dtype)
+                     for shape, (_, dtype) in zip(shapes, types)]
+        if types and all(shape is not None and 0 in shape for shape, _ in types):
             return [np.empty(shape, dtype) for shape, dtype in types]
         op_class = lookup_op(op.name)
         if op_class is not None:
@@ -162,7 +172,8 @@ class Interpreter:
                 value = np.asarray(value)
                 if self.float64 and _is_float(value.dtype) and _is_float(dtype):
                     dtype = np.dtype(np.float64)
-                arrays.append(value.astype(dtype, copy=False).reshape(shape))
+                value = value.astype(dtype, copy=False)
+                arrays.append(value if shape is None else value.reshape(shape))
             return arrays
         if op.name == "arith.constant":
             return [constant_array(op.attributes["value"], op.results[0].type)]
