@@ -320,10 +320,11 @@ TypeView = Union[TensorType, MemRefType, ScalarType, OpaqueType]
 
 
 def type_view(t: ir.Type) -> TypeView:
-    """The Python view of an MLIR type. Raises VerifyError for a tensor or
-    memref that Lamina cannot describe (dynamic, strided, unknown space)."""
+    """The Python view of an MLIR type ('?' dims of a tensor are None).
+    Raises VerifyError for a tensor or memref that Lamina cannot describe
+    (unranked, a dynamic or strided memref, an unknown space)."""
     if isinstance(t, ir.RankedTensorType) or isinstance(t, ir.UnrankedTensorType):
-        return TensorType.from_mlir(t)
+        return TensorType.from_mlir(t, dynamic=True)
     if isinstance(t, (ir.MemRefType, ir.UnrankedMemRefType)):
         return MemRefType.from_mlir(t)
     text = str(t)
