@@ -288,31 +288,35 @@ def _reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
 
 def _dynamic_reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
     """The grouping of `fine` dims into `coarse` ones where '?' dims take
-    part: static coarse dims matched from the right, then the leading dims
-    one to one where the ranks left agree, else all of them in one group.
-    Each group with a '?' coarse dim has a '?' fine dim; None where this
-    does not fit."""
+    part, left to right: a static coarse dim takes static fine dims up to
+    its size, a '?' one the fine dims through the next '?' (through the
+    last where no later coarse dim is '?': `?x?x768` into `?x768`); unit
+    fine dims left at the end join the last group. None where this does
+    not fit."""
     groups: list[list[int]] = []
-    end = len(fine)
-    index = len(coarse) - 1
-    while index >= 0 and coarse[index] is not None:
-        start, product = end, 1
-        while start > 0 and fine[start - 1] is not None and (start == end
-                                                             or product < coarse[index]):
-            start -= 1
-            product *= fine[start]
-        if start == end or product != coarse[index]:
-            return None
-        groups.insert(0, list(range(start, end)))
-        end, index = start, index - 1
-    head = index + 1
-    if head == 0:
-        return groups if end == 0 else None
-    if head == end:
-        return [[d] for d in range(end)] + groups
-    if head == 1 and None in fine[:end]:
-        return [list(range(end))] + groups
-    return None
+    i = 0
+    for c, size in enumerate(coarse):
+        group: list[int] = []
+        if size is None:
+            unknown = [d for d in range(i, len(fine)) if fine[d] is None]
+            if not unknown:
+                return None
+            last = unknown[-1] if None not in coarse[c + 1:] else unknown[0]
+            group = list(range(i, last + 1))
+        else:
+            product = 1
+            while i + len(group) < len(fine) and fine[i + len(group)] is not None and (
+                    not group or product < size):
+                product *= fine[i + len(group)]
+                group.append(i + len(group))
+            if product != size:
+                return None
+        groups.append(group)
+        i = group[-1] + 1
+    while groups and i < len(fine) and fine[i] == 1:
+        groups[-1].append(i)
+        i += 1
+    return groups if i == len(fine) else None
 
 
 def _reshape(value: ir.Value, shape: Sequence[int | None],
