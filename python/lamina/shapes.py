@@ -37,6 +37,7 @@ class ShapeError(ValueError):
     """Sizes that break a program's rules: `location: error: message`."""
 
     def __init__(self, location: ir.Location | None, message: str):
+        self.location = location
         self.message = message
         self.where = _where(location)
         super().__init__(f"{self.where}: error: {message}" if self.where else message)
