@@ -14,8 +14,8 @@ constraints again (`cf.assert`) for callers that bypass this module.
 Names. An argument's `nn.dims` attribute names its '?' dims in order
 (`%x: tensor<?x?x768xf32> {nn.dims = ["B", "S"]}`): a name used twice says
 the sizes are equal (checked per call), and `lamina-run --dims B=2,S=37`
-draws arrays of those sizes. Unnamed '?' dims are named by position,
-`ARG:DIM` (`0:1`).
+draws arrays of those sizes. Every '?' dim is also named by its position,
+`ARG:DIM` (`0:1`), the only name of one that `nn.dims` does not name.
 
 This module works on the nn program (before any lowering) and imports no
 pass or lowering.
@@ -244,14 +244,17 @@ def argument_shapes(func: ir.Operation, sizes: Mapping[str, int]) -> list[tuple[
     its name: see the module docstring); raises ValueError naming a
     missing or unknown dim."""
     names = dim_names(func)
+    types = list(_function_type(func).inputs)
+    positions = {f"{i}:{d}" for i, t in enumerate(types) if isinstance(t, ir.RankedTensorType)
+                 for d in range(ir.ShapedType(t).rank) if ir.ShapedType(t).is_dynamic_dim(d)}
     known = {n for group in names for n in group}
-    unknown = sorted(set(sizes) - known)
+    unknown = sorted(set(sizes) - known - positions)
     if unknown:
         raise ValueError(f"--dims names {', '.join(unknown)}, which no '?' dim of "
                          f"@{ir.StringAttr(func.attributes['sym_name']).value} has (its dims: "
                          f"{', '.join(sorted(known)) or 'none'})")
     shapes = []
-    for t, group in zip(_function_type(func).inputs, names):
+    for index, (t, group) in enumerate(zip(types, names)):
         if not isinstance(t, ir.ShapedType):
             shapes.append(())
             continue
@@ -259,11 +262,11 @@ def argument_shapes(func: ir.Operation, sizes: Mapping[str, int]) -> list[tuple[
         dims, names_left = [], list(group)
         for d in range(shaped.rank):
             if shaped.is_dynamic_dim(d):
-                name = names_left.pop(0)
-                if name not in sizes:
+                name, position = names_left.pop(0), f"{index}:{d}"
+                if name not in sizes and position not in sizes:
                     raise ValueError(f"dim '{name}' is '?': give its size with --dims "
                                      f"{name}=SIZE")
-                dims.append(sizes[name])
+                dims.append(sizes.get(name, sizes.get(position)))
             else:
                 dims.append(shaped.shape[d])
         shapes.append(tuple(dims))
