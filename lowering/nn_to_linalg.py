@@ -2,9 +2,9 @@
 
 This lowering expects verified nn ops on ranked tensors of f32, f16 and
 bf16 (i1, i32 and i64 where the op allows them): the nn type rules have
-resolved every shape, up to the '?' dims of the ops that take them. It makes every nn op illegal, converts the ops of
-other dialects that registered a lowering here, and leaves all other ops
-alone.
+resolved every shape, up to the '?' dims of the ops that take them. It
+makes every nn op illegal, converts the ops of other dialects that
+registered a lowering here, and leaves all other ops alone.
 
 Elementwise ops and reductions lower from their scalar definitions
 (`lamina.scalar`: an elementwise op's `scalar` method, a reduction's

@@ -114,7 +114,8 @@ def _concrete(t: ir.Type, shape: Sequence[int], what: str,
 
 def has_dynamic_types(op: ir.Operation) -> bool:
     """Whether an op's operands or results have '?' dims."""
-    return any(isinstance(v.type, ir.RankedTensorType) and not ir.ShapedType(v.type).has_static_shape
+    return any(isinstance(v.type, ir.RankedTensorType)
+               and not ir.ShapedType(v.type).has_static_shape
                for v in list(op.operands) + list(op.results))
 
 
