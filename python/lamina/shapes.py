@@ -126,8 +126,32 @@ def op_result_shapes(op: ir.Operation, shapes: Sequence[Sequence[int]]
     types = [_concrete(v.type, s, f"'{op.name}' op operand #{i}", op.location)
              if isinstance(v.type, ir.RankedTensorType) else None
              for i, (v, s) in enumerate(zip(op.operands, shapes))]
-    results = ShapeFunction.results(None, op, types)
+    results = _results(op, types, None)
     return [tuple(int(d) for d in t.shape) if t is not None else None for t in results]
+
+
+def _results(op: ir.Operation, operands: list[TensorType | None], call) -> list:
+    """The concrete result types of `op` on concrete operand types: by the
+    op's rule, by `call(callee, operands)` for a call (None: the IR's
+    types, unchecked), else the IR's static types."""
+    callee = None
+    if op.name == "func.call":
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    op_class = lookup_op(op.name)
+    if op_class is not None:
+        try:
+            view = op_class.from_operation(op)
+            if hasattr(view, "callee"):
+                callee = view.callee()
+            else:
+                inferred = view._inferred(view._group(operands))
+                if inferred is not None:
+                    return _checked(op, inferred[0])
+        except VerifyError as error:
+            raise ShapeError(op.location, f"'{op.name}' op {error}") from None
+    if callee is not None:
+        return [None] * len(op.results) if call is None else _checked(op, call(callee, operands))
+    return _checked(op, [None] * len(op.results))
 
 
 class ShapeFunction:
@@ -168,6 +192,9 @@ class ShapeFunction:
                                      f"#{sizes[name][0]} and {size} in argument #{index}")
                 sizes.setdefault(name, (index, size))
 
+    def _call(self, callee: str, types: Sequence[TensorType]) -> list[TensorType]:
+        return self.run(self.functions[callee], types)
+
     def run(self, func: ir.Operation, types: Sequence[TensorType]) -> list[TensorType]:
         """The concrete result types of `func` on concrete argument types."""
         block = func.regions[0].blocks[0]
@@ -177,55 +204,33 @@ class ShapeFunction:
             operands = [values.get(v) for v in op.operands]
             if op.name == "func.return":
                 return operands
-            for value, t in zip(op.results, self.results(op, operands)):
+            for value, t in zip(op.results, _results(op, operands, self._call)):
                 values[value] = t
         raise ShapeError(func.location, "the function does not end with func.return")
 
-    def results(self, op: ir.Operation, operands: list[TensorType | None]) -> list:
-        callee = None
-        if op.name == "func.call":
-            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        op_class = lookup_op(op.name)
-        if op_class is not None:
-            try:
-                view = op_class.from_operation(op)
-                if hasattr(view, "callee"):
-                    callee = view.callee()
-                else:
-                    inferred = view._inferred(view._group(operands))
-                    if inferred is not None:
-                        return ShapeFunction.checked(op, inferred[0])
-            except VerifyError as error:
-                raise ShapeError(op.location, f"'{op.name}' op {error}") from None
-        if callee is not None:
-            if self is None:
-                return [None] * len(op.results)
-            return ShapeFunction.checked(op, self.run(self.functions[callee], operands))
-        return ShapeFunction.checked(op, [None] * len(op.results))
 
-    @staticmethod
-    def checked(op: ir.Operation, types: Sequence[TensorType | None]) -> list:
-        """`types` (None: the IR's, which must then be static) against the
-        result types in the IR."""
-        checked = []
-        for index, (result, t) in enumerate(zip(op.results, types)):
-            if not isinstance(result.type, ir.RankedTensorType):
-                checked.append(None)
-                continue
-            declared = TensorType.from_mlir(result.type, dynamic=True)
-            if t is None:
-                if not declared.is_static:
-                    raise ShapeError(op.location, f"'{op.name}' op has no rule giving the "
-                                                  f"size of its result {declared}")
-                t = declared
-            bad = [d for d, (a, b) in enumerate(zip(declared.shape, t.shape))
-                   if a is not None and a != b]
-            if bad:
-                raise ShapeError(op.location, f"'{op.name}' op result #{index}: dim {bad[0]} "
-                                              f"is {t.shape[bad[0]]} at run time; the IR says "
-                                              f"{declared}")
-            checked.append(t)
-        return checked
+def _checked(op: ir.Operation, types: Sequence[TensorType | None]) -> list:
+    """`types` (None: the IR's, which must then be static) against the
+    result types in the IR."""
+    checked = []
+    for index, (result, t) in enumerate(zip(op.results, types)):
+        if not isinstance(result.type, ir.RankedTensorType):
+            checked.append(None)
+            continue
+        declared = TensorType.from_mlir(result.type, dynamic=True)
+        if t is None:
+            if not declared.is_static:
+                raise ShapeError(op.location, f"'{op.name}' op has no rule giving the "
+                                              f"size of its result {declared}")
+            t = declared
+        bad = [d for d, (a, b) in enumerate(zip(declared.shape, t.shape))
+               if a is not None and a != b]
+        if bad:
+            raise ShapeError(op.location, f"'{op.name}' op result #{index}: dim {bad[0]} "
+                                          f"is {t.shape[bad[0]]} at run time; the IR says "
+                                          f"{declared}")
+        checked.append(t)
+    return checked
 
 
 def parse_dims(text: str) -> dict[str, int]:
