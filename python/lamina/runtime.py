@@ -313,9 +313,19 @@ class ArrayFunction:
         initializer, main = self._bound_programs[indices]
         prepared = [aligned_empty(t.shape, numpy_dtype(t.dtype)) for t in initializer.results]
         initializer.call_with_results(initializer.check_arguments(arrays), prepared)
-        return BoundFunction(main, initializer, prepared,
-                             [self.argument_names[i] for i in range(len(self.inputs))
-                              if i not in indices])
+        bound = BoundFunction(main, initializer, prepared,
+                              [self.argument_names[i] for i in range(len(self.inputs))
+                               if i not in indices])
+        if self.shape_function is not None:
+            shape_function, weights = self.shape_function, dict(zip(indices, arrays))
+
+            def shapes(unbound: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+                rest = iter(unbound)
+                return shape_function([weights[i].shape if i in weights else next(rest)
+                                       for i in range(len(self.inputs))])
+
+            bound.shape_function = shapes
+        return bound
 
     def _bound_arguments(self, weights) -> tuple[tuple[int, ...], list[np.ndarray]]:
         """The positions of the bound arguments, in order, and their arrays."""
@@ -353,7 +363,8 @@ class ArrayFunction:
                 raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place and "
                                  "cannot be bound")
             array = np.asarray(by_position[index])
-            if array.dtype != self._input_dtypes[index] or array.shape != spec.shape:
+            if array.dtype != self._input_dtypes[index] or not spec.is_static or (
+                    array.shape != spec.shape):
                 raise ValueError(f"@{self.name} argument #{index}: expected {spec}, got a "
                                  f"{array.dtype.name} array of shape {array.shape}")
             arrays.append(array)

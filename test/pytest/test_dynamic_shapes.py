@@ -171,3 +171,16 @@ def test_argument_shapes_from_dims():
         parse_dims("B:2")
     unnamed = lamina.parse(ROWS.replace(' {nn.dims = ["B", "S"]}', ""))
     assert argument_shapes(find_entry(unnamed), {"0:0": 1, "0:1": 5})[0] == (1, 5, 768)
+
+
+def test_weights_bind_once_for_every_size(mlp):
+    rng = np.random.default_rng(4)
+    w1 = (rng.standard_normal((256, 512)) / 16).astype(np.float32)
+    b1 = rng.standard_normal(512).astype(np.float32)
+    w2 = (rng.standard_normal((512, 256)) / 22).astype(np.float32)
+    bound = mlp.bind({1: w1, 2: b1, 3: w2})
+    for rows in (1, 17, 129):
+        x = rng.standard_normal((rows, 256)).astype(np.float32)
+        np.testing.assert_allclose(bound(x), mlp(x, w1, b1, w2), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="expected tensor<\\?x256xf32>"):
+        mlp.bind({0: np.zeros((3, 256), np.float32)})
