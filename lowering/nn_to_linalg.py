@@ -76,7 +76,9 @@ included) are erased rather than lowered.
 Dynamic dims. A '?' dim's size is read with `tensor.dim` from an operand
 that has it, and every `tensor.empty` takes it from there; a reshape keeps
 or multiplies '?' dims through `tensor.collapse_shape` and
-`tensor.expand_shape` (whose output sizes are computed from the operand's).
+`tensor.expand_shape` (whose output sizes are computed from the operand's);
+a mean or a normalisation over '?' dims divides by their count, computed
+once (f32) outside its loops.
 Where the type rules leave the equality of two sizes to run time (a '?'
 dim against a static one or another '?' of an elementwise op's operands,
 matmul's contraction dims), a `cf.assert` checks it, its message naming
@@ -1005,7 +1007,18 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     element = _element_type(x)
     total = _reduce(domain, axes, [x], fold, accumulator=element if _is_integer(element) else None)
     kept = TensorType(_kept(domain, axes), result.dtype)
-    finish = op.finish_tree(_static_count(domain, axes))
+    count = _static_prod([domain[a] for a in axes])
+    if count is None:
+        # The finishing step of a fold over '?' dims takes their count as a
+        # value (f32, computed once outside the loops).
+        finish = scalar.trace(lambda total, n: op.finish(total, n), 2)
+        if finish.kind == "arg":
+            value = _narrow(total, kept)
+        else:
+            elements = _row_count(x, axes)
+            value = elementwise(kept, [total], lambda s: scalar.to_mlir(finish, [s, elements]))
+        return _reshape(value, result.shape)
+    finish = op.finish_tree(count)
     if finish.kind == "arg":
         value = _narrow(total, kept)
     else:
@@ -1014,14 +1027,13 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     return _reshape(value, result.shape)
 
 
-def _static_count(domain: Shape, dims: Sequence[int]) -> int:
-    """The number of elements a row of `dims` holds, which must be static."""
-    count = _static_prod([domain[d] for d in dims])
-    if count is None:
-        operation = _LOWERING[-1]
-        raise PassFailure(f"'{operation.name}' op over '?' dims {list(dims)} has no lowering "
-                          "yet: its count is static in the lowering", operation.location)
-    return count
+def _row_count(x: ir.Value, dims: Sequence[int]) -> ir.Value:
+    """The number of elements a row of `dims` of `x` holds, as an f32
+    value: a constant, or computed from the '?' sizes."""
+    count = _size_prod([_size(x, d) for d in dims])
+    if isinstance(count, int):
+        return constant(float(count))
+    return arith.uitofp(_f32(), arith.index_cast(ir.IntegerType.get_signless(64), count))
 
 
 def _lower_softmax(op: nn.SoftmaxOp | nn.LogSoftmaxOp, x: ir.Value) -> ir.Value:
@@ -1048,15 +1060,14 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
                       beta: ir.Value) -> ir.Value:
     domain = _shape(x)
     dims = op.normalized_dims(TensorType(domain, "f32"))
-    count = float(_static_count(domain, dims))
+    count = _row_count(x, dims)
     at_row = lambda value: _rows(value, domain, dims)
     # Two passes (mean, then squared deviations), as the reference does:
     # E[x^2] - E[x]^2 cancels catastrophically.
-    mean = _row_map([_reduce(domain, dims, [x], _SUM)],
-                    lambda s: arith.divf(s, constant(count)))
+    mean = _row_map([_reduce(domain, dims, [x], _SUM)], lambda s: arith.divf(s, count))
     squares = _reduce(domain, dims, [x, at_row(mean)], _SUM, _squared_deviation)
     inv_std = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
+        arith.addf(arith.divf(s, count), constant(op.epsilon))))
     param = _dims(len(domain), dims)
     return elementwise(
         op.result_type, [x, at_row(mean), at_row(inv_std), (gamma, param), (beta, param)],
@@ -1066,10 +1077,10 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
 def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
     domain = _shape(x)
     dims = op.normalized_dims(TensorType(domain, "f32"))
-    count = float(_static_count(domain, dims))
+    count = _row_count(x, dims)
     squares = _reduce(domain, dims, [x], _SUM, lambda s: arith.mulf(s, s))
     inv_rms = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
+        arith.addf(arith.divf(s, count), constant(op.epsilon))))
     return elementwise(op.result_type,
                         [x, _rows(inv_rms, domain, dims), (gamma, _dims(len(domain), dims))],
                         lambda s, r, g: arith.mulf(arith.mulf(s, r), g))

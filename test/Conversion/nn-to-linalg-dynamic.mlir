@@ -81,3 +81,18 @@ func.func @softmax_rows(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
   %1 = "nn.transpose"(%0) {perm = array<i64: 1, 0, 2>} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   return %1 : tensor<?x?x64xf32>
 }
+
+// -----
+
+// A mean over a '?' dim divides by its size, read at run time.
+// CHECK-LABEL: func.func @mean_of_dynamic_rows
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c1 : tensor<4x?xf32>
+// CHECK: %[[I:.+]] = arith.index_cast %[[N]] : index to i64
+// CHECK: %[[F:.+]] = arith.uitofp %[[I]] : i64 to f32
+// CHECK: linalg.generic
+// CHECK: arith.divf %{{.+}}, %[[F]] : f32
+func.func @mean_of_dynamic_rows(%x: tensor<4x?xf32>) -> tensor<4xf32> {
+  %0 = "nn.reduce_mean"(%x) {axes = array<i64: 1>} : (tensor<4x?xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
