@@ -311,7 +311,9 @@ def _argument_fan_in(value: ir.Value, depth: int = 0) -> int | None:
         name = op.name
         fan_in = _WEIGHT_FAN_IN.get((name, use.operand_number))
         if fan_in is not None:
-            return max(1, fan_in(type_view(value.type)))
+            # A '?' fan-in (a weight of run-time size) is none known.
+            return None if None in type_view(value.type).shape else max(
+                1, fan_in(type_view(value.type)))
         if name == "nn.conv2d" and use.operand_number == 2:   # a bias: its weight's fan-in
             return max(1, math.prod(type_view(op.operands[1].type).shape[1:]))
         if name in _LAYOUT_OPS and depth < 4 and len(op.results) == 1:
@@ -343,7 +345,8 @@ def weight_fan_ins(module: ir.Module, entry: str | None = None) -> list[int | No
     for argument, marked in zip(func.regions[0].blocks[0].arguments, _marked_parameters(func)):
         fan_in = _argument_fan_in(argument)
         view = type_view(argument.type)
-        if fan_in is None and marked and getattr(view, "rank", 0) >= 2:
+        if fan_in is None and marked and getattr(view, "rank", 0) >= 2 and (
+                view.shape[-2] is not None):
             fan_in = max(1, view.shape[-2])
         fan_ins.append(fan_in)
     return fan_ins

@@ -184,3 +184,20 @@ def test_weights_bind_once_for_every_size(mlp):
         np.testing.assert_allclose(bound(x), mlp(x, w1, b1, w2), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="expected tensor<\\?x256xf32>"):
         mlp.bind({0: np.zeros((3, 256), np.float32)})
+
+
+def test_matmul_with_dynamic_contraction_and_columns():
+    # '?' n and k take the loop nests (packing wants static panels).
+    program = lamina.compile(lamina.parse("""
+func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+"""))
+    rng = np.random.default_rng(5)
+    for m, k, n in ((1, 1, 1), (17, 33, 65), (64, 256, 96)):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        np.testing.assert_allclose(program(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ShapeError, match="'nn.matmul' op matmul contraction dims differ: 8 vs 9"):
+        program(np.ones((4, 8), np.float32), np.ones((9, 3), np.float32))

@@ -269,14 +269,20 @@ class ContractionWithEpilogue(ContractionSchedule):
 class ContractionKind(ScheduleKind):
     """Packed contractions, with their epilogue inside their loops where the
     result's blocks take it (see the module docstring). Applies to a group
-    with a contraction; the rest of the group gets loop nests."""
+    with a contraction whose dims are static but for its rows (m); the rest
+    of the group gets loop nests."""
 
     name = "contraction"
 
     def choose(self, group: Group, model: CPUModel) -> list[Schedule] | None:
         for linalg in group.ops:
-            if contraction_dims(linalg) is None:
+            dims = contraction_dims(linalg)
+            if dims is None:
                 continue
+            if any(dynamic and d != dims.m for d, dynamic in enumerate(linalg.dynamic)):
+                # Packing takes static panels: a '?' n, k or batch dim gets
+                # the loop nests (the rows, m, may be '?').
+                return None
             fills = initialising_fills(group, linalg)
             schedule = contraction_schedule(f"{group.name}_contraction", linalg, fills, model)
             rest = [op for op in group.ops if op is not linalg and op not in fills]
