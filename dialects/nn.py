@@ -1,6 +1,6 @@
 """The `nn` dialect: tensor operators with value semantics.
 
-Ops work on ranked, statically shaped tensors of f32, f16 and bf16, and
+Ops work on ranked tensors of f32, f16 and bf16, and
 where an op states it of i1 and of the integers i8 (matmul operands and
 data movement), i32 and i64 (signless, as MLIR's builtin integer types;
 ops that care treat them as signed two's complement, wrapping on overflow
@@ -54,6 +54,18 @@ private function that holds the group's ops.
 Ops print and parse in MLIR's generic form:
 
     %y = "nn.softmax"(%x) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+
+Dynamic dims. The elementwise ops, matmul, the reductions, softmax,
+log_softmax, layer_norm, rms_norm, transpose, reshape and fusion groups
+take '?' dims (`tensor<?x768xf32>`, `dynamic_dims = True`); the other ops
+reject them at the op, naming the dim. Their rules prove what the static
+dims allow and leave the rest to run time: a '?' dim broadcasts only
+against a static 1 (against a static N it is N, against another '?' it
+stays '?', and the sizes must then be equal at run time: a '?' dim of size
+1 does not broadcast), and matmul's contraction dims must be equal where
+either is '?'. The same rules, given the sizes of a call (`RuntimeDim`s for
+the dims that were '?'), compute its result shapes and reject sizes that
+break them (`lamina.shapes`).
 """
 
 import math
@@ -68,7 +80,7 @@ from lamina import scalar
 from lamina.scalar import (bitwise_and, bitwise_or, bitwise_xor, compare, cos, erf, exp, log,
                            maximum, minimum, remainder, rsqrt, shift_left, shift_right, sigmoid,
                            sin, sqrt, tanh, where)
-from lamina.types import ELEMENT_TYPES, TensorType, element_type_name, numpy_dtype
+from lamina.types import ELEMENT_TYPES, RuntimeDim, TensorType, element_type_name, numpy_dtype
 
 from .opdef import (BoolAttr, Dialect, EnumAttr, FloatAttr, I64ArrayAttr, IntAttr, Operand,
                     Result, SymbolRefAttr, TensorOf, Variadic, VerifyError)
@@ -116,18 +128,36 @@ def _normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     return axis % rank
 
 
-def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """NumPy's broadcast rule; raises VerifyError naming the shapes."""
+def _shape_text(shape: Sequence[int | None]) -> str:
+    return "x".join("?" if d is None else str(d) for d in shape) or "scalar"
+
+
+def broadcast_shapes(*shapes: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """NumPy's broadcast rule, with '?' dims (None) that broadcast only
+    against a static 1 and sizes of '?' dims (RuntimeDim) that never
+    broadcast; raises VerifyError naming the shapes."""
     rank = max(len(s) for s in shapes)
     out = []
     for i in range(rank):
-        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        sizes = [d for d in dims if d is not None and (d != 1 or isinstance(d, RuntimeDim))]
+        if len(set(sizes)) > 1:
+            if any(isinstance(d, RuntimeDim) for d in sizes):
+                raise VerifyError(f"dim {i} of the broadcast differs at run time: "
+                                  + " vs ".join(map(str, sizes)) + " (a '?' dim must equal "
+                                  "the others: it does not broadcast)")
             raise VerifyError("operands are not broadcast-compatible: "
-                              + " vs ".join("x".join(map(str, s)) or "scalar" for s in shapes))
-        out.append(dims.pop() if dims else 1)
+                              + " vs ".join(_shape_text(s) for s in shapes))
+        # A static size wins over a '?' one (which must equal it at run time).
+        static = [d for d in sizes if not isinstance(d, RuntimeDim)]
+        out.append((static or sizes)[0] if sizes else None if None in dims else 1)
     return tuple(out)
+
+
+def compatible_shapes(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
+    """Whether two shapes may be equal: same rank, and equal where both
+    dims are static."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 def _same_dtype(*types: TensorType) -> str:
@@ -286,7 +316,7 @@ def _scalar(value: float, dtype: str) -> ir.Value:
 
 
 def _type_of(value: ir.Value) -> TensorType:
-    return TensorType.from_mlir(value.type)
+    return TensorType.from_mlir(value.type, dynamic=True)
 
 
 def _in_f32(value: ir.Value) -> ir.Value:
@@ -319,6 +349,7 @@ class ElementwiseOp(NN.Operation):
     from `scalar_tree()`."""
 
     fusion_kind = ELEMENTWISE
+    dynamic_dims = True
     scalar = None
 
     def scalar_tree(self) -> "scalar.Scalar | None":
@@ -771,9 +802,9 @@ class CastOp(ElementwiseOp, name="cast"):
 
     def infer_type(self, x):
         target = self.result_type
-        if target.shape != x.shape:
+        if not compatible_shapes(target.shape, x.shape):
             raise VerifyError(f"cast changes the shape: {x} to {target}")
-        return target
+        return x.with_dtype(target.dtype)
 
     def reference(self, x):
         target = numpy_dtype(self.result_type.dtype)
@@ -989,6 +1020,7 @@ class MatmulOp(ContractionOp, name="matmul"):
     precision: EnumAttr("f32", "tf32") = "f32"
 
     element_types = FLOATS + MATMUL_INTEGERS
+    dynamic_dims = True
 
     def infer_type(self, lhs, rhs):
         dtype = _product_dtype(lhs, rhs)
@@ -996,7 +1028,8 @@ class MatmulOp(ContractionOp, name="matmul"):
             raise VerifyError(f"precision = \"tf32\" rounds f32 operands; these are {dtype}")
         if lhs.rank < 2 or rhs.rank < 2:
             raise VerifyError(f"matmul operands must have rank >= 2, got {lhs} and {rhs}")
-        if lhs.shape[-1] != rhs.shape[-2]:
+        # '?' contraction dims are checked at run time.
+        if None not in (lhs.shape[-1], rhs.shape[-2]) and lhs.shape[-1] != rhs.shape[-2]:
             raise VerifyError(
                 f"matmul contraction dims differ: {lhs.shape[-1]} vs {rhs.shape[-2]}")
         try:
@@ -1263,6 +1296,7 @@ class ReductionOp(NN.Operation):
     axes: I64ArrayAttr
     keepdims: BoolAttr = False
     fusion_kind = REDUCTION
+    dynamic_dims = True
     identity = 0.0
 
     def combine(self, acc, x):
@@ -1439,6 +1473,7 @@ class SoftmaxOp(CompositeOp, name="softmax"):
     x: Operand
     result: Result
     axis: IntAttr = -1
+    dynamic_dims = True
 
     def infer_type(self, x):
         _normalize_axis(self.axis, x.rank)
@@ -1470,6 +1505,7 @@ class LogSoftmaxOp(CompositeOp, name="log_softmax"):
     x: Operand
     result: Result
     axis: IntAttr = -1
+    dynamic_dims = True
 
     def infer_type(self, x):
         _normalize_axis(self.axis, x.rank)
@@ -1501,6 +1537,7 @@ class NormalizationOp(CompositeOp):
 
     axis: IntAttr = -1
     epsilon: FloatAttr = 1e-5
+    dynamic_dims = True
 
     def normalized_dims(self, x: TensorType) -> tuple[int, ...]:
         axis = _normalize_axis(self.axis, x.rank)
@@ -1509,8 +1546,8 @@ class NormalizationOp(CompositeOp):
     def check_param(self, what: str, x: TensorType, param: TensorType):
         dims = self.normalized_dims(x)
         expected = tuple(x.shape[d] for d in dims)
-        if param.shape != expected:
-            raise VerifyError(f"{what} must have shape [{'x'.join(map(str, expected))}] "
+        if not compatible_shapes(param.shape, expected):
+            raise VerifyError(f"{what} must have shape [{_shape_text(expected)}] "
                               f"(the normalised dims), got {param}")
 
     def verify(self, x, *params):
@@ -1726,6 +1763,7 @@ class TransposeOp(DataMovementOp, name="transpose"):
     x: Operand
     result: Result
     perm: I64ArrayAttr
+    dynamic_dims = True
 
     def infer_type(self, x):
         if sorted(self.perm) != list(range(x.rank)):
@@ -1750,18 +1788,61 @@ class ReshapeOp(DataMovementOp, name="reshape"):
     x: Operand
     result: Result
     explicit_result_type = True
+    dynamic_dims = True
 
     def infer_type(self, x):
         target = self.result_type
         if target.dtype != x.dtype:
             raise VerifyError(f"reshape changes the element type: {x.dtype} to {target.dtype}")
-        if math.prod(target.shape) != math.prod(x.shape):
-            raise VerifyError(f"reshape changes the element count: {x} has "
-                              f"{math.prod(x.shape)}, {target} has {math.prod(target.shape)}")
-        return target
+        return target.with_shape(self.target_shape(x))
+
+    def kept_dims(self, x: TensorType) -> int:
+        """How many leading '?' dims the result keeps from the operand
+        (`?x768` to `?x12x64` keeps dim 0, `?x?x768` to `?x768` none: its
+        '?' is their product), by the types in the IR: the longest common
+        prefix of '?' dims after which the result has at most one '?' dim
+        and the operand none unless the result has one."""
+        source = self.operand_types[0].shape if self.operation is not None else x.shape
+        target = self.result_type.shape
+        kept = 0
+        while (kept < min(len(source), len(target)) and source[kept] is None
+               and target[kept] is None):
+            kept += 1
+        while kept and None in source[kept:] and None not in target[kept:]:
+            kept -= 1
+        return kept
+
+    def target_shape(self, x: TensorType) -> tuple[int | None, ...]:
+        """The result shape for an operand of type `x`: the result type's,
+        its '?' dims resolved where `x`'s sizes are known (the sizes of a
+        call). Raises VerifyError where the element counts differ."""
+        target = list(self.result_type.shape)
+        kept = self.kept_dims(x)
+        target[:kept] = x.shape[:kept]
+        rest = [d for d in range(kept, len(target)) if target[d] is None]
+        if len(rest) > 1:
+            raise VerifyError(f"reshape of {x} to {self.result_type}: the result may have "
+                              "one '?' dim beyond the leading ones it keeps from the operand")
+        source = x.shape[kept:]
+        if None in source:
+            return tuple(target)
+        count = math.prod(source)
+        known = math.prod(d for d in target[kept:] if d is not None)
+        if rest:
+            if known == 0 or count % known:
+                raise VerifyError(f"reshape of {x} to {self.result_type}: {count} elements "
+                                  f"do not split into rows of {known}")
+            runtime = any(isinstance(d, RuntimeDim) for d in source)
+            target[rest[0]] = RuntimeDim(count // known) if runtime else count // known
+        elif count != known:
+            per = " per leading '?' dim" if kept else ""
+            raise VerifyError(f"reshape changes the element count: {x} has {count}{per}, "
+                              f"{self.result_type} has {known}")
+        return tuple(target)
 
     def reference(self, x):
-        return np.reshape(x, self.result_type.shape)
+        return np.reshape(x, self.target_shape(TensorType(
+            [RuntimeDim(d) for d in x.shape], "f32")))
 
 
 class BroadcastToOp(DataMovementOp, name="broadcast_to"):
@@ -1978,6 +2059,7 @@ class FusedOp(NN.Operation, name="fused"):
     kind: EnumAttr(*GROUP_KINDS)
     body: SymbolRefAttr
     element_types = ELEMENT_TYPES
+    dynamic_dims = True
 
     def verify(self, inputs):
         """Where the op sits in a module, `body` must be a function of it
@@ -1986,11 +2068,11 @@ class FusedOp(NN.Operation, name="fused"):
         if function is None:
             return
         function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
-        expected = [TensorType.from_mlir(t) for t in function_type.inputs]
+        expected = [TensorType.from_mlir(t, dynamic=True) for t in function_type.inputs]
         if list(inputs) != expected:
             raise VerifyError(f"inputs ({', '.join(map(str, inputs))}) do not match the "
                               f"arguments of @{self.body} ({', '.join(map(str, expected))})")
-        results = [TensorType.from_mlir(t) for t in function_type.results]
+        results = [TensorType.from_mlir(t, dynamic=True) for t in function_type.results]
         if list(self.result_types) != results:
             raise VerifyError(f"results ({', '.join(map(str, self.result_types))}) do not match "
                               f"the results of @{self.body} ({', '.join(map(str, results))})")

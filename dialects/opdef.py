@@ -108,15 +108,18 @@ def _check_element_type(view, dtypes: Sequence[str]) -> None:
 
 
 class TensorOf(TypeConstraint):
-    """A ranked, statically shaped tensor of one of `dtypes` (none: the
-    op's `element_types`)."""
+    """A ranked tensor of one of `dtypes` (none: the op's `element_types`),
+    statically shaped unless the op takes '?' dims (`Op.dynamic_dims`)."""
 
     def __init__(self, *dtypes: str):
         self.dtypes = dtypes
         self.description = "a tensor" + (f" of {' or '.join(dtypes)}" if dtypes else "")
 
     def view(self, t, op):
-        view = TensorType.from_mlir(t)
+        view = TensorType.from_mlir(t, dynamic=True)
+        if not op.dynamic_dims and not view.is_static:
+            raise VerifyError(f"dim {view.dynamic_dims[0]} of {t} is dynamic ('?'); "
+                              f"'{op.op_name()}' takes statically shaped tensors only")
         _check_element_type(view, _element_types(self.dtypes, op))
         return view
 
@@ -736,6 +739,9 @@ class Op:
     # True when the result type is given by the IR (cast, reshape) instead of
     # being inferred from the operands alone.
     explicit_result_type: ClassVar[bool] = False
+    # True when the op's type rule, reference and lowering take '?' dims;
+    # other ops reject them at the op, naming the dim.
+    dynamic_dims: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, name: str | None = None, **kwargs):
         super().__init_subclass__(**kwargs)

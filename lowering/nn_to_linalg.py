@@ -1,10 +1,10 @@
 """Conversion of the `nn` dialect to upstream linalg, tensor, arith and math.
 
-This lowering expects verified nn ops on ranked, statically shaped tensors
-of f32, f16 and bf16 (i1, i32 and i64 where the op allows them): the nn
-type rules have resolved every shape. It makes every nn op illegal, converts the ops of
-other dialects that registered a lowering here, and leaves all other ops
-alone.
+This lowering expects verified nn ops on ranked tensors of f32, f16 and
+bf16 (i1, i32 and i64 where the op allows them): the nn type rules have
+resolved every shape, up to the '?' dims of the ops that take them. It
+makes every nn op illegal, converts the ops of other dialects that
+registered a lowering here, and leaves all other ops alone.
 
 Elementwise ops and reductions lower from their scalar definitions
 (`lamina.scalar`: an elementwise op's `scalar` method, a reduction's
@@ -73,6 +73,22 @@ empty piece of a concat is left out. The empty results are
 replaced first, and nn ops whose results nothing uses then (fusion groups
 included) are erased rather than lowered.
 
+Dynamic dims. A '?' dim's size is read with `tensor.dim` from an operand
+that has it, and every `tensor.empty` takes it from there; a reshape keeps
+or multiplies '?' dims through `tensor.collapse_shape` and
+`tensor.expand_shape` (whose output sizes are computed from the operand's);
+a mean or a normalisation over '?' dims divides by their count, computed
+once (f32) outside its loops.
+Where the type rules leave the equality of two sizes to run time (a '?'
+dim against a static one or another '?' of an elementwise op's operands,
+matmul's contraction dims), a `cf.assert` checks it, its message naming
+the op, its location and the dims. Upstream lowers a failed `cf.assert` to
+`abort()`; the runtime checks the same rules before a call
+(`lamina.shapes`), so a program compiled with Lamina reaches them only
+from other callers. Flash attention, convolutions and the data movement
+ops other than transpose and reshape take static shapes only (the nn
+verifier says so at the op).
+
 Fusion groups. `nn.fused` becomes a `func.call` of its body function
 (whose nn ops this pass lowers like any other function's), carrying the
 group's kind as `lamina.fusion_kind`. Upstream passes that follow thus work
@@ -88,7 +104,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, func, linalg, math, scf, tensor
+from mlir.dialects import arith, cf, func, linalg, math, scf, tensor
 
 from lamina import scalar
 from lamina.dialects import nn
@@ -173,21 +189,81 @@ def _convert(value: ir.Value, target: ir.Type) -> ir.Value:
 
 
 def _shape(value: ir.Value) -> Shape:
-    return tuple(ir.RankedTensorType(value.type).shape)
+    """The shape of a tensor value, None for a '?' dim."""
+    t = ir.RankedTensorType(value.type)
+    return tuple(None if t.is_dynamic_dim(d) else t.shape[d] for d in range(t.rank))
+
+
+# A size: static, or an index value read at run time.
+Size = int | ir.Value
+
+
+def _size(value: ir.Value, dim: int) -> Size:
+    """The size of dim `dim` of a tensor: static, or a `tensor.dim`."""
+    static = _shape(value)[dim]
+    return static if static is not None else tensor.dim(value, _index(dim))
+
+
+def _sizes(value: ir.Value) -> list[Size]:
+    return [_size(value, d) for d in range(len(_shape(value)))]
+
+
+def _index_value(size: Size) -> ir.Value:
+    return _index(size) if isinstance(size, int) else size
+
+
+def _static_prod(shape: Sequence[int | None]) -> int | None:
+    return None if None in shape else prod(shape)
+
+
+def _size_prod(sizes: Sequence[Size]) -> Size:
+    """The product of sizes, folded where static."""
+    static = prod(s for s in sizes if isinstance(s, int))
+    dynamic = [s for s in sizes if not isinstance(s, int)]
+    if not dynamic:
+        return static
+    total = dynamic[0]
+    for size in dynamic[1:]:
+        total = arith.muli(total, size)
+    return total if static == 1 else arith.muli(total, _index(static))
+
+
+# The nn op being lowered: the run-time checks name it.
+_LOWERING: list[ir.Operation] = []
+
+
+def _check_equal(size: ir.Value, expected: Size, what: str) -> None:
+    """A run-time check (`cf.assert`) that `size` is `expected`."""
+    operation = _LOWERING[-1] if _LOWERING else None
+    where = ""
+    if operation is not None:
+        where = f"'{operation.name}' op at {_location_text(operation.location)}: "
+    equal = arith.cmpi(arith.CmpIPredicate.eq, size, _index_value(expected))
+    cf.assert_(equal, f"{where}{what}")
+
+
+def _location_text(location: ir.Location) -> str:
+    text = str(location)
+    if text.startswith('loc("') and text.endswith(")"):
+        name, _, position = text[5:-1].partition('"')
+        return name + position
+    return text
 
 
 def _element_type(value: ir.Value) -> ir.Type:
     return ir.RankedTensorType(value.type).element_type
 
 
-def _tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), element_type)
+def _tensor_type(shape: Sequence[int | None], element_type: ir.Type) -> ir.RankedTensorType:
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([dynamic if d is None else d for d in shape], element_type)
 
 
-def _filled(shape: Sequence[int], value: float, element_type: ir.Type | None = None) -> ir.Value:
+def _filled(sizes: Sequence[Size], value: float, element_type: ir.Type | None = None) -> ir.Value:
+    """A tensor of `sizes` (static, or index values) holding `value`."""
     element_type = element_type or _f32()
     return linalg.fill(constant(value, element_type),
-                       outs=[tensor.empty(list(shape), element_type)])
+                       outs=[tensor.empty(list(sizes), element_type)])
 
 
 def _reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
@@ -212,15 +288,52 @@ def _reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
     return groups
 
 
-def _reshape(value: ir.Value, shape: Sequence[int],
-             groups: list[list[int]] | None = None) -> ir.Value:
+def _dynamic_reassociation(fine: Shape, coarse: Shape) -> list[list[int]] | None:
+    """The grouping of `fine` dims into `coarse` ones where '?' dims take
+    part, left to right: a static coarse dim takes static fine dims up to
+    its size, a '?' one the fine dims through the next '?' (through the
+    last where no later coarse dim is '?': `?x?x768` into `?x768`); unit
+    fine dims left at the end join the last group. None where this does
+    not fit."""
+    groups: list[list[int]] = []
+    i = 0
+    for c, size in enumerate(coarse):
+        group: list[int] = []
+        if size is None:
+            unknown = [d for d in range(i, len(fine)) if fine[d] is None]
+            if not unknown:
+                return None
+            last = unknown[-1] if None not in coarse[c + 1:] else unknown[0]
+            group = list(range(i, last + 1))
+        else:
+            product = 1
+            while i + len(group) < len(fine) and fine[i + len(group)] is not None and (
+                    not group or product < size):
+                product *= fine[i + len(group)]
+                group.append(i + len(group))
+            if product != size:
+                return None
+        groups.append(group)
+        i = group[-1] + 1
+    while groups and i < len(fine) and fine[i] == 1:
+        groups[-1].append(i)
+        i += 1
+    return groups if i == len(fine) else None
+
+
+def _reshape(value: ir.Value, shape: Sequence[int | None],
+             groups: list[list[int]] | None = None,
+             sizes: Sequence[Size] | None = None) -> ir.Value:
     """Row-major reshape by collapsing or expanding dims (by `groups` of
     the finer shape's dims where given, else the first grouping that
-    fits); shapes that are not groupings of each other go through the flat
-    vector."""
+    fits); static shapes that are not groupings of each other go through
+    the flat vector. An expansion's '?' sizes are `sizes` where given, else
+    computed from the operand's (one '?' dim per group)."""
     shape, source = tuple(shape), _shape(value)
     if shape == source:
         return value
+    if None in shape or None in source:
+        return _dynamic_reshape(value, shape, groups, sizes)
     result_type = _tensor_type(shape, _element_type(value))
     if len(shape) < len(source):
         groups = groups or _reassociation(source, shape)
@@ -231,6 +344,39 @@ def _reshape(value: ir.Value, shape: Sequence[int],
         if groups is not None:
             return tensor.expand_shape(result_type, value, groups, [], list(shape))
     return _reshape(_reshape(value, (prod(source),)), shape)
+
+
+def _dynamic_reshape(value: ir.Value, shape: Shape, groups: list[list[int]] | None,
+                     sizes: Sequence[Size] | None) -> ir.Value:
+    source = _shape(value)
+    result_type = _tensor_type(shape, _element_type(value))
+    collapse = len(shape) < len(source)
+    fine, coarse = (source, shape) if collapse else (shape, source)
+    groups = groups or _dynamic_reassociation(fine, coarse)
+    if groups is None:
+        operation = _LOWERING[-1] if _LOWERING else None
+        raise PassFailure(f"no lowering of a reshape of {_tensor_type(source, _f32())} to "
+                          f"{result_type} with '?' dims (they must group into each other)",
+                          operation.location if operation is not None else None)
+    if collapse:
+        return tensor.collapse_shape(result_type, value, groups)
+    if sizes is None:
+        sizes = []
+        for c, group in enumerate(groups):
+            unknown = [d for d in group if shape[d] is None]
+            for d in group:
+                if shape[d] is not None:
+                    sizes.append(shape[d])
+                elif len(unknown) > 1:
+                    raise PassFailure(f"the sizes of a reshape to {result_type} are not "
+                                      "known: give them", None)
+                else:
+                    known = prod(shape[e] for e in group if shape[e] is not None)
+                    whole = _size(value, c)
+                    sizes.append(whole if known == 1 else arith.divui(whole, _index(known)))
+    dynamic = [s for s in sizes if not isinstance(s, int)]
+    static = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in sizes]
+    return tensor.expand_shape(result_type, value, groups, dynamic, static)
 
 
 def _broadcast(value: ir.Value, shape: Sequence[int]) -> ir.Value:
@@ -302,6 +448,36 @@ def _indexed(operand: ir.Value | Indexed, domain: Shape) -> Indexed:
     return operand, _broadcast_map(_shape(operand), domain)
 
 
+def _loop_sizes(domain: Shape, operands: Sequence[ir.Value | Indexed]) -> list[Size]:
+    """The sizes of the loops `domain`: static, or read from an operand
+    that has the loop's '?' dim. Every other operand dim of a '?' size
+    that a loop reads is checked at run time to equal it."""
+    indexed = [_indexed(operand, domain) for operand in operands]
+    readers: list[list[tuple[int, ir.Value, int]]] = [[] for _ in domain]
+    for number, (value, indexing) in enumerate(indexed):
+        shape = _shape(value)
+        for dim, expr in enumerate(indexing.results):
+            if isinstance(expr, ir.AffineDimExpr) and shape[dim] is None:
+                readers[ir.AffineDimExpr(expr).position].append((number, value, dim))
+    sizes: list[Size] = []
+    for loop, size in enumerate(domain):
+        dynamic = readers[loop]
+        if size is None:
+            if not dynamic:
+                raise PassFailure(f"loop {loop} of a generic has a '?' size no operand gives",
+                                  None)
+            number, value, dim = dynamic[0]
+            size, dynamic = tensor.dim(value, _index(dim)), dynamic[1:]
+            what = f"operand #{number}'s dim {dim}"
+        else:
+            what = str(size)
+        for number, value, dim in dynamic:
+            _check_equal(tensor.dim(value, _index(dim)), size,
+                         f"dim {dim} of operand #{number} must equal {what} (loop {loop})")
+        sizes.append(size)
+    return sizes
+
+
 def _generic(domain: Shape, operands: Sequence[ir.Value | Indexed], init: ir.Value,
              body: Callable[..., ir.Value], reduced: Sequence[int] = (),
              combine: Callable[[ir.Value, ir.Value], ir.Value] | None = None,
@@ -333,7 +509,8 @@ def elementwise(result: TensorType, operands: Sequence[ir.Value | Indexed],
     the operands are broadcast into it (NumPy rules), and `body` gets one
     scalar per operand (f16/bf16 widened to f32 unless `widen` is off) and
     returns the scalar result, which is rounded to the result's type."""
-    init = tensor.empty(list(result.shape), ir.Type.parse(result.dtype))
+    sizes = _loop_sizes(result.shape, operands)
+    init = tensor.empty(sizes, ir.Type.parse(result.dtype))
     return _generic(result.shape, operands, init, body, widen=widen)
 
 
@@ -360,7 +537,9 @@ def _reduce(domain: Shape, reduced: Sequence[int], operands: Sequence[ir.Value |
             accumulator: ir.Type | None = None) -> ir.Value:
     """Folds `body` over the `reduced` loops of `domain` into a tensor of
     the kept dims, of type `accumulator` (f32 by default)."""
-    init = _filled(_kept(domain, reduced), reduction.identity, accumulator)
+    sizes = _loop_sizes(domain, operands)
+    init = _filled([s for d, s in enumerate(sizes) if d not in reduced], reduction.identity,
+                   accumulator)
     return _generic(domain, operands, init, body, reduced, reduction.combine)
 
 
@@ -564,6 +743,8 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     accumulator = ir.Type.parse(result.dtype) if result.dtype in nn.INTEGER_ACCUMULATORS else None
     unsigned_lhs = lhs_type.dtype == "ui8"
     lhs = _retyped(lhs, _signless(lhs.type))
+    if None in lhs_type.shape or None in rhs_type.shape:
+        return _lower_dynamic_matmul(op, lhs, rhs, accumulator, unsigned_lhs)
     if prod(rhs_type.shape[:-2]) == 1:
         # One right-hand matrix for every batch (x @ W): the batches' rows
         # form a single matrix. Reshape propagation (linalg-fuse-elementwise-
@@ -594,6 +775,50 @@ def _lower_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
                    else linalg.batch_matmul(*operands, outs=[init]))
     return _narrow(_reshape(product, result.shape), result)
+
+
+def _lower_dynamic_matmul(op: nn.MatmulOp, lhs: ir.Value, rhs: ir.Value,
+                          accumulator: ir.Type | None, unsigned_lhs: bool) -> ir.Value:
+    """The matmul of operands with '?' dims: as the static one, the rows
+    of `x @ W` one matrix (a '?' row count), batched operands of one batch
+    shape a `linalg.batch_matmul`; the contraction dims checked equal at
+    run time where either is '?'."""
+    result = op.result_type
+    lhs_shape, rhs_shape = _shape(lhs), _shape(rhs)
+    if None in (lhs_shape[-1], rhs_shape[-2]):
+        _check_equal(tensor.dim(lhs, _index(len(lhs_shape) - 1)), _size(rhs, len(rhs_shape) - 2),
+                     "the contraction dims of the operands (dim "
+                     f"{len(lhs_shape) - 1} of the left, dim {len(rhs_shape) - 2} of the right) "
+                     "must be equal")
+    n = _size(rhs, len(rhs_shape) - 1)
+    if all(d == 1 for d in rhs_shape[:-2]):
+        rows = _static_prod(lhs_shape[:-1])
+        matrix = _reshape(lhs, (rows, lhs_shape[-1]), _row_groups(len(lhs_shape)))
+        operands = [matrix, _matrix(rhs)]
+        init = _filled([_size(matrix, 0), n], 0.0, accumulator)
+        product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+                   else linalg.matmul(*operands, outs=[init]))
+        sizes = _sizes(lhs)[:-1] + [n] if len(result.shape) > 2 else None
+        return _narrow(_reshape(product, result.shape, _row_groups(len(result.shape)), sizes),
+                       result)
+    if lhs_shape[:-2] != rhs_shape[:-2] or None in result.shape[:-2] and (
+            len(lhs_shape) != len(rhs_shape)):
+        raise PassFailure(f"'{op.op_name()}' op with '?' dims has no lowering for batch dims "
+                          "that broadcast (give both operands one batch shape)",
+                          op.operation.location)
+    batch = len(lhs_shape) - 2
+    for dim in range(batch):
+        if lhs_shape[dim] is None:
+            _check_equal(tensor.dim(lhs, _index(dim)), _size(rhs, dim),
+                         f"batch dim {dim} of the operands must be equal")
+    groups = [list(range(batch)), [batch], [batch + 1]]
+    operands = [_reshape(x, (_static_prod(_shape(x)[:-2]),) + _shape(x)[-2:], groups)
+                for x in (lhs, rhs)]
+    init = _filled([_size(operands[0], 0), _size(operands[0], 1), n], 0.0, accumulator)
+    product = (_unsigned_by_signed_product(*operands, init) if unsigned_lhs
+               else linalg.batch_matmul(*operands, outs=[init]))
+    sizes = _sizes(lhs)[:-1] + [n]
+    return _narrow(_reshape(product, result.shape, groups, sizes), result)
 
 
 def _matrix(value: ir.Value) -> ir.Value:
@@ -629,8 +854,8 @@ def _row_groups(rank: int) -> list[list[int]]:
 
 
 def _permuted(value: ir.Value, permutation: Sequence[int]) -> ir.Value:
-    shape = _shape(value)
-    init = tensor.empty([shape[d] for d in permutation], _element_type(value))
+    sizes = _sizes(value)
+    init = tensor.empty([sizes[d] for d in permutation], _element_type(value))
     return linalg.transpose(value, outs=[init], permutation=list(permutation)).results[0]
 
 
@@ -782,13 +1007,33 @@ def _lower_reduction(op: nn.ReductionOp, x: ir.Value) -> ir.Value:
     element = _element_type(x)
     total = _reduce(domain, axes, [x], fold, accumulator=element if _is_integer(element) else None)
     kept = TensorType(_kept(domain, axes), result.dtype)
-    finish = op.finish_tree(prod(domain[a] for a in axes))
+    count = _static_prod([domain[a] for a in axes])
+    if count is None:
+        # The finishing step of a fold over '?' dims takes their count as a
+        # value (f32, computed once outside the loops).
+        finish = scalar.trace(lambda total, n: op.finish(total, n), 2)
+        if finish.kind == "arg":
+            value = _narrow(total, kept)
+        else:
+            elements = _row_count(x, axes)
+            value = elementwise(kept, [total], lambda s: scalar.to_mlir(finish, [s, elements]))
+        return _reshape(value, result.shape)
+    finish = op.finish_tree(count)
     if finish.kind == "arg":
         value = _narrow(total, kept)
     else:
         value = elementwise(kept, [total], lambda s: scalar.to_mlir(finish, [s]))
     # keepdims: the reduced dims come back as size 1.
     return _reshape(value, result.shape)
+
+
+def _row_count(x: ir.Value, dims: Sequence[int]) -> ir.Value:
+    """The number of elements a row of `dims` of `x` holds, as an f32
+    value: a constant, or computed from the '?' sizes."""
+    count = _size_prod([_size(x, d) for d in dims])
+    if isinstance(count, int):
+        return constant(float(count))
+    return arith.uitofp(_f32(), arith.index_cast(ir.IntegerType.get_signless(64), count))
 
 
 def _lower_softmax(op: nn.SoftmaxOp | nn.LogSoftmaxOp, x: ir.Value) -> ir.Value:
@@ -815,15 +1060,14 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
                       beta: ir.Value) -> ir.Value:
     domain = _shape(x)
     dims = op.normalized_dims(TensorType(domain, "f32"))
-    count = float(prod(domain[d] for d in dims))
+    count = _row_count(x, dims)
     at_row = lambda value: _rows(value, domain, dims)
     # Two passes (mean, then squared deviations), as the reference does:
     # E[x^2] - E[x]^2 cancels catastrophically.
-    mean = _row_map([_reduce(domain, dims, [x], _SUM)],
-                    lambda s: arith.divf(s, constant(count)))
+    mean = _row_map([_reduce(domain, dims, [x], _SUM)], lambda s: arith.divf(s, count))
     squares = _reduce(domain, dims, [x, at_row(mean)], _SUM, _squared_deviation)
     inv_std = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
+        arith.addf(arith.divf(s, count), constant(op.epsilon))))
     param = _dims(len(domain), dims)
     return elementwise(
         op.result_type, [x, at_row(mean), at_row(inv_std), (gamma, param), (beta, param)],
@@ -833,10 +1077,10 @@ def _lower_layer_norm(op: nn.LayerNormOp, x: ir.Value, gamma: ir.Value,
 def _lower_rms_norm(op: nn.RmsNormOp, x: ir.Value, gamma: ir.Value) -> ir.Value:
     domain = _shape(x)
     dims = op.normalized_dims(TensorType(domain, "f32"))
-    count = float(prod(domain[d] for d in dims))
+    count = _row_count(x, dims)
     squares = _reduce(domain, dims, [x], _SUM, lambda s: arith.mulf(s, s))
     inv_rms = _row_map([squares], lambda s: math.rsqrt(
-        arith.addf(arith.divf(s, constant(count)), constant(op.epsilon))))
+        arith.addf(arith.divf(s, count), constant(op.epsilon))))
     return elementwise(op.result_type,
                         [x, _rows(inv_rms, domain, dims), (gamma, _dims(len(domain), dims))],
                         lambda s, r, g: arith.mulf(arith.mulf(s, r), g))
@@ -1441,7 +1685,11 @@ def lower_op(operation: ir.Operation,
     with operation.context, operation.location, ir.InsertionPoint(operation):
         values = _empty_results(operation)
         if values is None:
-            values = lowering(view, *operands)
+            _LOWERING.append(operation)
+            try:
+                values = lowering(view, *operands)
+            finally:
+                _LOWERING.pop()
     if isinstance(values, ir.Value):
         values = [values]
     values = list(values)

@@ -31,7 +31,8 @@ functions follow the function they were outlined from.
 Groups are left inline in a module whose functions have bound arguments
 (`lamina.bound`: `func-split-initializer` moves their weights' packing out
 of the groups after the schedules run), and a group is left inline where
-the program reads one of its results before its last op.
+the program reads one of its results before its last op or one of its
+results has '?' dims.
 
 Expects linalg on tensors with fusion groups marked by `nn-inline-fused`
 (the marked ops of a group consecutive in their block, constants between
@@ -196,7 +197,7 @@ def _interface(function: ir.Operation, ops: list[ir.Operation]):
     """What a group reads from outside (arguments, and values the function
     copies in), in order of first use, and what the rest of the program
     reads from it; None when the program reads one of its results before
-    its last op."""
+    its last op, or one of them has '?' dims."""
     members = set(ops)
     last = ops[-1]
     arguments: list[ir.Value] = []
@@ -226,6 +227,10 @@ def _interface(function: ir.Operation, ops: list[ir.Operation]):
                     return None
                 if result not in results:
                     results.append(result)
+    # Bufferization cannot make a '?'-shaped result an out-parameter.
+    if any(isinstance(r.type, ir.ShapedType) and not ir.ShapedType(r.type).has_static_shape
+           for r in results):
+        return None
     return arguments, copied, results
 
 

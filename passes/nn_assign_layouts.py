@@ -314,7 +314,7 @@ def _transposed(value: ir.Value, permutation, location) -> ir.Value:
 
 
 def _reshaped(value: ir.Value, shape, location) -> ir.Value:
-    element = nn.TensorType.from_mlir(value.type).dtype
+    element = nn.TensorType.from_mlir(value.type, dynamic=True).dtype
     return nn.ReshapeOp.build(value, result_type=nn.TensorType(tuple(shape), element),
                               loc=location)
 

@@ -90,7 +90,8 @@ def fold_reshape(op, rewriter):
         return _replace(rewriter, op, source)
     with rewriter.ip:
         _replace(rewriter, op, nn.ReshapeOp.build(
-            source, result_type=nn.TensorType.from_mlir(op.results[0].type), loc=op.location))
+            source, result_type=nn.TensorType.from_mlir(op.results[0].type, dynamic=True),
+            loc=op.location))
 
 
 def fold_identity(op, rewriter):

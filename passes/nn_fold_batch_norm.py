@@ -83,7 +83,7 @@ def _channel_scale(scale: ir.Value, rank: int, channel_axis: int, channels: int)
 def _reshaped(value: ir.Value, shape: tuple[int, ...], location: ir.Location) -> ir.Value:
     if _shape(value) == shape:
         return value
-    dtype = TensorType.from_mlir(value.type).dtype
+    dtype = TensorType.from_mlir(value.type, dynamic=True).dtype
     return nn.ReshapeOp.build(value, result_type=TensorType(shape, dtype), loc=location)
 
 

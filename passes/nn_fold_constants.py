@@ -111,7 +111,7 @@ class NNFoldConstants(Pass):
         operands = list(dict.fromkeys(op.operands))
         with ir.InsertionPoint(op), op.location:
             for result, array in zip(op.results, results):
-                result_type = TensorType.from_mlir(result.type)
+                result_type = TensorType.from_mlir(result.type, dynamic=True)
                 array = np.asarray(array).astype(numpy_dtype(result_type.dtype),
                                                  copy=False).reshape(result_type.shape)
                 splat = _splat(array, result.type)

@@ -139,7 +139,7 @@ def _type_groups(view) -> list:
     """The operand types of an op's view, grouped like its operands (as
     the category interfaces take them)."""
     def of(value):
-        return None if value is None else TensorType.from_mlir(value.type)
+        return None if value is None else TensorType.from_mlir(value.type, dynamic=True)
 
     groups = [view.operand(decl.name) for decl in view.operand_decls]
     return [[of(v) for v in g] if isinstance(g, list) else of(g) for g in groups]
@@ -441,8 +441,8 @@ class GroupPlan:
         so far to the values that replace them, and gets this group's."""
         root = self.group.members[-1]
         inputs = [replaced.get(v, v) for v in self.inputs]
-        results = nn.FusedOp.build(inputs, result_types=[TensorType.from_mlir(v.type)
-                                                          for v in self.outputs],
+        result_types = [TensorType.from_mlir(v.type, dynamic=True) for v in self.outputs]
+        results = nn.FusedOp.build(inputs, result_types=result_types,
                                    kind=self.group.kind, body=self.function, loc=root.location)
         for old, new in zip(self.outputs, results):
             old.replace_all_uses_with(new)

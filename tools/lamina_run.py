@@ -28,6 +28,12 @@ with `--emulate`, on the CPU through their emulation. Arguments that are
 memrefs in global memory (an hw program's) are written in place: they are
 printed after the run and saved as `arg0`, `arg1`, ... with `--output`.
 
+A program with '?' dims takes its sizes from `--dims S=37,B=2` for
+`--random`: each '?' dim is named by its argument's `nn.dims` attribute
+(`%x: tensor<?x?x768xf32> {nn.dims = ["B", "S"]}`), else by position as
+`ARG:DIM` (`--dims 0:1=37`); a call whose sizes break the program's rules
+is an error at the op that states them.
+
 Inputs come from an `.npz` file (arrays `arg0`, `arg1`, ...; a comma-
 separated list of `.npy` files also works) or are random (`--random`,
 reproducible with `--seed`: uniform in [-1, 1), and weights, the right
@@ -74,6 +80,7 @@ from lamina.reference import (coarsest, compare, degeneracy, evaluate, index_bou
                               random_inputs, weight_fan_ins)
 from lamina.passes.nn_shard_erase import NNShardErase
 from lamina.runtime import clone_module
+from lamina.shapes import ShapeError, argument_shapes, dim_names, parse_dims
 from lamina.targets import get_target
 from lamina.tuning import budget, tune
 from lamina.types import NUMPY_DTYPES, MemRefType, byte_size, numpy_dtype
@@ -95,6 +102,9 @@ def _argument_parser() -> argparse.ArgumentParser:
                         help="arguments: an .npz with arg0, arg1, ... (or a.npy,b.npy)")
     source.add_argument("--random", action="store_true", help="random arguments")
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    parser.add_argument("--dims", default=None, metavar="NAME=SIZE,...",
+                        help="the sizes of the '?' dims for --random (names from the "
+                             "arguments' nn.dims, or ARG:DIM)")
     parser.add_argument("--output", default=None, metavar="OUT.npz",
                         help="write the results as res0, res1, ... to an .npz")
     parser.add_argument("--check", action="store_true",
@@ -302,6 +312,7 @@ def run(options) -> int:
     source_name, text = read_source(options.input)
 
     module = parse_source(text, source_name)
+    shapes = dynamic_shapes(module, options)
     check_memory(module, physical_memory())
     try:
         target = get_target(options.target)
@@ -348,7 +359,10 @@ def run(options) -> int:
     if emulated:
         print(f"run: emulated, {target.model.architecture_name} code for '{target.name}' under "
               f"{function.describe()}")
-    arrays = arguments(options, module, function.name, function.inputs)
+    specs = function.inputs
+    if shapes is not None:
+        specs = [t.with_shape(shape) for t, shape in zip(specs, shapes)]
+    arrays = arguments(options, module, function.name, specs)
     try:
         arrays = function.check_arguments(arrays)
     except (TypeError, ValueError) as error:
@@ -357,7 +371,10 @@ def run(options) -> int:
     called, called_arrays = function, arrays
     if options.bind is not None:
         called, called_arrays = bind(function, arrays, options.bind)
-    outputs = called(*called_arrays)
+    try:
+        outputs = called(*called_arrays)
+    except ShapeError as error:
+        raise CompileError.at(error.location, error.message) from None
     results = list(outputs) if isinstance(outputs, tuple) else (
         [] if outputs is None else [outputs])
 
@@ -421,6 +438,27 @@ def run(options) -> int:
             np.savez(out, **{f"res{i}": r for i, r in enumerate(results)},
                      **{f"arg{i}": a for i, a in written.items()})
     return 0
+
+
+def dynamic_shapes(module, options) -> list[tuple[int, ...]] | None:
+    """The argument shapes `--dims` gives the entry's '?' dims (None for an
+    entry without them, or inputs read from a file)."""
+    from lamina.runtime import find_entry
+    func = find_entry(module, options.entry)
+    names = [name for group in dim_names(func) for name in group]
+    if not names:
+        if options.dims is not None:
+            raise UsageError("--dims: the entry function has no '?' dims")
+        return None
+    if options.inputs:
+        return None
+    if options.dims is None:
+        raise UsageError(f"the entry function has '?' dims ({', '.join(dict.fromkeys(names))}): "
+                         "give their sizes with --dims NAME=SIZE,...")
+    try:
+        return argument_shapes(func, parse_dims(options.dims))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def bind(function, arrays: list[np.ndarray], spec: str):

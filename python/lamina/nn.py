@@ -63,7 +63,7 @@ class Tensor(ir.Value):
 
     @property
     def tensor_type(self) -> TensorType:
-        return TensorType.from_mlir(self.type)
+        return TensorType.from_mlir(self.type, dynamic=True)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -205,7 +205,7 @@ def _build(op_name: str, *args, location: ir.Location | None = None, **kwargs) -
 def _result_type_for(op_class, x: ir.Value, target) -> TensorType:
     """The result type of reshape / broadcast_to / cast from the target
     argument: a shape (reshape may hold one -1) or an element type name."""
-    source = TensorType.from_mlir(x.type)
+    source = TensorType.from_mlir(x.type, dynamic=True)
     if isinstance(target, TensorType):
         return target
     if isinstance(target, str) or isinstance(target, np.dtype) or (
@@ -263,7 +263,7 @@ def make_builder(op_class) -> Callable[..., Tensor]:
                             f"'{sorted(unknown)[0]}' (operands {operand_names}, attributes "
                             f"{attr_names})")
         with location:
-            dtype = next((TensorType.from_mlir(v.type).dtype for v in _flat(operands)
+            dtype = next((TensorType.from_mlir(v.type, dynamic=True).dtype for v in _flat(operands)
                           if _is_tensor_value(v)), None)
             values = []
             for decl, operand in zip(decls, operands):

@@ -32,6 +32,7 @@ from mlir import ir
 
 from lamina.diagnostics import CompileError
 from lamina.dialects.opdef import lookup_op
+from lamina.shapes import ShapeError, has_dynamic_types, op_result_shapes
 from lamina.types import TensorType, VerifyError, element_type_name, numpy_dtype, type_view
 
 
@@ -136,7 +137,16 @@ class Interpreter:
 
     def _run(self, op: ir.Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
         types = [_array_type(r.type) for r in op.results]
-        if types and all(0 in shape for shape, _ in types):
+        if has_dynamic_types(op):
+            # The sizes of this call, by the op's rule (which rejects sizes
+            # the compiled code would reject).
+            try:
+                shapes = op_result_shapes(op, [np.shape(a) for a in operands])
+            except ShapeError as error:
+                raise CompileError.at(op.location, error.message) from None
+            types = [(shape if shape is not None else None, dtype)
+                     for shape, (_, dtype) in zip(shapes, types)]
+        if types and all(shape is not None and 0 in shape for shape, _ in types):
             return [np.empty(shape, dtype) for shape, dtype in types]
         op_class = lookup_op(op.name)
         if op_class is not None:
@@ -163,7 +173,8 @@ class Interpreter:
                 value = np.asarray(value)
                 if self.float64 and _is_float(value.dtype) and _is_float(dtype):
                     dtype = np.dtype(np.float64)
-                arrays.append(value.astype(dtype, copy=False).reshape(shape))
+                value = value.astype(dtype, copy=False)
+                arrays.append(value if shape is None else value.reshape(shape))
             return arrays
         if op.name == "arith.constant":
             return [constant_array(op.attributes["value"], op.results[0].type)]
@@ -301,7 +312,9 @@ def _argument_fan_in(value: ir.Value, depth: int = 0) -> int | None:
         name = op.name
         fan_in = _WEIGHT_FAN_IN.get((name, use.operand_number))
         if fan_in is not None:
-            return max(1, fan_in(type_view(value.type)))
+            # A '?' fan-in (a weight of run-time size) is none known.
+            return None if None in type_view(value.type).shape else max(
+                1, fan_in(type_view(value.type)))
         if name == "nn.conv2d" and use.operand_number == 2:   # a bias: its weight's fan-in
             return max(1, math.prod(type_view(op.operands[1].type).shape[1:]))
         if name in _LAYOUT_OPS and depth < 4 and len(op.results) == 1:
@@ -333,7 +346,8 @@ def weight_fan_ins(module: ir.Module, entry: str | None = None) -> list[int | No
     for argument, marked in zip(func.regions[0].blocks[0].arguments, _marked_parameters(func)):
         fan_in = _argument_fan_in(argument)
         view = type_view(argument.type)
-        if fan_in is None and marked and getattr(view, "rank", 0) >= 2:
+        if fan_in is None and marked and getattr(view, "rank", 0) >= 2 and (
+                view.shape[-2] is not None):
             fan_in = max(1, view.shape[-2])
         fan_ins.append(fan_in)
     return fan_ins

@@ -65,6 +65,7 @@ from lamina.parsing import parse
 from lamina.passes.cpu_check_lowered_to_llvm import check_llvm_dialect
 from lamina.passes.func_split_initializer import (BOUND, INITIALIZER, FuncSplitInitializer,
                                                   argument_attributes)
+from lamina.shapes import ShapeFunction, is_dynamic
 from lamina.types import MemRefType, TensorType, VerifyError, numpy_dtype
 
 
@@ -131,11 +132,11 @@ def signature(func: ir.Operation) -> tuple[list[TensorType | MemRefType], list[T
                         raise VerifyError(f"{t} is not in global memory")
                     group.append(memref)
                 else:
-                    group.append(TensorType.from_mlir(t))
+                    group.append(TensorType.from_mlir(t, dynamic=True))
             except VerifyError as error:
                 raise CompileError.at(func.location,
-                                f"{what} #{index} of @{_symbol(func)}: {error}; only statically "
-                                "shaped tensors (and, as arguments, memrefs in global memory) "
+                                f"{what} #{index} of @{_symbol(func)}: {error}; only ranked "
+                                "tensors (and, as arguments, memrefs in global memory) "
                                 "can be passed to and from NumPy") from None
         converted.append(group)
     return converted[0], converted[1]
@@ -230,6 +231,10 @@ class ArrayFunction:
         self.binder: Callable[[tuple[int, ...]], tuple["ArrayFunction", "ArrayFunction"]] | None \
             = None
         self._bound_programs: dict[tuple[int, ...], tuple[ArrayFunction, ArrayFunction]] = {}
+        # The result shapes for the argument shapes of a call, for a
+        # function with '?' dims (a lamina.shapes.ShapeFunction).
+        self.shape_function: Callable[[Sequence[tuple[int, ...]]], list[tuple[int, ...]]] | None \
+            = None
 
     def __repr__(self) -> str:
         args = ", ".join(str(t) for t in self.inputs)
@@ -249,9 +254,12 @@ class ArrayFunction:
                 raise TypeError(f"@{self.name} argument #{index}: expected {spec} "
                                 f"({dtype.name} elements), got a {array.dtype.name} array; "
                                 f"convert it with .astype()")
-            if array.shape != spec.shape:
+            if len(array.shape) != spec.rank or any(
+                    d is not None and d != size for d, size in zip(spec.shape, array.shape)):
+                shape = ", ".join("?" if d is None else str(d) for d in spec.shape)
+                shape = f"({shape},)" if spec.rank == 1 else f"({shape})"
                 raise ValueError(f"@{self.name} argument #{index}: expected {spec} (shape "
-                                 f"{spec.shape}), got shape {array.shape}")
+                                 f"{shape}), got shape {array.shape}")
             if isinstance(spec, MemRefType) and not (array is value and array.flags.c_contiguous
                                                      and array.flags.writeable):
                 raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place "
@@ -261,13 +269,23 @@ class ArrayFunction:
             arrays.append(array if array.flags.c_contiguous else np.ascontiguousarray(array))
         return arrays
 
-    def allocate_results(self) -> list[np.ndarray]:
-        """Uninitialised arrays for the results."""
-        return [np.empty(t.shape, dtype) for t, dtype in zip(self.results, self._result_dtypes)]
+    def result_shapes(self, arrays: Sequence[np.ndarray] = ()) -> list[tuple[int, ...]]:
+        """The result shapes of a call on `arrays` (checked arguments); for
+        a function with '?' dims, by its shape function, which raises
+        lamina.shapes.ShapeError (a ValueError) for sizes that break its
+        rules."""
+        if self.shape_function is not None:
+            return self.shape_function([a.shape for a in arrays])
+        return [t.shape for t in self.results]
+
+    def allocate_results(self, arrays: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
+        """Uninitialised arrays for the results (of a call on `arrays`)."""
+        return [np.empty(shape, dtype)
+                for shape, dtype in zip(self.result_shapes(arrays), self._result_dtypes)]
 
     def __call__(self, *args):
         arrays = self.check_arguments(args)
-        results = self.allocate_results()
+        results = self.allocate_results(arrays)
         self.call_with_results(arrays, results)
         if len(results) == 1:
             return results[0]
@@ -295,9 +313,19 @@ class ArrayFunction:
         initializer, main = self._bound_programs[indices]
         prepared = [aligned_empty(t.shape, numpy_dtype(t.dtype)) for t in initializer.results]
         initializer.call_with_results(initializer.check_arguments(arrays), prepared)
-        return BoundFunction(main, initializer, prepared,
-                             [self.argument_names[i] for i in range(len(self.inputs))
-                              if i not in indices])
+        bound = BoundFunction(main, initializer, prepared,
+                              [self.argument_names[i] for i in range(len(self.inputs))
+                               if i not in indices])
+        if self.shape_function is not None:
+            shape_function, weights = self.shape_function, dict(zip(indices, arrays))
+
+            def shapes(unbound: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+                rest = iter(unbound)
+                return shape_function([weights[i].shape if i in weights else next(rest)
+                                       for i in range(len(self.inputs))])
+
+            bound.shape_function = shapes
+        return bound
 
     def _bound_arguments(self, weights) -> tuple[tuple[int, ...], list[np.ndarray]]:
         """The positions of the bound arguments, in order, and their arrays."""
@@ -335,7 +363,8 @@ class ArrayFunction:
                 raise ValueError(f"@{self.name} argument #{index}: {spec} is passed in place and "
                                  "cannot be bound")
             array = np.asarray(by_position[index])
-            if array.dtype != self._input_dtypes[index] or array.shape != spec.shape:
+            if array.dtype != self._input_dtypes[index] or not spec.is_static or (
+                    array.shape != spec.shape):
                 raise ValueError(f"@{self.name} argument #{index}: expected {spec}, got a "
                                  f"{array.dtype.name} array of shape {array.shape}")
             arrays.append(array)
@@ -613,10 +642,23 @@ def jit_compile(module: ir.Module | str, entry: str | None, pipeline,
     name, inputs, results = entry_signature(module, entry)
     # The caller passes every argument: none is bound (see `bind`).
     _mark_bound(find_entry(module, name), ())
+    nn_program = clone_module(module) if is_dynamic(find_entry(module, name)) else None
     lowered = pipeline.run(module, until=pipeline.mlir_stages[-1])
     engine, constants = _engine(lowered, shared_libs, opt_level)
-    return CompiledFunction(engine, name, inputs, results, lowered,
-                            time.perf_counter() - start, constants)
+    function = CompiledFunction(engine, name, inputs, results, lowered,
+                                time.perf_counter() - start, constants)
+    return function if nn_program is None else with_shape_function(function, nn_program, name)
+
+
+def with_shape_function(function: ArrayFunction, module: ir.Module,
+                        entry: str | None) -> ArrayFunction:
+    """`function` with the shape function of the entry of the nn program
+    `module` where that has '?' dims (the caller allocates the results of
+    a call at the sizes it computes: see `lamina.shapes`)."""
+    if is_dynamic(find_entry(module, entry)):
+        copy = clone_module(module)
+        function.shape_function = ShapeFunction(copy, find_entry(copy, entry))
+    return function
 
 
 def jit_compile_bound(module: ir.Module | str, entry: str | None, bound: Sequence[int],

@@ -4,7 +4,11 @@ The dialects, the runtime and the reference interpreter all speak of types
 through these classes, so that shape rules and signatures are testable
 without MLIR. This module imports nothing from the rest of Lamina.
 
-* `TensorType((2, 3), "f32")` is `tensor<2x3xf32>`: ranked, static.
+* `TensorType((2, 3), "f32")` is `tensor<2x3xf32>`: ranked, static;
+  `TensorType((None, 768), "f32")` is `tensor<?x768xf32>`: a `None` dim is
+  dynamic ('?'), its size known at run time only. A size that was '?' in
+  the IR and is known now (the shapes of a call) is a `RuntimeDim`: an
+  int that remembers it does not broadcast.
 * `MemRefType((16, 16), "f16", "workgroup")` is
   `memref<16x16xf16, #gpu.address_space<workgroup>>`: ranked, static,
   identity layout, in a memory space (`global`, the default, `workgroup`
@@ -130,23 +134,53 @@ def size_problem(t: ir.Type) -> str | None:
             f"{_element_bytes(shaped.element_type)} bytes overflow 64-bit sizes")
 
 
-def _dims(shape: Sequence[int]) -> str:
-    return "".join(f"{d}x" for d in shape)
+def _dims(shape: Sequence[int | None]) -> str:
+    return "".join(f"{'?' if d is None else d}x" for d in shape)
+
+
+class RuntimeDim(int):
+    """The size, known at run time, of a dim that is '?' in the IR. It is
+    an int everywhere, except to the broadcast rule: the compiled code
+    reads a '?' dim at every index, so one of size 1 does not broadcast."""
+
+    def __repr__(self) -> str:
+        return f"RuntimeDim({int(self)})"
+
+    def __str__(self) -> str:
+        return str(int(self))
+
+
+def _dim(d) -> int | None:
+    """A dim as TensorType holds it: None for '?' (MLIR's dynamic size is
+    negative), the int (a RuntimeDim kept as it is) otherwise."""
+    if d is None or d < 0:
+        return None
+    return d if type(d) in (int, RuntimeDim) else int(d)
 
 
 @dataclass(frozen=True)
 class TensorType:
-    """A ranked, statically shaped tensor type: `tensor<2x3xf32>`."""
+    """A ranked tensor type: `tensor<2x3xf32>`, `tensor<?x768xf32>` (a
+    `None` dim is '?')."""
 
-    shape: tuple[int, ...]
+    shape: tuple[int | None, ...]
     dtype: str
 
     def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "shape", tuple(_dim(d) for d in self.shape))
 
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return None not in self.shape
+
+    @property
+    def dynamic_dims(self) -> tuple[int, ...]:
+        """The positions of the '?' dims."""
+        return tuple(i for i, d in enumerate(self.shape) if d is None)
 
     @property
     def is_float(self) -> bool:
@@ -162,17 +196,21 @@ class TensorType:
         return f"tensor<{_dims(self.shape)}{self.dtype}>"
 
     def to_mlir(self) -> ir.Type:
-        return ir.RankedTensorType.get(list(self.shape), ir.Type.parse(self.dtype))
+        dynamic = ir.ShapedType.get_dynamic_size()
+        return ir.RankedTensorType.get([dynamic if d is None else int(d) for d in self.shape],
+                                       ir.Type.parse(self.dtype))
 
     @staticmethod
-    def from_mlir(t: ir.Type) -> "TensorType":
+    def from_mlir(t: ir.Type, dynamic: bool = False) -> "TensorType":
         """Converts an MLIR type; raises VerifyError for anything but a
-        ranked, static tensor of a supported element type."""
+        ranked tensor of a supported element type, static unless `dynamic`."""
         if not isinstance(t, ir.RankedTensorType):
             raise VerifyError(f"expected a ranked tensor, got {t}")
         rt = ir.RankedTensorType(t)
-        if not rt.has_static_shape:
-            raise VerifyError(f"expected a statically shaped tensor, got {t}")
+        if not dynamic and not rt.has_static_shape:
+            first = next(i for i in range(rt.rank) if rt.is_dynamic_dim(i))
+            raise VerifyError(f"expected a statically shaped tensor, got {t} "
+                              f"(dim {first} is '?')")
         dtype = str(rt.element_type)
         if dtype not in ELEMENT_TYPES:
             raise VerifyError(f"unsupported element type {dtype} in {t}")
@@ -282,10 +320,11 @@ TypeView = Union[TensorType, MemRefType, ScalarType, OpaqueType]
 
 
 def type_view(t: ir.Type) -> TypeView:
-    """The Python view of an MLIR type. Raises VerifyError for a tensor or
-    memref that Lamina cannot describe (dynamic, strided, unknown space)."""
+    """The Python view of an MLIR type ('?' dims of a tensor are None).
+    Raises VerifyError for a tensor or memref that Lamina cannot describe
+    (unranked, a dynamic or strided memref, an unknown space)."""
     if isinstance(t, ir.RankedTensorType) or isinstance(t, ir.UnrankedTensorType):
-        return TensorType.from_mlir(t)
+        return TensorType.from_mlir(t, dynamic=True)
     if isinstance(t, (ir.MemRefType, ir.UnrankedMemRefType)):
         return MemRefType.from_mlir(t)
     text = str(t)

@@ -20,6 +20,12 @@ SCHEDULE_TAG = "lamina.schedule"
 # a dictionary on each of the group's ops that the schedule pass reads.
 SCHEDULE_CHOICE = "lamina.schedule_choice"
 
+# The extent a schedule plans a '?' loop for: large enough that the
+# register and cache tiles of a static loop of this size are the ones a
+# long dynamic loop wants, and a multiple of them, so that the tiles of
+# a '?' loop are static and its tail (the loop peeled) the only partial one.
+PLANNING_EXTENT = 256
+
 # Ops whose input is indexed by sums of loops (windows), analysed all the
 # same: the direct convolutions the cost model schedules.
 WINDOWED = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
@@ -27,7 +33,8 @@ WINDOWED = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 
 @dataclass
 class LinalgOp:
-    """A linalg op with static loop extents."""
+    """A linalg op with static loop extents (a '?' loop's is
+    PLANNING_EXTENT, and it is flagged in `dynamic`)."""
 
     op: ir.Operation
     extents: tuple[int, ...]
@@ -43,6 +50,12 @@ class LinalgOp:
     """Per operand: whether it is a slice whose innermost dim has a stride
     (a strided convolution's window), which vector code reads element by
     element."""
+    dynamic: tuple[bool, ...] = ()
+    """Per loop: whether its extent is '?' (known at run time only)."""
+
+    @property
+    def is_dynamic(self) -> bool:
+        return any(self.dynamic)
 
     @property
     def name(self) -> str:
@@ -79,9 +92,9 @@ class LinalgOp:
 
 
 def analyze(op: ir.Operation) -> "LinalgOp | None":
-    """The loop structure of a linalg op on statically shaped tensors, or
-    None (memrefs, dynamic shapes, non-affine-projection maps, i1, an
-    empty iteration domain)."""
+    """The loop structure of a linalg op on ranked tensors, or None
+    (memrefs, non-affine-projection maps, i1, an empty iteration domain);
+    a '?' loop is planned as PLANNING_EXTENT long."""
     if not op.name.startswith("linalg."):
         return None
     attribute = linalg_dialect.get_indexing_maps(op)
@@ -92,6 +105,7 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
     if len(maps) != len(operands) or not maps:
         return None
     extents: list[int | None] = [None] * maps[0].n_dims
+    dynamic = [False] * maps[0].n_dims
     dims_of: list[tuple[int | None, ...]] = []
     for value, indexing in zip(operands, maps):
         t = value.type
@@ -100,13 +114,17 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
                 return None
             dims_of.append(())
             continue
-        if not t.has_static_shape or str(t.element_type) == "i1":
+        if str(t.element_type) == "i1":
             return None
         dims = []
         for position, expr in enumerate(indexing.results):
             if isinstance(expr, ir.AffineDimExpr):
                 dim = ir.AffineDimExpr(expr).position
-                extents[dim] = t.shape[position]
+                if not t.is_dynamic_dim(position):
+                    # A static reader of a '?' loop fixes its extent.
+                    extents[dim], dynamic[dim] = t.shape[position], False
+                elif extents[dim] is None:
+                    extents[dim], dynamic[dim] = PLANNING_EXTENT, True
                 dims.append(dim)
             elif isinstance(expr, ir.AffineConstantExpr) and t.shape[position] == 1:
                 dims.append(None)
@@ -125,7 +143,8 @@ def analyze(op: ir.Operation) -> "LinalgOp | None":
     written = {d for dims in dims_of[inputs:] for d in dims}
     reduction = tuple(d not in written for d in range(len(extents)))
     return LinalgOp(op, tuple(extents), reduction, tuple(dims_of), inputs,
-                    strided=tuple(_strided_slice(value) for value in operands))
+                    strided=tuple(_strided_slice(value) for value in operands),
+                    dynamic=tuple(dynamic))
 
 
 def _strided_slice(value: ir.Value) -> bool:

@@ -87,6 +87,11 @@ class ContractionSchedule(Schedule):
     pack_tiles: tuple[tuple[int, ...], ...] = ()
     fills: tuple[OpTiling, ...] = ()
     dot_product: DotProductTile | None = None
+    peel: tuple[int, ...] = ()
+    """The packed op's '?' loops that the register tile runs along (rows:
+    batch x tokens): each such loop of the register tile is peeled, so that
+    its full tiles are the static register tile and its tail is tiled one
+    row at a time (static, vectorised too)."""
 
     def decisions(self) -> list[str]:
         products = ", bf16 pair dot products" if self.dot_product else ""
@@ -151,6 +156,7 @@ class ContractionSchedule(Schedule):
         loops: list[ir.Value] = []
         for level in self.tile_sizes:
             contraction, loops = tile(contraction, level)
+        contraction, loops, tails = self._peel(contraction, loops)
         dot = self.dot_product
         inner: list[ir.Value] = []
         if dot:
@@ -172,6 +178,35 @@ class ContractionSchedule(Schedule):
             dot.rewrite(root)
         for handle, sizes in copies:
             vectorize_copy(handle, sizes, self.threads)
+        for tail in tails:
+            vectorize(tail)
+        if tails:
+            patterns(root, vector_transform.ApplyVectorReductionToContractPatternsOp,
+                     vector_transform.ApplyTransferPermutationPatternsOp, canonicalization)
+
+    def _peel(self, contraction: ir.Value, loops: list[ir.Value]
+              ) -> tuple[ir.Value, list[ir.Value], list[ir.Value]]:
+        """The register tile's loop along a `peel` dim peeled: the
+        contraction in its full tiles, the loop over k around it (the last
+        of `loops`, the others consumed) and the tail's op tiled one row at
+        a time (to be vectorised)."""
+        register = self.tile_sizes[-1]
+        tiled = [d for d, size in enumerate(register) if size]
+        peeled_dims = [d for d in self.peel if d in tiled]
+        if not peeled_dims:
+            return contraction, loops, []
+        d = peeled_dims[0]
+        scf_for = transform.CastOp(op_type("scf.for"), loops[tiled.index(d)]).output
+        peeled = loop.LoopPeelOp(any_op(), any_op(), scf_for)
+        # The full tiles' sizes fold to the register tile's; the handles
+        # inside the loop, invalidated by the peeling, are found again.
+        patterns(peeled.peeled_loop, canonicalization)
+        contraction = structured.MatchOp.match_op_names(peeled.peeled_loop,
+                                                        ["linalg.generic"]).result
+        inner = transform.GetParentOp(any_op(), contraction, op_name="scf.for").parent
+        tail = structured.MatchOp.match_op_names(peeled.remainder_loop, ["linalg.generic"]).result
+        rows = tuple(1 if e == d else 0 for e in range(len(register)))
+        return contraction, [inner], [tile(tail, rows)[0]]
 
 
 @dataclass(frozen=True)
@@ -234,14 +269,20 @@ class ContractionWithEpilogue(ContractionSchedule):
 class ContractionKind(ScheduleKind):
     """Packed contractions, with their epilogue inside their loops where the
     result's blocks take it (see the module docstring). Applies to a group
-    with a contraction; the rest of the group gets loop nests."""
+    with a contraction whose dims are static but for its rows (m); the rest
+    of the group gets loop nests."""
 
     name = "contraction"
 
     def choose(self, group: Group, model: CPUModel) -> list[Schedule] | None:
         for linalg in group.ops:
-            if contraction_dims(linalg) is None:
+            dims = contraction_dims(linalg)
+            if dims is None:
                 continue
+            if any(dynamic and d != dims.m for d, dynamic in enumerate(linalg.dynamic)):
+                # Packing takes static panels: a '?' n, k or batch dim gets
+                # the loop nests (the rows, m, may be '?').
+                return None
             fills = initialising_fills(group, linalg)
             schedule = contraction_schedule(f"{group.name}_contraction", linalg, fills, model)
             rest = [op for op in group.ops if op is not linalg and op not in fills]
@@ -367,6 +408,7 @@ def contraction_schedule(group: str, linalg: LinalgOp, fills: list[LinalgOp],
         packing=Packing(tuple(packed_sizes), a_perm, b_perm, pack_a),
         unroll=(mr, 2), hoist=bool(register[dims.k]), fills=fill_tilings(fills, model),
         pack_tiles=tuple(pack_tiles),
+        peel=tuple(d for d in range(linalg.rank) if linalg.dynamic and linalg.dynamic[d]),
         dot_product=dot_product_tile(model, mr, nr // model.lanes, rank,
                                      linalg.rank if pack_a else dims.m,
                                      linalg.rank + pack_a) if pairs else None)

@@ -164,7 +164,8 @@ from lamina.cache import cached_compile
 from lamina.diagnostics import CompileError
 from lamina.pipeline import Pipeline, Stage
 from lamina.runtime import (ArrayFunction, CompiledFunction, argument_names, find_entry,
-                            jit_compile, jit_compile_bound, request_amx_state)
+                            jit_compile, jit_compile_bound, request_amx_state,
+                            with_shape_function)
 from lamina.schedules import attention_tiles
 from lamina.targets import Target, register_target
 from lamina.targets.cpu_model import (ARCHITECTURE_NAMES, ARCHITECTURES, CPU_PRESETS,
@@ -467,6 +468,7 @@ class CPUTarget(Target):
         """`function`, able to bind weights (`ArrayFunction.bind`): the
         program compiled again with them bound, split into an initialiser
         and the rest."""
+        with_shape_function(function, module, entry)
         function.argument_names = tuple(argument_names(find_entry(module, entry)))
         function.binder = lambda indices: jit_compile_bound(
             module, entry, indices, pipeline, shared_libs=libraries, opt_level=self.opt_level)

@@ -116,7 +116,8 @@ def _c_name(name: str | None, fallback: str, taken: set[str]) -> str:
 
 def entry_values(module: ir.Module, entry: str | None) -> tuple[str, list[Value]]:
     """The entry's name and its arguments and results as C values. Raises
-    CompileError (a private entry, an element type C has no type for)."""
+    CompileError (a private entry, an element type C has no type for, a
+    '?' dim)."""
     func = find_entry(module, entry)
     if ir.StringAttr(func.attributes["sym_visibility"]).value == "private" \
             if "sym_visibility" in func.attributes else False:
@@ -130,6 +131,10 @@ def entry_values(module: ir.Module, entry: str | None) -> tuple[str, list[Value]
               for i, (n, t) in enumerate(zip(names, inputs))]
     values += [Value(_c_name(None, f"result{i}", taken), t, False) for i, t in enumerate(results)]
     for value in values:
+        if isinstance(value.type, TensorType) and not value.type.is_static:
+            raise CompileError.at(func.location, f"@{name}: {value.type} has '?' dims; a shared "
+                                  "library's C ABI passes buffers of static sizes (dynamic "
+                                  "programs run through lamina.compile and lamina-run)")
         if value.type.dtype not in C_TYPES:
             raise CompileError.at(func.location, f"@{name}: {value.type} has no C element type "
                                   f"for a shared library (types: {', '.join(C_TYPES)})")
