@@ -576,6 +576,10 @@ def check(cuda, result, call: str):
     return values[0] if len(values) == 1 else values
 
 
+# The GPU the driver runs on: the first.
+DEVICE_ORDINAL = 0
+
+
 class Driver:
     """The CUDA driver, the first GPU and its primary context."""
 
@@ -594,7 +598,7 @@ class Driver:
         if check(cuda, cuda.cuDeviceGetCount(), "cuDeviceGetCount") < 1:
             raise CUDAError("no CUDA driver/GPU found (the driver sees no GPU); run the "
                             "kernels on the CPU with --emulate or the target's emulation()")
-        self.device = check(cuda, cuda.cuDeviceGet(0), "cuDeviceGet")
+        self.device = check(cuda, cuda.cuDeviceGet(DEVICE_ORDINAL), "cuDeviceGet")
         self.context = check(cuda, cuda.cuDevicePrimaryCtxRetain(self.device),
                              "cuDevicePrimaryCtxRetain")
         self.make_current()
@@ -1028,10 +1032,18 @@ class CUDAFunction(DLPackCalls, ArrayFunction):
     def call_on_views(self, values: Sequence) -> list[DLPackBuffer]:
         """A call on DLPack views (and arrays): device tensors in place,
         host ones copied to the staging buffers; the results in device
-        memory from the pool, the call left running on the stream."""
+        memory from the pool, the call left running on the stream. With
+        no tensor on the GPU, a call on host memory as with NumPy arrays,
+        its results host tensors."""
+        if not any(isinstance(v, TensorView) and v.device[0] == CUDA for v in values):
+            return super().call_on_views(values)
         addresses = []
         for index, value in enumerate(values):
             if isinstance(value, TensorView) and value.device[0] == CUDA:
+                if value.device[1] != DEVICE_ORDINAL:
+                    raise ValueError(f"@{self.name} argument #{index}: a tensor on "
+                                     f"cuda:{value.device[1]}; this function runs on "
+                                     f"cuda:{DEVICE_ORDINAL}")
                 addresses.append(value.pointer)
                 continue
             array = value.host_array() if isinstance(value, TensorView) else value

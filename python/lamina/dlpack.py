@@ -58,8 +58,15 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ManagedTensor))
 _ManagedTensor._fields_ = [("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p),
                            ("deleter", _DELETER)]
 
-_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.py_object)
+# A capsule's destructor gets the dying capsule as a bare pointer: no
+# reference may be taken to it.
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _api = ctypes.pythonapi
+_raw = ctypes.PyDLL(None)
+_raw_is_valid = _raw.PyCapsule_IsValid
+_raw_is_valid.restype, _raw_is_valid.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]
+_raw_pointer = _raw.PyCapsule_GetPointer
+_raw_pointer.restype, _raw_pointer.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_IsValid.restype = ctypes.c_int
@@ -205,8 +212,8 @@ def _release(managed) -> None:
 @_CAPSULE_DESTRUCTOR
 def _destroy_capsule(capsule) -> None:
     # A capsule nobody consumed still holds its tensor (a consumer renames it).
-    if _api.PyCapsule_IsValid(capsule, b"dltensor"):
-        DLPackBuffer._exported.pop(_api.PyCapsule_GetPointer(capsule, b"dltensor"), None)
+    if _raw_is_valid(capsule, b"dltensor"):
+        DLPackBuffer._exported.pop(_raw_pointer(capsule, b"dltensor"), None)
 
 
 def _from_dlpack(kind: str):

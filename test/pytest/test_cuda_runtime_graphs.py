@@ -12,10 +12,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
 import lamina
 from lamina.cuda_runtime import (ARENA, CUDAError, CUDAFunction, KernelLaunch,
                                  entry_parameter_counts)
+from lamina.dlpack import CUDA, DLPackBuffer
 from lamina.targets import get_target
 
 # Three matmuls and a softmax: a [1, N] bias seen as [N] (a view), two
@@ -230,3 +232,60 @@ def test_graphs_can_be_turned_off(program, how, monkeypatch):
 def test_graphs_option_of_compile_is_for_cuda_targets():
     with pytest.raises(ValueError, match="graphs= is for cuda targets, not 'cpu"):
         lamina.compile(CHAIN, target="cpu", graphs=False)
+
+
+def device_tensors(gpu, program, seed=0):
+    """The program's inputs as DLPack tensors in the fake device's memory."""
+    tensors = []
+    for array, spec in zip(arguments(program, seed), program.inputs):
+        address = gpu.allocate(array.nbytes)
+        gpu.buffers[address][:array.nbytes] = array.view(np.uint8).reshape(-1)
+        tensors.append(DLPackBuffer(address, (CUDA, 0), spec.dtype, spec.shape, gpu))
+    return tensors
+
+
+def test_device_tensors_are_used_in_place_and_results_stay_on_the_device(program):
+    gpu = RecordingDriver()
+    function = CUDAFunction(program, gpu=gpu)
+    inputs = device_tensors(gpu, program)
+    start = len(gpu.calls)
+    results = function(*inputs)
+    names = gpu.names(start)
+    assert "cuMemcpyHtoDAsync" not in names and "cuMemcpyDtoHAsync" not in names
+    assert "cuStreamSynchronize" not in names  # the call is left running on the stream
+    assert all(r.device == (CUDA, 0) for r in results)
+    assert [(r.dtype, r.shape) for r in results] == [(t.dtype, t.shape) for t in program.results]
+    captured = gpu.graphs[next(iter(gpu.graphs))]
+    first = next(c for c in captured if c[0] == function.graph.launches[0].kernel)
+    pointers = ctypes.c_void_p.from_address(first[9])  # A, the first parameter
+    assert ctypes.c_uint64.from_address(pointers.value).value == inputs[0].pointer
+    addresses = [r.pointer for r in results]
+    del results
+    # The results' memory went back to the pool: the next call takes the
+    # same addresses and replays the graph captured by the first.
+    start = len(gpu.calls)
+    again = function(*inputs)
+    assert [r.pointer for r in again] == addresses
+    assert gpu.names(start) == ["cuGraphLaunch"]
+
+
+def test_host_tensors_given_to_a_cuda_function_are_copied_in_and_out(program):
+    gpu = RecordingDriver()
+    function = CUDAFunction(program, gpu=gpu)
+    tensors = [torch.from_numpy(a) for a in arguments(program)]
+    start = len(gpu.calls)
+    results = function(*tensors)
+    assert all(isinstance(r, torch.Tensor) and r.device.type == "cpu" for r in results)
+    names = gpu.names(start)
+    assert names.count("cuMemcpyHtoDAsync") == len(program.inputs)
+    assert names.count("cuMemcpyDtoHAsync") == len(program.results)
+
+
+def test_a_tensor_on_another_gpu_is_refused(program):
+    gpu = RecordingDriver()
+    function = CUDAFunction(program, gpu=gpu)
+    inputs = device_tensors(gpu, program)
+    inputs[1] = DLPackBuffer(inputs[1].pointer, (CUDA, 1), inputs[1].dtype, inputs[1].shape, gpu)
+    with pytest.raises(ValueError, match="argument #1: a tensor on cuda:1; this function runs "
+                                         "on cuda:0"):
+        function(*inputs)
