@@ -3,23 +3,34 @@
 `CUDATarget.compile` (`lamina.compile(module, target="cuda:sm_90a")`,
 `lamina-run FILE --target=cuda:ARCH`) compiles a program to its kernels
 (a cubin, or PTX that the driver compiles for a newer GPU), its kernel
-manifest and its host program, and returns a `CUDAFunction`: NumPy arrays
-in, NumPy arrays out. A call
+manifest and its host program, and returns a `CUDAFunction`, a
+device-resident engine. At load, the host program (the entry function at
+the end of the `hw` stage) becomes a `LaunchGraph`: its launches and
+copies as data, each buffer a slot in the inputs, the outputs or one
+arena, the memory plan `hw-plan-memory` fixed at compile time; the arena
+and staging buffers for NumPy arguments are allocated then, once. A call
 
-* copies the arguments into device memory (memrefs in global memory, an
-  hw program's arguments, are copied back after the run: they are written
-  in place) and allocates the results there;
-* runs the host program, the entry function at the end of the `hw` stage:
-  its `hw.launch`es become `cuLaunchKernel` with the grid and block of the
-  launch and the dynamic shared memory of the manifest, its allocations
-  device memory, its reshapes views and its copies device-to-device
-  copies. Each memref argument of a kernel is passed as upstream's
-  lowering declares it, the fields of its memref descriptor (allocated
-  and aligned pointers, offset, sizes, strides); then come the TMA
-  descriptors the manifest lists, each a `CUtensorMap` made by
+* on NumPy arrays copies the inputs into the staging buffers, on DLPack
+  tensors on the GPU (PyTorch, CuPy, JAX) takes their memory in place
+  (`lamina.dlpack`);
+* launches the graph's kernels on one stream with no host round trip
+  between them: `cuLaunchKernel` with the grid and block of each launch,
+  the dynamic shared memory of the manifest and the parameters made once
+  per address set. Each memref argument of a kernel is passed as
+  upstream's lowering declares it, the fields of its memref descriptor
+  (allocated and aligned pointers, offset, sizes, strides); then come the
+  TMA descriptors the manifest lists, each a `CUtensorMap` made by
   `cuTensorMapEncodeTiled` and copied to device memory (upstream's
-  `mgpuTensorMapEncodeTiledMemref` passes them the same way);
-* waits for the GPU and copies the results back.
+  `mgpuTensorMapEncodeTiledMemref` passes them the same way). With CUDA
+  graphs (the default; `graphs=False` or LAMINA_CUDA_GRAPHS=0 turn them
+  off) the first call on an address set captures the launches
+  (`cuStreamBeginCapture` ... `cuGraphInstantiate`) and the next ones
+  replay them (`cuGraphLaunch`); a capture the driver refuses falls back
+  to launching one by one;
+* copies the NumPy results (and arguments written in place) back, or
+  returns DLPack tensors over device memory from a pool, the call left
+  running on the stream, which synchronises with the legacy default
+  stream that PyTorch's and CuPy's default streams are.
 
 The parts that need no GPU — manifest parsing, the host program, the
 kernel parameters, the tensor maps' parameters, the choice between cubin
@@ -999,6 +1010,10 @@ class CUDAFunction(DLPackCalls, ArrayFunction):
                                                            program.kernels[launch.kernel],
                                                            counts.get(launch.kernel))
         self.stream = self.gpu.call("cuStreamCreate", 0)
+        try:
+            self.dlpack_stream = int(self.stream)
+        except (TypeError, ValueError):
+            self.dlpack_stream = None
         self.arena = self.gpu.allocate(self.graph.arena_bytes)
         # NumPy arguments and results go through these, allocated once.
         self._staging = [self.gpu.allocate(_bytes(m))
@@ -1059,8 +1074,20 @@ class CUDAFunction(DLPackCalls, ArrayFunction):
             buffers.append(DeviceBuffer(self, address, size))
         self.prepared(tuple(addresses) + tuple(b.address for b in buffers)).run(
             self.stream, self.graphs)
-        return [DLPackBuffer(b.address, (CUDA, 0), t.dtype, t.shape, b)
+        return [DLPackBuffer(b.address, (CUDA, DEVICE_ORDINAL), t.dtype, t.shape, b,
+                             self._make_wait)
                 for b, t in zip(buffers, self.results)]
+
+    def _make_wait(self, stream: int) -> None:
+        """Makes `stream` (a consumer's, DLPack's handle) wait for the work
+        enqueued so far on the function's stream."""
+        cuda = self.gpu.cuda
+        event = self.gpu.call("cuEventCreate", cuda.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        try:
+            self.gpu.call("cuEventRecord", event, self.stream)
+            self.gpu.call("cuStreamWaitEvent", cuda.CUstream(stream), event, 0)
+        finally:
+            self.gpu.call("cuEventDestroy", event)
 
 
 class DeviceCall:

@@ -119,11 +119,12 @@ class TensorView:
         return flat.view(numpy_dtype(self.dtype)).reshape(self.shape)
 
 
-def read_dlpack(value) -> TensorView:
-    """The view of a tensor with `__dlpack__`; raises TypeError when it
-    gives no DLPack capsule."""
+def read_dlpack(value, stream: int | None = None) -> TensorView:
+    """The view of a tensor with `__dlpack__`, a GPU one ready for work on
+    `stream` (a CUDA stream handle; None: the legacy default stream);
+    raises TypeError when it gives no DLPack capsule."""
     device = tuple(int(d) for d in value.__dlpack_device__())
-    capsule = value.__dlpack__(stream=None) if device[0] == CUDA else value.__dlpack__()
+    capsule = value.__dlpack__(stream=stream) if device[0] == CUDA else value.__dlpack__()
     if not _api.PyCapsule_IsValid(capsule, b"dltensor"):
         raise TypeError(f"{type(value).__name__}.__dlpack__() gave no DLPack tensor capsule")
     managed = _ManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, b"dltensor"))
@@ -168,17 +169,22 @@ class DLPackBuffer:
     _exported: dict[int, tuple] = {}
 
     def __init__(self, pointer: int, device: tuple[int, int], dtype: str,
-                 shape: Sequence[int], owner: Any):
+                 shape: Sequence[int], owner: Any, ready=None):
         self.pointer = pointer
         self.device = device
         self.dtype = dtype
         self.shape = tuple(shape)
         self.owner = owner
+        # `ready(stream)` makes the consumer's stream wait for the work
+        # that writes the buffer (DLPack's `stream` argument).
+        self.ready = ready
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.device
 
     def __dlpack__(self, stream=None, **_):
+        if self.ready is not None and stream is not None and stream != -1:
+            self.ready(stream)
         shape = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
         managed = _ManagedTensor()
         managed.dl_tensor.data = self.pointer
@@ -237,6 +243,8 @@ class DLPackCalls:
     the call on the views (`call_on_views`)."""
 
     dlpack_devices: Sequence[int] = (CPU, CUDA_HOST)
+    # The CUDA stream GPU tensors are read for (None: the legacy default).
+    dlpack_stream: int | None = None
 
     def __call__(self, *args):
         if not any(is_dlpack(a) for a in args):
@@ -249,7 +257,7 @@ class DLPackCalls:
         values = []
         for index, (value, spec) in enumerate(zip(args, self.inputs)):
             if is_dlpack(value):
-                view = read_dlpack(value)
+                view = read_dlpack(value, self.dlpack_stream)
                 check_view(view, spec, self.name, index, self.dlpack_devices)
                 values.append(view)
             else:

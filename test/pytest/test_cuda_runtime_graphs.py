@@ -56,7 +56,9 @@ class RecordingDriver:
                 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES="static shared",
                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK="threads",
                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES="dynamic shared"),
-            CUstreamCaptureMode=SimpleNamespace(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL="local"))
+            CUstreamCaptureMode=SimpleNamespace(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL="local"),
+            CUevent_flags=SimpleNamespace(CU_EVENT_DISABLE_TIMING="no timing"),
+            CUstream=lambda handle: ("CUstream", handle))
 
     def allocate(self, size):
         buffer = np.zeros(max(size, 1), np.uint8)
@@ -97,6 +99,8 @@ class RecordingDriver:
             return 1024 if args[0] == "threads" else 0
         elif name == "cuStreamCreate":
             return "stream"
+        elif name == "cuEventCreate":
+            return "event"
         elif name == "cuModuleLoadData":
             return "module"
         return None
@@ -289,3 +293,16 @@ def test_a_tensor_on_another_gpu_is_refused(program):
     with pytest.raises(ValueError, match="argument #1: a tensor on cuda:1; this function runs "
                                          "on cuda:0"):
         function(*inputs)
+
+
+def test_a_consumer_stream_waits_for_the_results(program):
+    """A DLPack consumer that names its stream (as torch.from_dlpack does)
+    gets it made to wait for the function's stream."""
+    gpu = RecordingDriver()
+    function = CUDAFunction(program, gpu=gpu)
+    results = function(*device_tensors(gpu, program))
+    start = len(gpu.calls)
+    results[0].__dlpack__(stream=7)
+    assert gpu.calls[start:] == [("cuEventCreate", "no timing"), ("cuEventRecord", "event", "stream"),
+                                 ("cuStreamWaitEvent", ("CUstream", 7), "event", 0),
+                                 ("cuEventDestroy", "event")]
