@@ -303,6 +303,6 @@ def test_a_consumer_stream_waits_for_the_results(program):
     results = function(*device_tensors(gpu, program))
     start = len(gpu.calls)
     results[0].__dlpack__(stream=7)
-    assert gpu.calls[start:] == [("cuEventCreate", "no timing"), ("cuEventRecord", "event", "stream"),
-                                 ("cuStreamWaitEvent", ("CUstream", 7), "event", 0),
-                                 ("cuEventDestroy", "event")]
+    assert gpu.calls[start:] == [
+        ("cuEventCreate", "no timing"), ("cuEventRecord", "event", "stream"),
+        ("cuStreamWaitEvent", ("CUstream", 7), "event", 0), ("cuEventDestroy", "event")]
