@@ -417,7 +417,9 @@ class LaunchGraph:
                 return f"{s.value} : {s.type}"
             where = "arena" if s.region == ARENA else f"{s.region}{s.index}"
             return f"{where}+{s.offset} : {s.type}"
-        lines = [f"@{self.name}: {len(self.launches)} launches, arena {self.arena_bytes} bytes"]
+        count = len(self.launches)
+        lines = [f"@{self.name}: {count} launch{'' if count == 1 else 'es'}, arena "
+                 f"{self.arena_bytes} bytes"]
         for command in self.commands:
             if isinstance(command, BufferCopy):
                 lines.append(f"  copy {slot(command.source)} -> {slot(command.target)}")

@@ -5,7 +5,6 @@ Running the kernels is tested under the lit feature `cuda-gpu`."""
 
 import ctypes
 
-import numpy as np
 import pytest
 
 import lamina

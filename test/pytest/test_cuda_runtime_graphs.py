@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import lamina
-from lamina.cuda_runtime import (ARENA, CUDAError, CUDAFunction, KernelLaunch,
+from lamina.cuda_runtime import (ARENA, CUDAError, CUDAFunction,
                                  entry_parameter_counts)
 from lamina.dlpack import CUDA, DLPackBuffer
 from lamina.targets import get_target

@@ -74,7 +74,7 @@ from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
 from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
-from lamina.runtime import CompiledFunction, clone_module, entry_signature, jit_compile
+from lamina.runtime import clone_module, entry_signature
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.nvidia import architecture, occupancy, shared_alignment
