@@ -1,9 +1,13 @@
 """Lamina's GPU kernels: every kernel checked against NumPy, then f16 and
 bf16 matmul at 4096^3 and the fused matmul + bias + gelu in TFLOP/s
-against torch.matmul (cuBLAS).
+against torch.matmul (cuBLAS), then whole programs as device-resident
+engines (the examples, a GPT-2-small-sized block and a Llama-style block
+at 8x1024 tokens, ResNet-50 at batch 32) against torch eager and
+torch.compile.
 
     python bench/gpu.py                 # a GPU if there is one, else the emulation
     python bench/gpu.py --emulate       # the emulation even with a GPU
+    python bench/gpu.py --emulate --no-kernels --models examples
 
     # Compile here, run on a GPU machine that has no LLVM toolchain:
     python bench/gpu.py --save-programs DIR
@@ -53,6 +57,7 @@ import numpy as np
 import lamina
 from lamina.cuda_runtime import CUDAError, CUDAFunction, GPUProgram, driver
 from lamina.reference import compare, evaluate, random_inputs
+from lamina.runtime import clone_module, entry_signature
 from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.targets import get_target
 from lamina.types import numpy_dtype
@@ -307,6 +312,190 @@ def time_row(index: int, arch: str, gpu, size: int, runs: int, programs: str | N
     return row
 
 
+
+# ---------------------------------------------------------------------------
+# Whole programs: the examples and models as deployed, device-resident
+# engines (memory plan, launch graph, CUDA-graph replay).
+
+EXAMPLES = os.path.join(HERE, os.pardir, "examples")
+EXAMPLE_PROGRAMS = ("mlp.mlir", "attention.mlir", "llama_block.mlir", "convnet.mlir",
+                    "odd_shapes.mlir")
+
+
+def _gpt2_block(torch):
+    """A GPT-2-small-sized block (width 768, 12 heads, GELU MLP of 3072),
+    pre-norm with residuals, causal attention."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, dim=768, heads=12):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.up, self.down = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+            q, k, v = (t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+                       for t in (q, k, v))
+            a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+            return x + self.down(nn.functional.gelu(self.up(self.ln2(x))))
+
+    return Block()
+
+
+def _llama_block(torch):
+    """A Llama-style block (width 2048, 16 heads, SwiGLU MLP of 5632,
+    RMSNorm), causal attention, no biases."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, dim=2048, heads=16, hidden=5632):
+            super().__init__()
+            self.heads = heads
+            self.n1, self.n2 = nn.RMSNorm(dim, eps=1e-6), nn.RMSNorm(dim, eps=1e-6)
+            self.q, self.k, self.v, self.o = (nn.Linear(dim, dim, bias=False) for _ in range(4))
+            self.gate, self.up = (nn.Linear(dim, hidden, bias=False) for _ in range(2))
+            self.down = nn.Linear(hidden, dim, bias=False)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            h = self.n1(x)
+            q, k, v = (p(h).reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+                       for p in (self.q, self.k, self.v))
+            a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.o(a.transpose(1, 2).reshape(b, s, d))
+            h = self.n2(x)
+            return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+    return Block()
+
+
+def _resnet50(torch):
+    import torchvision
+    return torchvision.models.resnet50(weights=None)
+
+
+# (name, model builder, input shape, torch dtype name): the model rows.
+TORCH_MODELS = [
+    ("GPT-2-small block, 8x1024 tokens", _gpt2_block, (8, 1024, 768), "float16"),
+    ("Llama-style block, 8x1024 tokens", _llama_block, (8, 1024, 2048), "bfloat16"),
+    ("ResNet-50, batch 32", _resnet50, (32, 3, 224, 224), "float16"),
+]
+
+
+def model_names() -> list[str]:
+    return [f"examples/{name}" for name in EXAMPLE_PROGRAMS] + [m[0] for m in TORCH_MODELS]
+
+
+def model_program(index: int):
+    """Model row `index`: its nn module, the torch model and example input
+    (None for an example), and the weights the function takes first."""
+    if index < len(EXAMPLE_PROGRAMS):
+        return lamina.parse_file(os.path.join(EXAMPLES, EXAMPLE_PROGRAMS[index])), None, None, []
+    import torch
+    from lamina.importers.torch_import import weights
+    _, make, shape, dtype = TORCH_MODELS[index - len(EXAMPLE_PROGRAMS)]
+    torch.manual_seed(0)
+    model = make(torch).eval().to(getattr(torch, dtype))
+    x = torch.randn(shape).to(getattr(torch, dtype))
+    module = lamina.from_torch(model, (x,))
+    return module, model, x, weights(module, model)
+
+
+def model_row(index: int, arch: str, gpu, emulate: bool, runs: int) -> dict:
+    """Model row `index` on `arch`: its memory plan and launch graph (the
+    host-side costs: compile, graph build), and where it runs (the
+    emulation for the examples; the GPU for all), its check against
+    NumPy, its time per call as a CUDA-graph replay and one launch at a
+    time, its host time per replay, and torch eager and torch.compile."""
+    from lamina.cuda_runtime import HostProgram, LaunchGraph
+    name = model_names()[index]
+    module, model, x, weights = model_program(index)
+    target = get_target(f"cuda:{arch}")
+    row = {"model": name, "arch": arch}
+    start = time.perf_counter()
+    staged = clone_module(module)
+    target.pipeline().run(staged, until="hw")
+    row["hw_seconds"] = time.perf_counter() - start
+    host = HostProgram.from_module(staged, "main")
+    start = time.perf_counter()
+    inputs = len(host.parameters) - len(entry_signature(module, None)[2])
+    graph = LaunchGraph.from_host(host, None, inputs)
+    row["graph_microseconds"] = (time.perf_counter() - start) * 1e6
+    plan = host.memory_plan or {"arena_bytes": graph.arena_bytes, "buffers": 0,
+                                "buffer_bytes": graph.arena_bytes}
+    row.update(launches=len(graph.launches), arena_bytes=plan["arena_bytes"],
+               buffer_bytes=plan["buffer_bytes"], buffers=plan["buffers"])
+    if emulate:
+        if model is not None:
+            row["result"] = "needs a GPU (too large for the CPU emulation)"
+            return row
+        function = target.emulation().compile(module)
+        arrays = random_inputs(function.inputs, seed=1)
+        got = function(*arrays)
+        got = list(got) if isinstance(got, tuple) else [got]
+        expected = evaluate(module, arrays)
+        ok = all(compare(g, e, spec.dtype).ok
+                 for g, e, spec in zip(got, expected, function.results))
+        row["result"] = "ok (CPU emulation)" if ok else "MISMATCH (CPU emulation)"
+        return row
+    if arch == "sm_90a" and gpu.capability != (9, 0):
+        row["result"] = "needs a Hopper GPU"
+        return row
+    import torch
+    try:
+        program = target.build(module)
+        function = CUDAFunction(program)
+        arrays = ([np.asarray(w) for w in weights] + [x.float().numpy().astype(
+            numpy_dtype(function.inputs[-1].dtype))] if model is not None
+            else random_inputs(function.inputs, seed=1))
+        results = function.allocate_results()
+        with function.bind(arrays, results) as call:
+            row["seconds"] = statistics.median(call.time(runs))
+            row["host_microseconds"] = call.host_seconds() * 1e6
+            function.graphs = False
+            row["seconds_no_graphs"] = statistics.median(call.time(runs))
+            function.graphs = True
+            call.read_back()
+        if model is None:
+            expected = evaluate(module, arrays)
+            ok = all(compare(r, e, spec.dtype).ok
+                     for r, e, spec in zip(results, expected, function.results))
+            row["result"] = "ok" if ok else "MISMATCH"
+        else:
+            device_model, device_x = model.cuda(), x.cuda()
+            with torch.no_grad():
+                want = device_model(device_x).float()
+                row["torch_eager"] = time_torch(torch, lambda: device_model(device_x), runs)
+                compiled = torch.compile(device_model)
+                row["torch_compile"] = time_torch(torch, lambda: compiled(device_x), runs)
+            got = torch.from_numpy(results[0].astype(np.float32)).cuda()
+            error = float((got - want).abs().max() / want.abs().max())
+            row["result"] = ("ok" if error < 5e-2 else "MISMATCH") + f" (rel. error {error:.1e})"
+    except lamina.CompileError as error:  # CUDAError included
+        row["result"] = f"FAILED: {str(error).splitlines()[0]}"
+    return row
+
+
+def model_table(rows: list[dict]) -> str:
+    lines = ["| program | arch | launches | arena (peak) MB | buffers apart MB | hw stage s | "
+             "launch graph us | Lamina ms (graph) | Lamina ms (no graph) | host us / replay | "
+             "torch eager ms | torch.compile ms | check |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ms = lambda r, key: f"{r[key] * 1e3:.3f}" if key in r else "-"  # noqa: E731
+    for r in rows:
+        host = f"{r['host_microseconds']:.1f}" if "host_microseconds" in r else "-"
+        lines.append(f"| {r['model']} | {r['arch']} | {r['launches']} | "
+                     f"{r['arena_bytes'] / 1e6:.3f} | {r['buffer_bytes'] / 1e6:.3f} | "
+                     f"{r['hw_seconds']:.1f} | {r['graph_microseconds']:.0f} | "
+                     f"{ms(r, 'seconds')} | {ms(r, 'seconds_no_graphs')} | {host} | "
+                     f"{ms(r, 'torch_eager')} | {ms(r, 'torch_compile')} | {r['result']} |")
+    return "\n".join(lines)
+
 # ---------------------------------------------------------------------------
 # Programs compiled on one machine and run on another.
 
@@ -492,6 +681,12 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep", action="store_true",
                         help="also time the tilings of SWEEP (compiled by --save-programs "
                              "--sweep when running --programs)")
+    parser.add_argument("--models", choices=("all", "examples", "none"), default="all",
+                        help="the whole programs to run: the examples and the models "
+                             "(GPT-2-small and Llama-style blocks, ResNet-50), the examples "
+                             "only, or none")
+    parser.add_argument("--no-kernels", action="store_true",
+                        help="skip the kernel checks and the matmul timings")
     parser.add_argument("--unit", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     started = time.perf_counter()
@@ -533,12 +728,12 @@ def main(argv=None) -> int:
 
     print("correctness:", flush=True)
     checked = []
-    for index in range(len(correctness_cases())):
+    for index in range(0 if options.no_kernels else len(correctness_cases())):
         for arch in ARCHITECTURES:
             checked.append(run(f"check:{index}:{arch}"))
             progress(checked[-1])
     timed = None
-    if not emulate:
+    if not emulate and not options.no_kernels:
         print(f"performance ({options.size}^3):", flush=True)
         timed = []
         for index in range(len(PERFORMANCE)):
@@ -552,6 +747,17 @@ def main(argv=None) -> int:
             swept.append(run(f"time:{index}:{arch}:{tiles}"))
             progress(swept[-1])
     needs = "needs a GPU (none here)" if emulate else ""
+    count = {"all": len(model_names()), "examples": len(EXAMPLE_PROGRAMS),
+             "none": 0}[options.models]
+    modelled = []
+    if count:
+        print("whole programs:", flush=True)
+    for index in range(count):
+        for arch in ARCHITECTURES:
+            modelled.append(model_row(index, arch, gpu, emulate, options.runs))
+            print(f"  {modelled[-1]['model']} [{arch}]: {modelled[-1]['launches']} launches, "
+                  f"arena {modelled[-1]['arena_bytes']} bytes, {modelled[-1]['result']}",
+                  flush=True)
 
     command = " ".join(["python bench/gpu.py"] + (argv if argv is not None else sys.argv[1:]))
     report = [
@@ -573,6 +779,15 @@ def main(argv=None) -> int:
         performance_table(timed, options.size, needs),
         "",
         epilogue_cost(timed),
+        *(["", "## Whole programs, device-resident", "",
+           "Each program's intermediates in one arena (hw-plan-memory: its peak beside the "
+           "arguments, next to the bytes its buffers would take apart), its launches in a "
+           "launch graph built once at load (the time to build it), run on one stream as a "
+           "CUDA-graph replay and one launch at a time, with the host time per replay; the "
+           "models next to torch eager and torch.compile (Inductor) on the same GPU."
+           + (" Without a GPU the examples run their launch graphs in the CPU emulation and "
+              "the models report their plans." if emulate else ""), "",
+           model_table(modelled)] if modelled else []),
         *(["", f"## Tilings at {options.size}^3 (--sweep)", "",
            "The cost model's choice is the row without a tiling above.", "",
            performance_table(swept, options.size), "", sweep_epilogue_cost(swept)]
@@ -583,7 +798,7 @@ def main(argv=None) -> int:
     with open(options.output, "w") as f:
         f.write(text)
     failed = any(not r["result"].startswith(("ok", "needs"))
-                 for r in checked + (timed or []) + swept)
+                 for r in checked + (timed or []) + swept + modelled)
     return 1 if failed else 0
 
 

@@ -38,6 +38,7 @@ computed changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from mlir import ir
@@ -50,6 +51,8 @@ from lamina.types import identity_layout
 _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
           "memref.reinterpret_cast", "memref.transpose")
 ALIGNMENT = 64
+# The attribute that holds a function's plan.
+MEMORY_PLAN = "lamina.memory_plan"
 
 
 def _bytes(memref_type: ir.MemRefType) -> int | None:
@@ -81,6 +84,11 @@ class CPUPlanMemory(Pass):
     argument = "cpu-plan-memory"
     verifies_lamina_ops = False  # no op of Lamina's dialects at its stage
     anchor = "func.func"
+    # The least alignment of the arena and of every offset in it.
+    alignment: ClassVar[int] = ALIGNMENT
+    # Whether the function frees the arena before it returns (else its
+    # owner does, after bufferization's deallocation passes).
+    frees_arena: ClassVar[bool] = True
 
     def run(self, op: ir.Operation) -> None:
         if not op.regions[0].blocks:
@@ -99,7 +107,8 @@ class CPUPlanMemory(Pass):
                 i8 = ir.IntegerType.get_signless(8)
                 storage = memref.AllocOp(ir.MemRefType.get([arena], i8), [], [],
                                          alignment=ir.IntegerAttr.get(
-                                             ir.IntegerType.get_signless(64), ALIGNMENT)).result
+                                             ir.IntegerType.get_signless(64),
+                                             self.alignment)).result
             for buffer in buffers:
                 with buffer.alloc.location, ir.InsertionPoint(buffer.alloc):
                     offset = arith.constant(ir.IndexType.get(), buffer.offset)
@@ -108,10 +117,11 @@ class CPUPlanMemory(Pass):
                 for dealloc in buffer.deallocs:
                     dealloc.erase()
                 buffer.alloc.erase()
-            with ir.InsertionPoint(terminator):
-                memref.dealloc(storage)
+            if self.frees_arena:
+                with ir.InsertionPoint(terminator):
+                    memref.dealloc(storage)
             i64 = ir.IntegerType.get_signless(64)
-            op.attributes["lamina.memory_plan"] = ir.DictAttr.get({
+            op.attributes[MEMORY_PLAN] = ir.DictAttr.get({
                 "arena_bytes": ir.IntegerAttr.get(i64, arena),
                 "buffers": ir.IntegerAttr.get(i64, len(buffers)),
                 "buffer_bytes": ir.IntegerAttr.get(i64, sum(b.size for b in buffers)),
@@ -126,7 +136,7 @@ class CPUPlanMemory(Pass):
         size = _bytes(memref_type)
         if not size:
             return None
-        alignment = ALIGNMENT
+        alignment = self.alignment
         if "alignment" in alloc.attributes:
             alignment = max(alignment, ir.IntegerAttr(alloc.attributes["alignment"]).value)
         deallocs: list[ir.Operation] = []

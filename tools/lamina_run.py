@@ -359,6 +359,14 @@ def run(options) -> int:
     if emulated:
         print(f"run: emulated, {target.model.architecture_name} code for '{target.name}' under "
               f"{function.describe()}")
+    plan = getattr(function, "memory_plan", None)
+    if report is not None and plan is not None:
+        report.add_benchmark("device memory plan: arena (peak beside the arguments)",
+                             f"{plan['arena_bytes']} bytes for {plan['buffers']} buffers of "
+                             f"{plan['buffer_bytes']} bytes")
+    if report is not None and hasattr(function, "graph"):
+        report.add_benchmark("launch graph", f"{len(function.graph.launches)} launches, "
+                             f"{len(function.graph.commands)} commands on one stream")
     specs = function.inputs
     if shapes is not None:
         specs = [t.with_shape(shape) for t, shape in zip(specs, shapes)]

@@ -31,21 +31,28 @@ from lamina.passes.nn_auto_shard import auto_shard
 from lamina.targets import Target, get_target
 
 
-def compile(module, target="cpu", entry=None, pipeline=None, tune=None):
+def compile(module, target="cpu", entry=None, pipeline=None, tune=None, graphs=None):
     """Compiles the function `entry` of `module` (an `ir.Module`, MLIR
     text or a path; default entry: `main` or the only public function) and
     returns a callable on NumPy arrays. The module is not modified; a
     custom `pipeline` replaces the target's default one. `tune=SECONDS`
     first searches faster schedules for about that long (lamina.tuning;
     the result's `tuning` is its report). Compiled programs and tuned
-    schedules are cached on disk (lamina.cache). Raises CompileError, and
-    ValueError for a bad target or tuning budget."""
+    schedules are cached on disk (lamina.cache). On a cuda target,
+    `graphs=False` turns off the replay of CUDA graphs (lamina.cuda_runtime).
+    Raises CompileError, and ValueError for a bad target, tuning budget or
+    option."""
     if isinstance(module, str):
         module = parse(module)
+    chosen = get_target(target)
     if tune is not None:
         from lamina.tuning import tune as search
-        return search(module, get_target(target), entry=entry, seconds=tune, pipeline=pipeline)
-    return get_target(target).compile(module, entry=entry, pipeline=pipeline)
+        return search(module, chosen, entry=entry, seconds=tune, pipeline=pipeline)
+    if graphs is None:
+        return chosen.compile(module, entry=entry, pipeline=pipeline)
+    if chosen.kind != "cuda":
+        raise ValueError(f"graphs= is for cuda targets, not '{chosen.name}'")
+    return chosen.compile(module, entry=entry, pipeline=pipeline, graphs=graphs)
 
 
 def load(path):

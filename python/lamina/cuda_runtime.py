@@ -3,23 +3,34 @@
 `CUDATarget.compile` (`lamina.compile(module, target="cuda:sm_90a")`,
 `lamina-run FILE --target=cuda:ARCH`) compiles a program to its kernels
 (a cubin, or PTX that the driver compiles for a newer GPU), its kernel
-manifest and its host program, and returns a `CUDAFunction`: NumPy arrays
-in, NumPy arrays out. A call
+manifest and its host program, and returns a `CUDAFunction`, a
+device-resident engine. At load, the host program (the entry function at
+the end of the `hw` stage) becomes a `LaunchGraph`: its launches and
+copies as data, each buffer a slot in the inputs, the outputs or one
+arena, the memory plan `hw-plan-memory` fixed at compile time; the arena
+and staging buffers for NumPy arguments are allocated then, once. A call
 
-* copies the arguments into device memory (memrefs in global memory, an
-  hw program's arguments, are copied back after the run: they are written
-  in place) and allocates the results there;
-* runs the host program, the entry function at the end of the `hw` stage:
-  its `hw.launch`es become `cuLaunchKernel` with the grid and block of the
-  launch and the dynamic shared memory of the manifest, its allocations
-  device memory, its reshapes views and its copies device-to-device
-  copies. Each memref argument of a kernel is passed as upstream's
-  lowering declares it, the fields of its memref descriptor (allocated
-  and aligned pointers, offset, sizes, strides); then come the TMA
-  descriptors the manifest lists, each a `CUtensorMap` made by
+* on NumPy arrays copies the inputs into the staging buffers, on DLPack
+  tensors on the GPU (PyTorch, CuPy, JAX) takes their memory in place
+  (`lamina.dlpack`);
+* launches the graph's kernels on one stream with no host round trip
+  between them: `cuLaunchKernel` with the grid and block of each launch,
+  the dynamic shared memory of the manifest and the parameters made once
+  per address set. Each memref argument of a kernel is passed as
+  upstream's lowering declares it, the fields of its memref descriptor
+  (allocated and aligned pointers, offset, sizes, strides); then come the
+  TMA descriptors the manifest lists, each a `CUtensorMap` made by
   `cuTensorMapEncodeTiled` and copied to device memory (upstream's
-  `mgpuTensorMapEncodeTiledMemref` passes them the same way);
-* waits for the GPU and copies the results back.
+  `mgpuTensorMapEncodeTiledMemref` passes them the same way). With CUDA
+  graphs (the default; `graphs=False` or LAMINA_CUDA_GRAPHS=0 turn them
+  off) the first call on an address set captures the launches
+  (`cuStreamBeginCapture` ... `cuGraphInstantiate`) and the next ones
+  replay them (`cuGraphLaunch`); a capture the driver refuses falls back
+  to launching one by one;
+* copies the NumPy results (and arguments written in place) back, or
+  returns DLPack tensors over device memory from a pool, the call left
+  running on the stream, which synchronises with the legacy default
+  stream that PyTorch's and CuPy's default streams are.
 
 The parts that need no GPU — manifest parsing, the host program, the
 kernel parameters, the tensor maps' parameters, the choice between cubin
@@ -39,8 +50,10 @@ import ctypes
 import functools
 import json
 import math
+import os
 import re
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -49,6 +62,8 @@ from mlir import ir
 
 from lamina.diagnostics import CompileError, Diagnostic
 from lamina.dialects import hw
+from lamina.passes.cpu_plan_memory import MEMORY_PLAN
+from lamina.dlpack import CPU, CUDA, CUDA_HOST, DLPackBuffer, DLPackCalls, TensorView
 from lamina.runtime import ArrayFunction
 from lamina.types import MemRefType, TensorType, VerifyError, numpy_dtype
 
@@ -134,11 +149,14 @@ class Alloc:
 
 @dataclass(frozen=True)
 class View:
-    """A buffer's bytes seen with another shape (collapse/expand_shape, cast)."""
+    """A buffer's bytes from `offset` on seen with another type
+    (collapse/expand_shape, cast; memref.view, a buffer of the memory
+    plan in its arena)."""
 
     result: int
     source: int
     type: MemRefType
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -187,6 +205,8 @@ class HostProgram:
     parameters: list[MemRefType]
     steps: list = field(default_factory=list)
     values: int = 0
+    # The function's memory plan (`memory_plan_of`), None if it has none.
+    memory_plan: dict[str, int] | None = None
 
     @classmethod
     def from_module(cls, module: ir.Module, name: str) -> "HostProgram":
@@ -216,7 +236,7 @@ class HostProgram:
             parameters.append(_buffer_type(argument.type, function.location,
                                            f"argument #{index} of @{name}"))
             number(argument)
-        program = cls(name, parameters)
+        program = cls(name, parameters, memory_plan=memory_plan_of(function))
         for op in block.operations:
             op = op.operation
             program.steps.extend(_host_step(op, number))
@@ -226,6 +246,18 @@ class HostProgram:
     @property
     def launches(self) -> list[Launch]:
         return [s for s in self.steps if isinstance(s, Launch)]
+
+
+def memory_plan_of(function: ir.Operation) -> dict[str, int] | None:
+    """The memory plan `hw-plan-memory` recorded on a host function (func
+    or llvm dialect): the arena's bytes (the peak device memory a call
+    needs beside its inputs and outputs), its buffers, and the bytes they
+    would take apart; None where there is none."""
+    if MEMORY_PLAN not in function.attributes:
+        return None
+    plan = ir.DictAttr(function.attributes[MEMORY_PLAN])
+    return {key: ir.IntegerAttr(plan[key]).value
+            for key in ("arena_bytes", "buffers", "buffer_bytes")}
 
 
 def _buffer_type(t: ir.Type, location: ir.Location, what: str) -> MemRefType:
@@ -249,6 +281,12 @@ def _host_step(op: ir.Operation, number) -> list:
     if name in _VIEWS:
         return [View(number(op.results[0]), number(op.operands[0]),
                      _buffer_type(op.results[0].type, op.location, "a view"))]
+    if name == "memref.view" and len(op.operands) == 2:
+        shift = op.operands[1].owner
+        if getattr(shift, "name", None) == "arith.constant":
+            return [View(number(op.results[0]), number(op.operands[0]),
+                         _buffer_type(op.results[0].type, op.location, "a view"),
+                         ir.IntegerAttr(shift.attributes["value"]).value)]
     if name == "memref.copy":
         return [Copy(number(op.operands[0]), number(op.operands[1]))]
     if name == "arith.constant" and str(op.results[0].type) in _SCALARS:
@@ -263,6 +301,133 @@ def _host_step(op: ir.Operation, number) -> list:
     raise CompileError.at(op.location, f"'{name}' cannot run in the host code of the CUDA "
                           "runtime, which launches kernels, allocates, reshapes and copies "
                           "device memory and makes scalar constants")
+
+
+# ---------------------------------------------------------------------------
+# The launch graph.
+
+# The regions a buffer of a launch graph lives in: the program's inputs
+# and outputs (the caller's memory) and its arena (the runtime's).
+INPUT, OUTPUT, ARENA = "input", "output", "arena"
+# The alignment of a buffer the runtime places in the arena (cuMemAlloc's).
+ARENA_ALIGNMENT = 256
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A buffer of a launch graph: `offset` bytes into input, output
+    (number `index`) or the arena, seen as `type`."""
+
+    region: str
+    index: int
+    offset: int
+    type: MemRefType
+
+    @property
+    def nbytes(self) -> int:
+        return _bytes(self.type)
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """A kernel launch of a launch graph: grid, block, dynamic shared
+    memory, the arguments (slots and scalar constants) and the TMA
+    descriptors the kernel takes after them."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    arguments: tuple
+    tensor_maps: tuple[TensorMapSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class BufferCopy:
+    """A slot's bytes copied into another slot of the same size."""
+
+    source: Slot
+    target: Slot
+
+
+@dataclass(frozen=True)
+class LaunchGraph:
+    """A GPU program's host program as data, built once at load: the
+    launches and copies it runs in order on one stream, every buffer a
+    slot in its inputs, outputs or one arena of `arena_bytes` (the memory
+    plan of `hw-plan-memory`, fixed at compile time). A call binds the
+    regions to memory (device memory on the GPU, host memory under the
+    emulation) and runs the commands; nothing crosses to the host between
+    them."""
+
+    name: str
+    inputs: tuple[MemRefType, ...]
+    outputs: tuple[MemRefType, ...]
+    arena_bytes: int
+    commands: tuple
+
+    @classmethod
+    def from_host(cls, host: HostProgram, kernels: dict[str, KernelSpec] | None,
+                  inputs: int) -> "LaunchGraph":
+        """The graph of `host`, whose first `inputs` parameters are the
+        program's inputs and the others its outputs, its kernels' shared
+        memory and TMA descriptors those of the manifest's `kernels` (None:
+        none, for the CPU); its allocations are placed one after another in
+        the arena (after `hw-plan-memory` the one allocation is the plan's
+        arena itself). Raises CUDAError for a launch of a kernel the
+        manifest lacks."""
+        slots: list = [None] * host.values
+        for index, memref in enumerate(host.parameters):
+            slots[index] = (Slot(INPUT, index, 0, memref) if index < inputs
+                            else Slot(OUTPUT, index - inputs, 0, memref))
+        arena = 0
+        commands = []
+        for step in host.steps:
+            if isinstance(step, Alloc):
+                slots[step.result] = Slot(ARENA, 0, arena, step.type)
+                arena += -(-_bytes(step.type) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+            elif isinstance(step, View):
+                source = slots[step.source]
+                slots[step.result] = Slot(source.region, source.index,
+                                          source.offset + step.offset, step.type)
+            elif isinstance(step, Constant):
+                slots[step.result] = step
+            elif isinstance(step, Copy):
+                commands.append(BufferCopy(slots[step.source], slots[step.target]))
+            else:
+                if kernels is not None and step.kernel not in kernels:
+                    raise CUDAError(f"the kernel manifest has no kernel {step.kernel}")
+                spec = kernels[step.kernel] if kernels is not None else KernelSpec(
+                    step.kernel, step.block, 0)
+                commands.append(KernelLaunch(step.kernel, step.grid, step.block,
+                                             spec.dynamic_shared_memory,
+                                             tuple(slots[a] for a in step.arguments),
+                                             spec.tensor_maps))
+        return cls(host.name, tuple(host.parameters[:inputs]),
+                   tuple(host.parameters[inputs:]), arena, tuple(commands))
+
+    @property
+    def launches(self) -> list[KernelLaunch]:
+        return [c for c in self.commands if isinstance(c, KernelLaunch)]
+
+    def describe(self) -> str:
+        """The graph, a command a line (what `lamina-run --report` shows)."""
+        def slot(s) -> str:
+            if isinstance(s, Constant):
+                return f"{s.value} : {s.type}"
+            where = "arena" if s.region == ARENA else f"{s.region}{s.index}"
+            return f"{where}+{s.offset} : {s.type}"
+        count = len(self.launches)
+        lines = [f"@{self.name}: {count} launch{'' if count == 1 else 'es'}, arena "
+                 f"{self.arena_bytes} bytes"]
+        for command in self.commands:
+            if isinstance(command, BufferCopy):
+                lines.append(f"  copy {slot(command.source)} -> {slot(command.target)}")
+            else:
+                lines.append(f"  {command.kernel} grid {command.grid} block {command.block} "
+                             f"shared {command.shared_bytes}: "
+                             + ", ".join(slot(a) for a in command.arguments))
+        return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
@@ -424,6 +589,10 @@ def check(cuda, result, call: str):
     return values[0] if len(values) == 1 else values
 
 
+# The GPU the driver runs on: the first.
+DEVICE_ORDINAL = 0
+
+
 class Driver:
     """The CUDA driver, the first GPU and its primary context."""
 
@@ -442,7 +611,7 @@ class Driver:
         if check(cuda, cuda.cuDeviceGetCount(), "cuDeviceGetCount") < 1:
             raise CUDAError("no CUDA driver/GPU found (the driver sees no GPU); run the "
                             "kernels on the CPU with --emulate or the target's emulation()")
-        self.device = check(cuda, cuda.cuDeviceGet(0), "cuDeviceGet")
+        self.device = check(cuda, cuda.cuDeviceGet(DEVICE_ORDINAL), "cuDeviceGet")
         self.context = check(cuda, cuda.cuDevicePrimaryCtxRetain(self.device),
                              "cuDevicePrimaryCtxRetain")
         self.make_current()
@@ -567,7 +736,7 @@ class GPUProgram:
             "inputs": [_type_record(t) for t in self.inputs],
             "results": [_type_record(t) for t in self.results],
             "host": {"parameters": [_type_record(t) for t in self.host.parameters],
-                     "values": self.host.values,
+                     "values": self.host.values, "memory_plan": self.host.memory_plan,
                      "steps": [_step_record(step) for step in self.host.steps]},
             "kernels": [_kernel_record(spec) for spec in self.kernels.values()],
             "ptx": self.ptx,
@@ -587,7 +756,7 @@ class GPUProgram:
                 raise ValueError(f"format {d.get('format')!r}, not {PROGRAM_FORMAT}")
             host = HostProgram(d["name"], [_type_from(r) for r in d["host"]["parameters"]],
                                [_step_from(r) for r in d["host"]["steps"]],
-                               int(d["host"]["values"]))
+                               int(d["host"]["values"]), d["host"].get("memory_plan"))
             kernels = {r["name"]: _kernel_from(r) for r in d["kernels"]}
             cubin = base64.b64decode(d["cubin"]) if d["cubin"] is not None else None
             return cls(d["name"], [_type_from(r) for r in d["inputs"]],
@@ -626,7 +795,8 @@ def _step_record(step) -> dict:
     if isinstance(step, Alloc):
         return {"alloc": step.result, "type": _type_record(step.type)}
     if isinstance(step, View):
-        return {"view": step.result, "source": step.source, "type": _type_record(step.type)}
+        return {"view": step.result, "source": step.source, "type": _type_record(step.type),
+                "offset": step.offset}
     if isinstance(step, Constant):
         return {"constant": step.result, "type": step.type, "value": step.value}
     if isinstance(step, Copy):
@@ -639,7 +809,8 @@ def _step_from(r: dict):
     if "alloc" in r:
         return Alloc(int(r["alloc"]), _type_from(r["type"]))
     if "view" in r:
-        return View(int(r["view"]), int(r["source"]), _type_from(r["type"]))
+        return View(int(r["view"]), int(r["source"]), _type_from(r["type"]),
+                    int(r.get("offset", 0)))
     if "constant" in r:
         if r["type"] not in _SCALARS:
             raise ValueError(f"a constant of type {r['type']}")
@@ -665,13 +836,153 @@ def _kernel_from(r: dict) -> KernelSpec:
                       int(r["dynamic_shared_memory"]), maps, r["registers"])
 
 
-class CUDAFunction(ArrayFunction):
+# Whether a CUDA function replays CUDA graphs unless told (`graphs=`):
+# LAMINA_CUDA_GRAPHS=0 turns them off.
+GRAPHS_VARIABLE = "LAMINA_CUDA_GRAPHS"
+# The address sets a function keeps launches prepared (and graphs
+# captured) for, the least recently used dropped first.
+PREPARED_ADDRESS_SETS = 8
+
+
+def graphs_by_default() -> bool:
+    return os.environ.get(GRAPHS_VARIABLE, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+class PreparedLaunches:
+    """The launch graph bound to device addresses of its inputs and
+    outputs (and the function's arena): each launch's packed parameters
+    and tensor maps, made once; and, once captured, the CUDA graph that
+    replays them (`executable`). `free()` releases the tensor maps and
+    the graph."""
+
+    def __init__(self, function: "CUDAFunction", addresses: tuple[int, ...]):
+        self.function = function
+        gpu = self.gpu = function.gpu
+        graph = function.graph
+        inputs = len(graph.inputs)
+        bases = {ARENA: [function.arena]}
+        bases[INPUT] = list(addresses[:inputs])
+        bases[OUTPUT] = list(addresses[inputs:])
+        self.commands: list[tuple] = []
+        self.parameters: list[PackedParameters] = []
+        self.tensor_maps: list[int] = []
+        self.executable = None
+        self.capture_failed = False
+        try:
+            for command in graph.commands:
+                if isinstance(command, BufferCopy):
+                    self.commands.append(("cuMemcpyDtoDAsync", _address(command.target, bases),
+                                          _address(command.source, bases),
+                                          command.source.nbytes))
+                    continue
+                kernel = function.kernels[command.kernel]
+                values = []
+                for argument in command.arguments:
+                    if isinstance(argument, Constant):
+                        values.append(scalar_parameter(argument.type, argument.value))
+                    else:
+                        values.extend(memref_parameters(_address(argument, bases), argument.type))
+                for spec in command.tensor_maps:
+                    slot = command.arguments[spec.argument]
+                    tensor_map = gpu.tensor_map(_address(slot, bases),
+                                                tensor_map_parameters(slot.type, spec))
+                    self.tensor_maps.append(tensor_map)
+                    values.append(ctypes.c_uint64(tensor_map))
+                if kernel.parameters is not None and kernel.parameters != len(values):
+                    raise CUDAError(f"kernel {command.kernel} takes {kernel.parameters} "
+                                    f"parameters; its launch packs {len(values)}")
+                packed = PackedParameters(values)
+                self.parameters.append(packed)
+                self.commands.append(("cuLaunchKernel", kernel.function, *command.grid,
+                                      *command.block, command.shared_bytes, packed.address))
+        except BaseException:
+            self.free()
+            raise
+
+    def enqueue(self, stream) -> None:
+        """The commands, launched on `stream` one by one."""
+        for command in self.commands:
+            if command[0] == "cuLaunchKernel":
+                self.gpu.call(*command[:-1], stream, command[-1], 0)
+            else:
+                self.gpu.call(*command, stream)
+
+    def run(self, stream, graphs: bool) -> None:
+        """The commands on `stream`: with `graphs`, a replay of the CUDA
+        graph captured on the first run (a capture the driver refuses
+        falls back, for good, to launching one by one)."""
+        if graphs and self.executable is None and not self.capture_failed:
+            self.capture(stream)
+        if graphs and self.executable is not None:
+            self.gpu.call("cuGraphLaunch", self.executable, stream)
+        else:
+            self.enqueue(stream)
+
+    def capture(self, stream) -> None:
+        cuda = self.gpu.cuda
+        try:
+            self.gpu.call("cuStreamBeginCapture", stream,
+                          cuda.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        except CUDAError:
+            self.capture_failed = True
+            return
+        graph = None
+        try:
+            try:
+                self.enqueue(stream)
+            finally:
+                graph = self.gpu.call("cuStreamEndCapture", stream)
+            self.executable = self.gpu.call("cuGraphInstantiate", graph, 0)
+        except CUDAError:
+            self.capture_failed = True
+        finally:
+            if graph is not None:
+                self.gpu.call("cuGraphDestroy", graph)
+
+    def free(self) -> None:
+        if self.executable is not None:
+            self.gpu.call("cuGraphExecDestroy", self.executable)
+            self.executable = None
+        for address in self.tensor_maps:
+            self.gpu.free(address)
+        self.tensor_maps = []
+
+
+def _address(slot: Slot, bases: dict) -> int:
+    return bases[slot.region][slot.index] + slot.offset
+
+
+class DeviceBuffer:
+    """Device memory of a CUDA function's result, given out through
+    DLPack; back to its function's pool when no tensor holds it, so that
+    the next call's results take the same addresses (and replay the same
+    graph)."""
+
+    def __init__(self, function: "CUDAFunction", address: int, nbytes: int):
+        self.function = function
+        self.address = address
+        self.nbytes = nbytes
+
+    def __del__(self):
+        self.function._pool.setdefault(self.nbytes, []).append(self.address)
+
+
+class CUDAFunction(DLPackCalls, ArrayFunction):
     """An entry function whose kernels run on the GPU (see the module
-    docstring). `bind` prepares a call on given arrays, for running it
+    docstring): its launch graph (`graph`) launched on one stream, its
+    intermediates in one arena allocated at load. NumPy arguments are
+    copied to device buffers allocated once and the results copied back;
+    DLPack tensors on the GPU are used in place and the results are
+    tensors of the same kind on the GPU. With `graphs` (the default, off
+    with LAMINA_CUDA_GRAPHS=0) a call on addresses seen before replays a
+    CUDA graph. `bind` prepares a call on given arrays, for running it
     repeatedly (benchmarks); `image_kind` says whether the cubin or the
     PTX was loaded."""
 
-    def __init__(self, program: GPUProgram, compile_seconds: float = 0.0):
+    dlpack_devices = (CUDA, CPU, CUDA_HOST)
+
+    def __init__(self, program: GPUProgram, compile_seconds: float = 0.0,
+                 graphs: bool | None = None, gpu: "Driver | None" = None):
         super().__init__(program.name, program.inputs, program.results, program.module,
                          compile_seconds)
         host = program.host
@@ -680,7 +991,10 @@ class CUDAFunction(ArrayFunction):
                             f"buffers, not {len(self.inputs)} arguments and "
                             f"{len(self.results)} results")
         self.program = host
-        self.gpu = driver()
+        self.memory_plan = host.memory_plan
+        self.graph = LaunchGraph.from_host(host, program.kernels, len(self.inputs))
+        self.graphs = graphs_by_default() if graphs is None else graphs
+        self.gpu = gpu or driver()
         self.image_kind, image = program.image(self.gpu.capability, self.gpu.name)
         try:
             self.cu_module = self.gpu.call("cuModuleLoadData", image)
@@ -692,110 +1006,130 @@ class CUDAFunction(ArrayFunction):
             self.cu_module = self.gpu.call("cuModuleLoadData", program.ptx.encode() + b"\0")
         counts = entry_parameter_counts(program.ptx)
         self.kernels = {}
-        for launch in host.launches:
-            if launch.kernel not in program.kernels:
-                raise CUDAError(f"the kernel manifest has no kernel {launch.kernel}")
+        for launch in self.graph.launches:
             if launch.kernel not in self.kernels:
                 self.kernels[launch.kernel] = LoadedKernel(self.gpu, self.cu_module,
                                                            program.kernels[launch.kernel],
                                                            counts.get(launch.kernel))
+        self.stream = self.gpu.call("cuStreamCreate", 0)
+        try:
+            self.dlpack_stream = int(self.stream)
+        except (TypeError, ValueError):
+            self.dlpack_stream = None
+        self.arena = self.gpu.allocate(self.graph.arena_bytes)
+        # NumPy arguments and results go through these, allocated once.
+        self._staging = [self.gpu.allocate(_bytes(m))
+                         for m in self.graph.inputs + self.graph.outputs]
+        self._prepared: dict[tuple[int, ...], PreparedLaunches] = {}
+        # Result buffers no tensor holds any more, by size.
+        self._pool: dict[int, list[int]] = {}
+
+    def prepared(self, addresses: tuple[int, ...]) -> PreparedLaunches:
+        """The launches bound to these input and output addresses, made on
+        first use and kept for the last few address sets."""
+        found = self._prepared.pop(addresses, None)
+        if found is None:
+            found = PreparedLaunches(self, addresses)
+            if len(self._prepared) >= PREPARED_ADDRESS_SETS:
+                oldest = next(iter(self._prepared))
+                self._prepared.pop(oldest).free()
+        self._prepared[addresses] = found
+        return found
 
     def bind(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]) -> "DeviceCall":
-        """The call on checked arrays (see `check_arguments`), its buffers in
-        device memory and its launches prepared."""
+        """The call on checked arrays (see `check_arguments`): the inputs
+        copied to the device, its launches prepared."""
         return DeviceCall(self, arrays, results)
 
     def call_with_results(self, arrays: Sequence[np.ndarray], results: Sequence[np.ndarray]):
         with self.bind(arrays, results) as call:
             call.run()
-            call.synchronize()
             call.read_back()
+
+    def call_on_views(self, values: Sequence) -> list[DLPackBuffer]:
+        """A call on DLPack views (and arrays): device tensors in place,
+        host ones copied to the staging buffers; the results in device
+        memory from the pool, the call left running on the stream. With
+        no tensor on the GPU, a call on host memory as with NumPy arrays,
+        its results host tensors."""
+        if not any(isinstance(v, TensorView) and v.device[0] == CUDA for v in values):
+            return super().call_on_views(values)
+        addresses = []
+        for index, value in enumerate(values):
+            if isinstance(value, TensorView) and value.device[0] == CUDA:
+                if value.device[1] != DEVICE_ORDINAL:
+                    raise ValueError(f"@{self.name} argument #{index}: a tensor on "
+                                     f"cuda:{value.device[1]}; this function runs on "
+                                     f"cuda:{DEVICE_ORDINAL}")
+                addresses.append(value.pointer)
+                continue
+            array = value.host_array() if isinstance(value, TensorView) else value
+            address = self._staging[index]
+            self.gpu.call("cuMemcpyHtoDAsync", address, array.ctypes.data, array.nbytes,
+                          self.stream)
+            addresses.append(address)
+        buffers = []
+        for memref in self.graph.outputs:
+            size = _bytes(memref)
+            free = self._pool.get(size)
+            address = free.pop() if free else self.gpu.allocate(size)
+            buffers.append(DeviceBuffer(self, address, size))
+        self.prepared(tuple(addresses) + tuple(b.address for b in buffers)).run(
+            self.stream, self.graphs)
+        return [DLPackBuffer(b.address, (CUDA, DEVICE_ORDINAL), t.dtype, t.shape, b,
+                             self._make_wait)
+                for b, t in zip(buffers, self.results)]
+
+    def _make_wait(self, stream: int) -> None:
+        """Makes `stream` (a consumer's, DLPack's handle) wait for the work
+        enqueued so far on the function's stream."""
+        cuda = self.gpu.cuda
+        event = self.gpu.call("cuEventCreate", cuda.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        try:
+            self.gpu.call("cuEventRecord", event, self.stream)
+            self.gpu.call("cuStreamWaitEvent", cuda.CUstream(stream), event, 0)
+        finally:
+            self.gpu.call("cuEventDestroy", event)
 
 
 class DeviceCall:
-    """One call's device memory and launches: `run()` enqueues the host
-    program, `synchronize()` waits for it, `read_back()` copies the results
-    and the arguments written in place to their arrays, `time()` measures
-    runs with CUDA events; a context manager that frees the memory."""
+    """A call on NumPy arrays, its inputs copied to the function's staging
+    buffers and its launches prepared: `run()` enqueues them (a graph
+    replay with `graphs`), `synchronize()` waits for the stream,
+    `read_back()` copies the results and the arguments written in place
+    to their arrays, `time()` measures runs with CUDA events. A context
+    manager, as the memory is the function's."""
 
     def __init__(self, function: CUDAFunction, arrays, results):
         self.function = function
         self.gpu = function.gpu
         self.host = list(arrays) + list(results)
-        self.allocations: list[int] = []
-        self.commands: list[tuple] = []
-        # The kernels' parameters, alive as long as the commands pointing at them.
-        self.parameters: list[PackedParameters] = []
-        program = function.program
-        self.addresses: list[int | None] = [None] * program.values
-        self.types: list = [None] * program.values
-        try:
-            for index, (array, memref) in enumerate(zip(self.host, program.parameters)):
-                self.addresses[index] = self._allocate(array.nbytes)
-                self.types[index] = memref
-                if index < len(arrays):
-                    self.gpu.call("cuMemcpyHtoD", self.addresses[index], array.ctypes.data,
-                                  array.nbytes)
-            for step in program.steps:
-                self._prepare(step)
-        except BaseException:
-            self.free()
-            raise
-
-    def _allocate(self, size: int) -> int:
-        address = self.gpu.allocate(size)
-        self.allocations.append(address)
-        return address
-
-    def _prepare(self, step) -> None:
-        if isinstance(step, Alloc):
-            self.addresses[step.result] = self._allocate(_bytes(step.type))
-            self.types[step.result] = step.type
-        elif isinstance(step, View):
-            self.addresses[step.result] = self.addresses[step.source]
-            self.types[step.result] = step.type
-        elif isinstance(step, Constant):
-            self.types[step.result] = step
-        elif isinstance(step, Copy):
-            size = _bytes(self.types[step.source])
-            self.commands.append(("cuMemcpyDtoDAsync", self.addresses[step.target],
-                                  self.addresses[step.source], size, 0))
-        elif isinstance(step, Launch):
-            kernel = self.function.kernels[step.kernel]
-            values = launch_parameters(step, self.types, self.addresses)
-            for spec in kernel.spec.tensor_maps:
-                buffer = step.arguments[spec.argument]
-                parameters = tensor_map_parameters(self.types[buffer], spec)
-                tensor_map = self.gpu.tensor_map(self.addresses[buffer], parameters)
-                self.allocations.append(tensor_map)
-                values.append(ctypes.c_uint64(tensor_map))
-            if kernel.parameters is not None and kernel.parameters != len(values):
-                raise CUDAError(f"kernel {step.kernel} takes {kernel.parameters} parameters; "
-                                f"its launch packs {len(values)}")
-            packed = PackedParameters(values)
-            self.commands.append(("cuLaunchKernel", kernel.function, *step.grid, *step.block,
-                                  kernel.spec.dynamic_shared_memory, 0, packed.address, 0))
-            self.parameters.append(packed)
+        self.addresses = list(function._staging)
+        for array, address in zip(arrays, self.addresses):
+            self.gpu.call("cuMemcpyHtoDAsync", address, array.ctypes.data, array.nbytes,
+                          function.stream)
+        self.launches = function.prepared(tuple(self.addresses))
 
     def run(self) -> None:
-        for command in self.commands:
-            self.gpu.call(*command)
+        self.launches.run(self.function.stream, self.function.graphs)
 
     def synchronize(self) -> None:
-        self.gpu.call("cuCtxSynchronize")
+        self.gpu.call("cuStreamSynchronize", self.function.stream)
 
     def read_back(self) -> None:
         arguments = len(self.function.inputs)
         for index, array in enumerate(self.host):
             in_place = index < arguments and isinstance(self.function.inputs[index], MemRefType)
             if index >= arguments or in_place:
-                self.gpu.call("cuMemcpyDtoH", array.ctypes.data, self.addresses[index],
-                              array.nbytes)
+                self.gpu.call("cuMemcpyDtoHAsync", array.ctypes.data, self.addresses[index],
+                              array.nbytes, self.function.stream)
+        self.synchronize()
 
     def time(self, runs: int = 20, warmup: int = 3) -> list[float]:
-        """Seconds per run of the host program, measured with CUDA events
+        """Seconds per run of the launches, measured with CUDA events
         after `warmup` runs."""
         cuda = self.gpu.cuda
+        stream = self.function.stream
         for _ in range(warmup):
             self.run()
         start = self.gpu.call("cuEventCreate", 0)
@@ -803,9 +1137,9 @@ class DeviceCall:
         times = []
         try:
             for _ in range(runs):
-                self.gpu.call("cuEventRecord", start, 0)
+                self.gpu.call("cuEventRecord", start, stream)
                 self.run()
-                self.gpu.call("cuEventRecord", end, 0)
+                self.gpu.call("cuEventRecord", end, stream)
                 self.gpu.call("cuEventSynchronize", end)
                 times.append(self.gpu.call("cuEventElapsedTime", start, end) / 1e3)
         finally:
@@ -813,19 +1147,25 @@ class DeviceCall:
             check(cuda, cuda.cuEventDestroy(end), "cuEventDestroy")
         return times
 
+    def host_seconds(self, runs: int = 200) -> float:
+        """Median host time of enqueuing one run (a graph replay with
+        `graphs`), the stream drained between runs."""
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            self.run()
+            times.append(time.perf_counter() - start)
+            self.synchronize()
+        return statistics.median(times)
+
     def median_seconds(self, runs: int = 20) -> float:
         return statistics.median(self.time(runs))
-
-    def free(self) -> None:
-        for address in self.allocations:
-            self.gpu.free(address)
-        self.allocations = []
 
     def __enter__(self) -> "DeviceCall":
         return self
 
     def __exit__(self, *exc) -> None:
-        self.free()
+        pass
 
 
 def _bytes(memref: MemRefType) -> int:

@@ -4,13 +4,11 @@ parameter lists), the TMA descriptors' parameters and the choice of image.
 Running the kernels is tested under the lit feature `cuda-gpu`."""
 
 import ctypes
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 import lamina
-from lamina.cuda_runtime import (Constant, CUDAError, DeviceCall, GPUProgram, HostProgram,
+from lamina.cuda_runtime import (Constant, CUDAError, GPUProgram, HostProgram,
                                  Launch,
                                  PackedParameters,
                                  TensorMapSpec, View, choose_image, entry_parameter_counts,
@@ -173,82 +171,6 @@ func.func @main(%a: memref<4xf32>) {
 def test_occupancy(arch, registers, threads, shared, blocks, limit):
     assert occupancy(ARCHITECTURES[arch], registers, threads, shared) == {
         "blocks_per_sm": blocks, "limited_by": limit}
-
-
-class HostMemoryDriver:
-    """Stands in for the driver in `DeviceCall`: "device" memory is host
-    memory, copies are memmoves, and launches and tensor maps are recorded
-    (kernels cannot run without a GPU)."""
-
-    def __init__(self):
-        self.buffers: dict[int, np.ndarray] = {}
-        self.launches: list[tuple] = []
-        self.tensor_maps: dict[int, object] = {}
-        self.freed: list[int] = []
-
-    def allocate(self, size):
-        buffer = np.zeros(size, np.uint8)
-        self.buffers[buffer.ctypes.data] = buffer
-        return buffer.ctypes.data
-
-    def free(self, address):
-        self.freed.append(address)
-
-    def tensor_map(self, address, parameters):
-        device_copy = self.allocate(128)
-        self.tensor_maps[device_copy] = (address, parameters)
-        return device_copy
-
-    def call(self, name, *args):
-        if name in ("cuMemcpyHtoD", "cuMemcpyDtoH"):
-            ctypes.memmove(args[0], args[1], args[2])
-        elif name == "cuMemcpyDtoDAsync":
-            ctypes.memmove(args[0], args[1], args[2])
-        elif name == "cuLaunchKernel":
-            self.launches.append(args)
-        else:
-            raise AssertionError(f"unexpected driver call {name}")
-
-
-def test_device_call_bookkeeping():
-    """A prepared call on the two-kernel program for sm_90a: its inputs are
-    copied in, each launch gets its grid, block, shared memory and
-    parameters (the bias view at its buffer's address, the tensor maps of
-    its A and B last), results are copied back, and every allocation is
-    freed."""
-    program = get_target("cuda:sm_90a").build(lamina.parse(CHAIN))
-    counts = entry_parameter_counts(program.ptx)
-    gpu = HostMemoryDriver()
-    function = SimpleNamespace(
-        gpu=gpu, program=program.host, inputs=program.inputs,
-        kernels={name: SimpleNamespace(spec=spec, parameters=counts[name], function=name)
-                 for name, spec in program.kernels.items()})
-    rng = np.random.default_rng(0)
-    arrays = [rng.uniform(-1, 1, t.shape).astype(np.float16) for t in program.inputs]
-    results = [np.zeros(t.shape, np.float16) for t in program.results]
-    with DeviceCall(function, arrays, results) as call:
-        addresses = call.addresses
-        for array, address in zip(arrays, addresses):
-            assert (gpu.buffers[address].view(np.float16).reshape(array.shape) == array).all()
-        call.run()
-        assert [launch[0] for launch in gpu.launches] == ["main_matmul_0", "main_matmul_1"]
-        first, second = gpu.launches
-        assert first[1:7] == (1, 2, 1, 128, 1, 1) and second[1:4] == (1, 1, 1)
-        assert first[7] == program.kernels["main_matmul_0"].dynamic_shared_memory
-        pointers = (ctypes.c_void_p * counts["main_matmul_0"]).from_address(first[9])
-        values = [ctypes.c_uint64.from_address(p).value for p in pointers]
-        assert values[0] == addresses[0] and values[14] == addresses[2]  # A; the bias view
-        assert values[19] == values[20] == addresses[6] and values[21] == 0  # the output
-        a_map, b_map = values[-2:]
-        assert gpu.tensor_maps[a_map][0] == addresses[0]
-        assert gpu.tensor_maps[a_map][1].global_dim == (96, 64)
-        assert gpu.tensor_maps[b_map][1].global_dim == (80, 96)
-        # The kernels' outputs, written on the "device", come back to the arrays.
-        for index in (5, 6):
-            gpu.buffers[addresses[index]][:] = 7
-        call.read_back()
-        assert all((r.view(np.uint8) == 7).all() for r in results)
-    assert sorted(gpu.freed) == sorted(gpu.buffers)
 
 
 def test_saved_program_loads_as_it_was(program, tmp_path):

@@ -64,15 +64,17 @@ import time
 from mlir import ir
 from mlir.dialects import gpu
 
-from lamina.cuda_runtime import CUDAFunction, GPUProgram, HostProgram, driver, parse_manifest
+from lamina.cuda_runtime import (CUDAFunction, GPUProgram, HostProgram, driver, memory_plan_of,
+                                 parse_manifest)
 from lamina.diagnostics import CompileError, Diagnostic
+from lamina.gpu_emulation import EmulatedCUDAFunction, compile_emulated
 from lamina.lowering.nn_to_hw import ConvertNNToHW
 from lamina.lowering.hw_to_nvgpu import LAUNCHES_ATTRIBUTE, ConvertHWToNVGPU
 from lamina.passes.func_copy_repeated_results import FuncCopyRepeatedResults
 from lamina.passes.gpu_extern_dynamic_shared_memory import GPUExternDynamicSharedMemory
 from lamina.pass_pipeline import parse_tool_diagnostics, run_in_mlir_opt
 from lamina.pipeline import Pipeline, Stage
-from lamina.runtime import CompiledFunction, clone_module, entry_signature, jit_compile
+from lamina.runtime import clone_module, entry_signature
 from lamina.targets import Target, register_target
 from lamina.targets.frontend import frontend_stages
 from lamina.targets.nvidia import architecture, occupancy, shared_alignment
@@ -284,6 +286,17 @@ def launch_records(module: ir.Module) -> list[dict]:
     return launches
 
 
+def memory_plans(module: ir.Module) -> dict[str, dict[str, int]]:
+    """The memory plans of `module`'s host functions (`memory_plan_of`), by name."""
+    plans = {}
+    for op in module.body.operations:
+        op = op.operation
+        plan = memory_plan_of(op) if op.name in ("func.func", "llvm.func") else None
+        if plan is not None:
+            plans[ir.StringAttr(op.attributes["sym_name"]).value] = plan
+    return plans
+
+
 class KernelManifest:
     """The kernel manifest (JSON) of a lowered module: its launches and,
     where ptxas is present, each kernel's resources."""
@@ -315,6 +328,7 @@ class KernelManifest:
                     f"{found['static_shared_memory'] + launch['dynamic_shared_memory']} bytes "
                     f"of shared memory exceeds an SM's {found['limited_by']}"))])
         manifest = {"target": self.target.name, "ptx_version": self.target.arch.ptx,
+                    "memory_plans": memory_plans(module),
                     "launches": launches,
                     "kernels": {name: resources.get(name) if resources is not None else None
                                 for name in sorted({l["kernel"] for l in launches})}}
@@ -348,6 +362,7 @@ class CUDATarget(Target):
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize",
             "cse",
+            "hw-plan-memory",
             f"hw-check{{chip={self.arch.name}}}",
             "hw-check-hazards",
         ], description="hw kernels on memrefs, pipelined and checked")]
@@ -392,17 +407,18 @@ class CUDATarget(Target):
                           self.arch.name, self.arch.specific, module, json.loads(manifest))
 
     def compile(self, module: ir.Module, entry: str | None = None,
-                pipeline: Pipeline | None = None) -> CUDAFunction:
+                pipeline: Pipeline | None = None, graphs: bool | None = None) -> CUDAFunction:
         """The entry function with its kernels on this machine's GPU,
         through the CUDA driver (see `lamina.cuda_runtime`): the cubin
         when the GPU is of the target's architecture, else the PTX, which
-        the driver compiles for a newer GPU. Raises CUDAError (a
-        CompileError) when there is no driver or GPU, or the GPU cannot
-        run the target's code."""
+        the driver compiles for a newer GPU; repeated calls replay CUDA
+        graphs unless `graphs` is False (default: LAMINA_CUDA_GRAPHS, on).
+        Raises CUDAError (a CompileError) when there is no driver or GPU,
+        or the GPU cannot run the target's code."""
         start = time.perf_counter()
         driver()
         program = self.build(module, entry, pipeline)
-        return CUDAFunction(program, time.perf_counter() - start)
+        return CUDAFunction(program, time.perf_counter() - start, graphs=graphs)
 
 
 class EmulatedCUDATarget(Target):
@@ -434,9 +450,12 @@ class EmulatedCUDATarget(Target):
             target=self)
 
     def compile(self, module: ir.Module, entry: str | None = None,
-                pipeline: Pipeline | None = None) -> CompiledFunction:
-        return jit_compile(module, entry=entry, pipeline=pipeline or self.pipeline(),
-                           shared_libs=self.runtime_libraries(), opt_level=self.cpu.opt_level)
+                pipeline: Pipeline | None = None, graphs: bool | None = None
+                ) -> EmulatedCUDAFunction:
+        """The entry function, its launch graph run on the CPU (see
+        `lamina.gpu_emulation`); `graphs` is accepted as the GPU's
+        compile takes it and changes nothing (the CPU has no CUDA graphs)."""
+        return compile_emulated(self, module, entry, pipeline or self.pipeline())
 
 
 @register_target("cuda")
