@@ -542,7 +542,8 @@ def _quantization_parameter(e, value, dtype: str):
     return e.constant(array, dtype)
 
 
-def _clamped(e, scaled, zero_point, quant_min, quant_max, dtype: str, shape=()):
+def _clamped_to_quant_range(e, scaled, zero_point, quant_min, quant_max, dtype: str,
+                            shape=()):
     """`scaled` (before rounding) clamped to [quant_min - zero_point,
     quant_max - zero_point] where that range is narrower than the type's
     (the type's saturation does the rest): bounds that are integers give
@@ -563,8 +564,8 @@ def _quantize_per_tensor(e, x, scale, zero_point, quant_min, quant_max, dtype):
     qtype = _quantized_dtype(dtype)
     x = e.cast(x, "f32")
     scaled = e.mul(x, e.constant(np.float32(1.0 / float(scale)), "f32"))
-    scaled = _clamped(e, scaled, _quantization_parameter(e, zero_point, "f32"), quant_min,
-                      quant_max, qtype)
+    scaled = _clamped_to_quant_range(e, scaled, _quantization_parameter(e, zero_point, "f32"),
+                                     quant_min, quant_max, qtype)
     return e.quantize(scaled, e.constant(np.float32(1.0), "f32"),
                       _quantization_parameter(e, zero_point, qtype))
 
@@ -591,8 +592,8 @@ def _quantize_per_channel(e, x, scales, zero_points, axis, quant_min, quant_max,
     shape = [1] * rank
     shape[axis] = channels
     scaled = e.mul(e.cast(x, "f32"), e.reshape(reciprocal, shape))
-    scaled = _clamped(e, scaled, _quantization_parameter(e, zero_points, "f32"), quant_min,
-                      quant_max, qtype, shape)
+    scaled = _clamped_to_quant_range(e, scaled, _quantization_parameter(e, zero_points, "f32"),
+                                     quant_min, quant_max, qtype, shape)
     return e.quantize(scaled, e.constant(np.ones(channels, np.float32), "f32"),
                       _quantization_parameter(e, zero_points, qtype), axis=axis)
 
